@@ -1,0 +1,124 @@
+package commtune
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/units"
+)
+
+// Config holds commtune's tunable parameters. A zero field means its
+// documented default. Settings apply in this order, later ones winning:
+// defaults, environment variables (listed per field and in the README),
+// then Options passed to Init or Local.
+type Config struct {
+	// RendezvousThreshold is the largest message sent eagerly (header and
+	// payload at once); larger ones use rendezvous (RTS, CTS, then the data
+	// straight into the receive buffer). Default 64 KiB.
+	// Env: COMMTUNE_RNDV_THRESHOLD (a size: 32K, 1M …).
+	RendezvousThreshold int
+	// IovecThreshold is the smallest eager payload handed to the transport
+	// by reference (writev of header and user buffer); smaller payloads are
+	// copied behind the header. Default 2 KiB; negative means always copy.
+	// Env: COMMTUNE_IOVEC_THRESHOLD.
+	IovecThreshold int
+	// UnexpectedLimit bounds the memory a rank uses to buffer eager messages
+	// that arrive before their receive is posted, shared equally among
+	// senders as credits; a sender out of credit switches to rendezvous, so
+	// nothing is lost. Must be equal on all ranks. Default 64 MiB.
+	// Env: COMMTUNE_UNEXPECTED_LIMIT.
+	UnexpectedLimit int64
+	// Rails are the local addresses TCP listens on, one rail each; every
+	// rank must list the same number. Default: the address that reaches the
+	// launcher (127.0.0.1 for a single-node job).
+	// Env: COMMTUNE_RAILS (comma-separated host or host:port).
+	Rails []string
+	// ConnectTimeout bounds how long Init waits for every peer to connect.
+	// Default 30 s. Env: COMMTUNE_CONNECT_TIMEOUT (a Go duration).
+	ConnectTimeout time.Duration
+}
+
+// Option adjusts the Config used by Init or Local.
+type Option func(*Config)
+
+// Environment variables read by commtune (the launcher's COMMTUNE_RANK and
+// friends are listed in the README with the job variables).
+const (
+	EnvRendezvousThreshold = "COMMTUNE_RNDV_THRESHOLD"
+	EnvIovecThreshold      = "COMMTUNE_IOVEC_THRESHOLD"
+	EnvUnexpectedLimit     = "COMMTUNE_UNEXPECTED_LIMIT"
+	EnvRails               = "COMMTUNE_RAILS"
+	EnvConnectTimeout      = "COMMTUNE_CONNECT_TIMEOUT"
+)
+
+// DefaultConnectTimeout is Config.ConnectTimeout's default.
+const DefaultConnectTimeout = 30 * time.Second
+
+// buildConfig applies the environment, then opts, to the defaults.
+func buildConfig(opts []Option) (Config, error) {
+	var c Config
+	if err := c.applyEnv(os.LookupEnv); err != nil {
+		return c, err
+	}
+	for _, o := range opts {
+		o(&c)
+	}
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if err := c.coreConfig().Validate(); err != nil {
+		return c, fmt.Errorf("commtune: %w", err)
+	}
+	return c, nil
+}
+
+func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
+	size := func(name string, set func(int64)) error {
+		v, ok := lookup(name)
+		if !ok || strings.TrimSpace(v) == "" {
+			return nil
+		}
+		n, err := units.ParseSize(v)
+		if err != nil {
+			return fmt.Errorf("commtune: %s: %w", name, err)
+		}
+		set(n)
+		return nil
+	}
+	if err := size(EnvRendezvousThreshold, func(n int64) { c.RendezvousThreshold = int(n) }); err != nil {
+		return err
+	}
+	if err := size(EnvIovecThreshold, func(n int64) { c.IovecThreshold = int(n) }); err != nil {
+		return err
+	}
+	if err := size(EnvUnexpectedLimit, func(n int64) { c.UnexpectedLimit = n }); err != nil {
+		return err
+	}
+	if v, ok := lookup(EnvRails); ok && strings.TrimSpace(v) != "" {
+		c.Rails = nil
+		for _, a := range strings.Split(v, ",") {
+			if a = strings.TrimSpace(a); a != "" {
+				c.Rails = append(c.Rails, a)
+			}
+		}
+	}
+	if v, ok := lookup(EnvConnectTimeout); ok && strings.TrimSpace(v) != "" {
+		d, err := time.ParseDuration(strings.TrimSpace(v))
+		if err != nil || d <= 0 {
+			return fmt.Errorf("commtune: %s=%q: want a positive duration like 30s", EnvConnectTimeout, v)
+		}
+		c.ConnectTimeout = d
+	}
+	return nil
+}
+
+func (c *Config) coreConfig() core.Config {
+	return core.Config{
+		RendezvousThreshold: c.RendezvousThreshold,
+		IovecThreshold:      c.IovecThreshold,
+		UnexpectedLimit:     c.UnexpectedLimit,
+	}
+}

@@ -1,0 +1,88 @@
+package commtune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/driver/inproc"
+	"github.com/commtune/commtune/internal/sched"
+)
+
+// endpoint is one rank's machinery: the matching engine, the scheduler and
+// the transports whose rails feed it.
+type endpoint struct {
+	eng        *core.Engine
+	sched      *sched.Scheduler
+	transports []driver.Transport
+	release    func() error // boot resources (the key-value connection)
+
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// drainTimeout bounds how long Close waits for queued packets to leave.
+const drainTimeout = 10 * time.Second
+
+func newEndpoint(rank, size int, cfg Config) (*endpoint, error) {
+	sc := sched.New(size, nil)
+	eng, err := core.NewEngine(rank, size, cfg.coreConfig(), sc)
+	if err != nil {
+		return nil, fmt.Errorf("commtune: %w", err)
+	}
+	sc.AddRail(inproc.Self(rank, eng))
+	return &endpoint{eng: eng, sched: sc}, nil
+}
+
+// attach adds t's rails to every peer it reaches.
+func (ep *endpoint) attach(t driver.Transport) {
+	ep.transports = append(ep.transports, t)
+	for p := 0; p < ep.eng.Size(); p++ {
+		for _, r := range t.Rails(p) {
+			ep.sched.AddRail(r)
+		}
+	}
+}
+
+// ready applies the protocol policy once every rail is known and fails
+// peers no transport reaches.
+func (ep *endpoint) ready() error {
+	var missing []int
+	for p := 0; p < ep.eng.Size(); p++ {
+		if len(ep.sched.Rails(p)) == 0 {
+			missing = append(missing, p)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("commtune: no transport reaches ranks %v", missing)
+	}
+	ep.eng.Configure()
+	return nil
+}
+
+// close drains what is queued, finalizes the engine and closes the
+// transports, in that order, so an orderly exit loses no message.
+func (ep *endpoint) close() error {
+	ep.closeOnce.Do(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
+		err := ep.sched.Drain(ctx)
+		cancel()
+		if err != nil {
+			err = fmt.Errorf("commtune: close: packets still queued after %v", drainTimeout)
+		}
+		ep.eng.Close()
+		errs := []error{err}
+		for _, t := range ep.transports {
+			errs = append(errs, t.Close())
+		}
+		if ep.release != nil {
+			errs = append(errs, ep.release())
+		}
+		ep.closeErr = errors.Join(errs...)
+	})
+	return ep.closeErr
+}

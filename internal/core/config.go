@@ -1,0 +1,71 @@
+// Package core is commtune's matching engine and protocols: posted and
+// unexpected queues per communicator context, per-(peer, context) sequence
+// numbers so that messages never overtake one another, and the eager
+// (copy or iovec) and rendezvous (RTS → CTS → data into the user's buffer)
+// protocols, with credit-based flow control that bounds unexpected memory.
+//
+// The Engine speaks only in world ranks, context ids and bytes. It sends
+// through a sched.Scheduler and receives as a driver.Handler; it never does
+// I/O itself, so it can be driven and checked entirely in memory.
+package core
+
+import "fmt"
+
+// Defaults for Config, used until a sampled profile says otherwise.
+const (
+	// DefaultRendezvousThreshold: messages above it use the rendezvous
+	// protocol. 64 KiB is NewMadeleine's maximum unexpected size (seed 000
+	// §II-B), the bound its sampled thresholds never exceed.
+	DefaultRendezvousThreshold = 64 << 10
+	// DefaultIovecThreshold: eager payloads of at least this many bytes are
+	// handed to the rail by reference (iovec) rather than copied behind the
+	// header; below it one small copy beats a second iovec element.
+	DefaultIovecThreshold = 2 << 10
+	// DefaultUnexpectedLimit bounds the eager payload bytes a rank buffers
+	// for receives not yet posted, across all senders.
+	DefaultUnexpectedLimit = 64 << 20
+)
+
+// Config holds the protocol parameters. The zero value of a field means
+// its default.
+type Config struct {
+	// RendezvousThreshold is the largest message sent eagerly; larger ones
+	// use RTS/CTS and land directly in the receiver's buffer. It is also
+	// capped by each rail's MaxPacket.
+	RendezvousThreshold int
+	// IovecThreshold is the smallest eager payload sent by reference (an
+	// iovec of header and user buffer); smaller ones are copied behind the
+	// header into one contiguous packet and the send completes at once.
+	// Negative means always copy.
+	IovecThreshold int
+	// UnexpectedLimit bounds the bytes of eager payload buffered for
+	// receives not yet posted. Each sender gets an equal share as credits; a
+	// sender out of credits falls back to rendezvous, so nothing is lost and
+	// memory stays bounded. It must be the same on every rank.
+	UnexpectedLimit int64
+}
+
+// WithDefaults returns c with zero fields set to their defaults.
+func (c Config) WithDefaults() Config {
+	if c.RendezvousThreshold == 0 {
+		c.RendezvousThreshold = DefaultRendezvousThreshold
+	}
+	if c.IovecThreshold == 0 {
+		c.IovecThreshold = DefaultIovecThreshold
+	}
+	if c.UnexpectedLimit == 0 {
+		c.UnexpectedLimit = DefaultUnexpectedLimit
+	}
+	return c
+}
+
+// Validate reports a field outside its range.
+func (c Config) Validate() error {
+	if c.RendezvousThreshold < 0 {
+		return fmt.Errorf("rendezvous threshold %d is negative", c.RendezvousThreshold)
+	}
+	if c.UnexpectedLimit < 0 {
+		return fmt.Errorf("unexpected limit %d is negative", c.UnexpectedLimit)
+	}
+	return nil
+}

@@ -1,0 +1,551 @@
+package core
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/sched"
+)
+
+// Engine is one rank's matching engine. It is safe for concurrent use; its
+// lock is never held while the scheduler or a rail runs, because an
+// in-process rail delivers synchronously and the answer may come straight
+// back into this engine.
+type Engine struct {
+	rank, size int
+	cfg        Config
+	sched      *sched.Scheduler
+	grant      int64 // eager credit each sender starts with (UnexpectedLimit / size)
+
+	mu         sync.Mutex
+	ctxs       map[uint64]*matchCtx
+	last       *matchCtx // the context used last: most traffic stays in one
+	peers      []peer
+	sends      map[uint64]*Request // rendezvous sends waiting for CTS, by id
+	regions    map[uint64]*Request // rendezvous receives waiting for data, by handle
+	nextID     uint64
+	closed     error
+	probeWake  chan struct{} // closed when the unexpected queues or peer states change
+	lossEpoch  uint64        // counts abnormal peer losses (any-source probes watch it)
+	lastLoss   error
+	stats      Stats
+	heldLimit  int
+}
+
+// peer is what the engine knows of one other rank.
+type peer struct {
+	credits   int64 // eager bytes we may still send to it
+	owed      int64 // eager bytes of its we consumed but have not yet credited back
+	lost      error // *PeerLostError once it is unreachable
+	rndv      int   // largest message sent to it eagerly
+	iovec     int   // smallest eager payload sent to it by reference
+	cancelled map[uint64]struct{}
+}
+
+// Stats are counters for tests, benchmarks and `commtune info`.
+type Stats struct {
+	EagerCopySends  uint64
+	EagerIovecSends uint64
+	RendezvousSends uint64
+	UnexpectedBytes int64 // eager payload bytes buffered now
+	UnexpectedPeak  int64 // the most ever buffered at once
+	CopiedBytes     uint64 // bytes the engine copied into receive buffers (eager only)
+	CreditFallbacks uint64 // eager-sized sends that went rendezvous for lack of credit
+}
+
+// NewEngine returns the engine of rank in a job of size ranks, sending
+// through sc. Call SetPeerPolicy (or Configure) once the rails are added.
+func NewEngine(rank, size int, cfg Config, sc *sched.Scheduler) (*Engine, error) {
+	cfg = cfg.WithDefaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if rank < 0 || rank >= size {
+		return nil, fmt.Errorf("core: rank %d outside job of %d", rank, size)
+	}
+	e := &Engine{
+		rank: rank, size: size, cfg: cfg, sched: sc,
+		grant:     cfg.UnexpectedLimit / int64(size),
+		ctxs:      make(map[uint64]*matchCtx),
+		peers:     make([]peer, size),
+		sends:     make(map[uint64]*Request),
+		regions:   make(map[uint64]*Request),
+		heldLimit: 1 << 16,
+	}
+	for i := range e.peers {
+		e.peers[i] = peer{credits: e.grant, rndv: cfg.RendezvousThreshold, iovec: cfg.IovecThreshold}
+	}
+	return e, nil
+}
+
+// Configure sets every peer's protocol switch points from the config and the
+// rails that reach it: the eager limit never exceeds what one packet of the
+// smallest rail can carry.
+func (e *Engine) Configure() {
+	for p := 0; p < e.size; p++ {
+		rndv := e.cfg.RendezvousThreshold
+		for _, c := range e.sched.Rails(p) {
+			if c.MaxPacket > 0 && rndv > c.MaxPacket-eagerHeaderLen {
+				rndv = c.MaxPacket - eagerHeaderLen
+			}
+		}
+		e.SetPeerPolicy(p, rndv, e.cfg.IovecThreshold)
+	}
+}
+
+// SetPeerPolicy sets the protocol switch points for messages to peer:
+// messages up to rndv bytes go eagerly, and eager payloads of at least iovec
+// bytes go by reference. The tuning profile sets them per transport.
+func (e *Engine) SetPeerPolicy(peer, rndv, iovec int) {
+	e.mu.Lock()
+	e.peers[peer].rndv, e.peers[peer].iovec = rndv, iovec
+	e.mu.Unlock()
+}
+
+// Rank returns the engine's world rank.
+func (e *Engine) Rank() int { return e.rank }
+
+// Size returns the number of ranks in the job.
+func (e *Engine) Size() int { return e.size }
+
+// Stats returns a snapshot of the counters.
+func (e *Engine) Stats() Stats {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.stats
+}
+
+func (e *Engine) newRequest(op opKind, peer, tag int, buf []byte) *Request {
+	return &Request{e: e, op: op, peer: peer, tag: tag, buf: buf, done: make(chan struct{})}
+}
+
+// ctxLocked returns the matching context id, creating it on first use: a
+// message may arrive for a communicator this rank has not built yet.
+func (e *Engine) ctxLocked(id uint64) *matchCtx {
+	if e.last != nil && e.last.id == id {
+		return e.last
+	}
+	c := e.ctxs[id]
+	if c == nil {
+		c = newMatchCtx(id, e.size)
+		e.ctxs[id] = c
+	}
+	e.last = c
+	return c
+}
+
+func (e *Engine) checkRank(r int, any bool) error {
+	if (any && r == AnySource) || (r >= 0 && r < e.size) {
+		return nil
+	}
+	return fmt.Errorf("rank %d outside job of %d", r, e.size)
+}
+
+// Isend starts sending buf to world rank dest with tag in context ctxID. buf
+// must not be modified until the request completes.
+func (e *Engine) Isend(ctxID uint64, dest, tag int, buf []byte) *Request {
+	r := e.newRequest(opSend, dest, tag, buf)
+	if err := e.checkRank(dest, false); err != nil {
+		r.completeAlone(err)
+		return r
+	}
+	if tag < 0 {
+		r.completeAlone(fmt.Errorf("send tag %d is negative", tag))
+		return r
+	}
+	n := len(buf)
+	e.mu.Lock()
+	if e.closed != nil {
+		r.complete(Status{}, e.closed)
+		e.mu.Unlock()
+		return r
+	}
+	p := &e.peers[dest]
+	if p.lost != nil {
+		r.complete(Status{}, p.lost)
+		e.mu.Unlock()
+		return r
+	}
+	c := e.ctxLocked(ctxID)
+	seq := c.sendSeq[dest]
+	c.sendSeq[dest]++
+	switch {
+	case n <= p.rndv && int64(n) <= p.credits:
+		p.credits -= int64(n)
+		if n < p.iovec {
+			r.proto = protoEagerCopy
+			e.stats.EagerCopySends++
+			// Buffered: the payload is copied below, so the user may reuse
+			// buf as soon as Isend returns.
+			r.complete(Status{Source: e.rank, Tag: tag, Count: n}, nil)
+		} else {
+			r.proto = protoEagerIovec
+			e.stats.EagerIovecSends++
+		}
+	default:
+		if n <= p.rndv {
+			e.stats.CreditFallbacks++
+		}
+		r.proto = protoRendezvous
+		e.stats.RendezvousSends++
+		e.nextID++
+		r.id = e.nextID
+		r.rtsQueued = true
+		e.sends[r.id] = r
+	}
+	e.mu.Unlock()
+
+	switch r.proto {
+	case protoEagerCopy:
+		r.copyBuf = getBuf(eagerHeaderLen + n)
+		b := *r.copyBuf
+		putEagerHeader(b, ctxID, int32(tag), seq, n)
+		copy(b[eagerHeaderLen:], buf)
+		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
+	case protoEagerIovec:
+		putEagerHeader(r.hdr[:], ctxID, int32(tag), seq, n)
+		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:eagerHeaderLen], Body: buf, Owner: r}
+	case protoRendezvous:
+		putRTS(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id)
+		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsLen], Owner: r}
+	}
+	e.sched.Submit(dest, &r.pkt)
+	return r
+}
+
+// completeAlone completes a request that never reached the engine's state.
+func (r *Request) completeAlone(err error) {
+	r.e.mu.Lock()
+	r.complete(Status{}, err)
+	r.e.mu.Unlock()
+}
+
+// sent handles the scheduler's report that one of r's packets left.
+func (e *Engine) sent(r *Request, p *sched.Packet, err error) {
+	if err != nil {
+		err = e.wrapLost(r.peer, err)
+	}
+	e.mu.Lock()
+	switch {
+	case p == &r.bulk:
+		r.complete(Status{Source: e.rank, Tag: r.tag, Count: len(r.bulk.Body)}, err)
+	case r.proto == protoEagerCopy:
+		putBuf(r.copyBuf)
+		r.copyBuf = nil
+	case r.proto == protoEagerIovec:
+		r.complete(Status{Source: e.rank, Tag: r.tag, Count: len(r.buf)}, err)
+	case r.proto == protoRendezvous && err != nil:
+		delete(e.sends, r.id)
+		r.complete(Status{}, err)
+	}
+	e.mu.Unlock()
+}
+
+func (e *Engine) wrapLost(peer int, err error) error {
+	var pl *PeerLostError
+	if errors.As(err, &pl) {
+		return err
+	}
+	return &PeerLostError{Rank: peer, Err: err}
+}
+
+// Irecv posts a receive into buf for a message from world rank src (or
+// AnySource) with tag (or AnyTag) in context ctxID.
+func (e *Engine) Irecv(ctxID uint64, src, tag int, buf []byte) *Request {
+	r := e.newRequest(opRecv, src, tag, buf)
+	if err := e.checkRank(src, true); err != nil {
+		r.completeAlone(err)
+		return r
+	}
+	if tag < AnyTag {
+		r.completeAlone(fmt.Errorf("receive tag %d is invalid", tag))
+		return r
+	}
+	var out outbox
+	e.mu.Lock()
+	switch c := e.ctxLocked(ctxID); {
+	case e.closed != nil:
+		r.complete(Status{}, e.closed)
+	default:
+		r.c = c
+		if u := c.findUnexpected(src, tag); u != nil {
+			c.removeUnexpected(u)
+			e.consumeLocked(r, u, &out)
+		} else if src != AnySource && e.peers[src].lost != nil {
+			r.complete(Status{}, e.peers[src].lost)
+		} else {
+			c.post(r)
+		}
+	}
+	e.mu.Unlock()
+	out.flush(e)
+	return r
+}
+
+// consumeLocked hands the unexpected message u to the receive r.
+func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
+	if u.rts {
+		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, out)
+		return
+	}
+	e.fillLocked(r, u.peer, u.tag, (*u.data)[:u.size], out)
+	e.stats.UnexpectedBytes -= int64(u.size)
+	putBuf(u.data)
+	u.data = nil
+}
+
+// fillLocked copies an eager payload into r, completes it, and counts the
+// payload as consumed for the sender's credits.
+func (e *Engine) fillLocked(r *Request, peer, tag int, payload []byte, out *outbox) {
+	n := copy(r.buf, payload)
+	e.stats.CopiedBytes += uint64(n)
+	var err error
+	if len(payload) > len(r.buf) {
+		err = &TruncateError{MessageLen: len(payload), BufferLen: len(r.buf)}
+	}
+	r.complete(Status{Source: peer, Tag: tag, Count: n}, err)
+	e.creditLocked(peer, len(payload), out)
+}
+
+// creditLocked records n consumed bytes of peer's eager credit and returns
+// them in one Credit entry once a quarter of the grant has built up, so a
+// ping-pong costs no extra packets but a flood is throttled.
+func (e *Engine) creditLocked(peer, n int, out *outbox) {
+	if n == 0 {
+		return
+	}
+	p := &e.peers[peer]
+	p.owed += int64(n)
+	if p.owed >= e.grant/4 || p.owed >= 1<<20 {
+		c := newCtrl()
+		putCredit(c.buf[:], uint64(p.owed))
+		c.pkt.Head = c.buf[:creditLen]
+		out.add(peer, c)
+		p.owed = 0
+	}
+}
+
+// acceptRTSLocked answers a matched rendezvous request with a CTS naming
+// r's buffer as the region the data lands in.
+func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID uint64, out *outbox) {
+	r.src, r.msgLen, r.sendID = peer, size, sendID
+	r.status = Status{Source: peer, Tag: tag}
+	if lost := e.peers[peer].lost; lost != nil {
+		r.complete(Status{Source: peer, Tag: tag}, lost)
+		return
+	}
+	r.expect = min(size, len(r.buf))
+	c := newCtrl()
+	if r.expect == 0 {
+		putCTS(c.buf[:], sendID, 0, 0)
+		r.complete(Status{Source: peer, Tag: tag}, e.truncation(size, len(r.buf)))
+	} else {
+		e.nextID++
+		r.id = e.nextID
+		e.regions[r.id] = r
+		putCTS(c.buf[:], sendID, r.id, uint64(r.expect))
+	}
+	c.pkt.Head = c.buf[:ctsLen]
+	out.add(peer, c)
+}
+
+func (e *Engine) truncation(msgLen, bufLen int) error {
+	if msgLen > bufLen {
+		return &TruncateError{MessageLen: msgLen, BufferLen: bufLen}
+	}
+	return nil
+}
+
+// Iprobe reports whether a message matching (src, tag) is waiting in
+// context ctxID, without receiving it.
+func (e *Engine) Iprobe(ctxID uint64, src, tag int) (Status, bool, error) {
+	if err := e.checkRank(src, true); err != nil {
+		return Status{}, false, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	st, ok, err := e.probeLocked(ctxID, src, tag)
+	return st, ok, err
+}
+
+func (e *Engine) probeLocked(ctxID uint64, src, tag int) (Status, bool, error) {
+	if u := e.ctxLocked(ctxID).findUnexpected(src, tag); u != nil {
+		return Status{Source: u.peer, Tag: u.tag, Count: u.size}, true, nil
+	}
+	if e.closed != nil {
+		return Status{}, false, e.closed
+	}
+	if src != AnySource && e.peers[src].lost != nil {
+		return Status{}, false, e.peers[src].lost
+	}
+	return Status{}, false, nil
+}
+
+// Probe waits until a message matching (src, tag) is waiting in context
+// ctxID and describes it, or ctx ends. An any-source probe fails if a peer
+// is lost abnormally while it waits.
+func (e *Engine) Probe(ctx context.Context, ctxID uint64, src, tag int) (Status, error) {
+	if err := e.checkRank(src, true); err != nil {
+		return Status{}, err
+	}
+	e.mu.Lock()
+	epoch := e.lossEpoch
+	for {
+		st, ok, err := e.probeLocked(ctxID, src, tag)
+		if ok || err != nil {
+			e.mu.Unlock()
+			return st, err
+		}
+		if e.lossEpoch != epoch {
+			err := e.lastLoss
+			e.mu.Unlock()
+			return Status{}, err
+		}
+		if e.probeWake == nil {
+			e.probeWake = make(chan struct{})
+		}
+		wake := e.probeWake
+		e.mu.Unlock()
+		select {
+		case <-wake:
+		case <-ctx.Done():
+			return Status{}, ctx.Err()
+		}
+		e.mu.Lock()
+	}
+}
+
+func (e *Engine) wakeProbesLocked() {
+	if e.probeWake != nil {
+		close(e.probeWake)
+		e.probeWake = nil
+	}
+}
+
+// cancel withdraws r if it has not matched (receive) or its data has not
+// started (rendezvous send).
+func (e *Engine) cancel(r *Request) bool {
+	var out outbox
+	e.mu.Lock()
+	ok := false
+	switch {
+	case r.completed:
+	case r.op == opRecv && r.posted:
+		r.c.unpost(r)
+		r.complete(Status{}, ErrCanceled)
+		ok = true
+	case r.op == opSend && r.rtsQueued && !r.bulkBusy:
+		delete(e.sends, r.id)
+		r.rtsQueued = false
+		r.complete(Status{}, ErrCanceled)
+		c := newCtrl()
+		putCancel(c.buf[:], r.id)
+		c.pkt.Head = c.buf[:cancelLen]
+		out.add(r.peer, c)
+		ok = true
+	}
+	e.mu.Unlock()
+	out.flush(e)
+	return ok
+}
+
+// Close finalizes the engine: pending requests fail with ErrClosed and new
+// ones are refused. Drain the scheduler first so nothing queued is lost.
+func (e *Engine) Close() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed != nil {
+		return
+	}
+	e.closed = ErrClosed
+	e.failLocked(func(*Request) bool { return true }, ErrClosed)
+	e.wakeProbesLocked()
+}
+
+// failLocked completes with err every pending receive, rendezvous receive
+// and rendezvous send that which selects.
+func (e *Engine) failLocked(which func(*Request) bool, err error) {
+	for _, c := range e.ctxs {
+		for r := c.postedHead; r != nil; {
+			next := r.next
+			if which(r) {
+				c.unpost(r)
+				r.complete(Status{}, err)
+			}
+			r = next
+		}
+	}
+	for id, r := range e.regions {
+		if which(r) {
+			delete(e.regions, id)
+			r.complete(r.status, err)
+		}
+	}
+	for id, r := range e.sends {
+		if which(r) {
+			delete(e.sends, id)
+			r.rtsQueued = false
+			r.complete(Status{}, err)
+		}
+	}
+}
+
+// outbox collects packets produced under the lock (control entries,
+// rendezvous data); they are submitted after it is released.
+type outbox struct {
+	n     int
+	items [4]outItem
+	more  []outItem
+}
+
+type outItem struct {
+	peer int
+	pkt  *sched.Packet
+}
+
+func (o *outbox) add(peer int, c *ctrl) { o.addPacket(peer, &c.pkt) }
+
+func (o *outbox) addPacket(peer int, p *sched.Packet) {
+	if o.n < len(o.items) {
+		o.items[o.n] = outItem{peer, p}
+		o.n++
+		return
+	}
+	o.more = append(o.more, outItem{peer, p})
+}
+
+func (o *outbox) flush(e *Engine) {
+	for i := 0; i < o.n; i++ {
+		e.sched.Submit(o.items[i].peer, o.items[i].pkt)
+	}
+	for _, it := range o.more {
+		e.sched.Submit(it.peer, it.pkt)
+	}
+}
+
+// ctrl is a pooled control entry (CTS, Credit, Cancel) in flight.
+type ctrl struct {
+	pkt sched.Packet
+	buf [maxHeaderLen]byte
+}
+
+var ctrlPool = sync.Pool{New: func() any {
+	c := &ctrl{}
+	c.pkt.Kind = sched.Eager
+	c.pkt.Owner = c
+	return c
+}}
+
+func newCtrl() *ctrl { return ctrlPool.Get().(*ctrl) }
+
+// Sent recycles the control entry once it has left.
+func (c *ctrl) Sent(*sched.Packet, error) {
+	c.pkt.Head = nil
+	ctrlPool.Put(c)
+}
+
+// Idle forwards a rail's idle event to the scheduler.
+func (e *Engine) Idle(r driver.Rail, err error) { e.sched.Idle(r, err) }

@@ -1,0 +1,139 @@
+package core
+
+import (
+	"encoding/binary"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// A Packet frame's body is a sequence of entries (docs/wire-core.md). Each
+// starts with an 8-byte prefix: kind, flags, reserved, and the length of the
+// rest of the entry, so a parser can bound-check before reading and an
+// aggregating strategy can concatenate entries without knowing what they
+// are.
+const (
+	prefixLen = 8
+
+	kindEager  = 1 // ctx, tag, seq, payload
+	kindRTS    = 2 // ctx, tag, seq, size, sendID
+	kindCTS    = 3 // sendID, region, accept
+	kindCredit = 4 // bytes
+	kindCancel = 5 // sendID
+
+	eagerHeaderLen = prefixLen + 16 // + ctx u64, tag i32, seq u32
+	rtsLen         = prefixLen + 32 // + ctx, tag, seq, size u64, sendID u64
+	ctsLen         = prefixLen + 24 // + sendID, region, accept
+	creditLen      = prefixLen + 8
+	cancelLen      = prefixLen + 8
+
+	maxHeaderLen = rtsLen
+)
+
+var le = binary.LittleEndian
+
+// entry is one decoded entry; payload aliases the packet body.
+type entry struct {
+	kind    uint8
+	ctx     uint64
+	tag     int32
+	seq     uint32
+	size    uint64 // RTS: message size; CTS: accepted bytes; Credit: bytes
+	id      uint64 // RTS, CTS, Cancel: sender's request id
+	region  uint64 // CTS: receiver's region handle
+	payload []byte // Eager
+}
+
+func putPrefix(b []byte, kind uint8, rest int) {
+	b[0], b[1], b[2], b[3] = kind, 0, 0, 0
+	le.PutUint32(b[4:], uint32(rest))
+}
+
+// putEagerHeader writes an eager header for a payload of n bytes into b
+// (len ≥ eagerHeaderLen).
+func putEagerHeader(b []byte, ctx uint64, tag int32, seq uint32, n int) {
+	putPrefix(b, kindEager, 16+n)
+	le.PutUint64(b[8:], ctx)
+	le.PutUint32(b[16:], uint32(tag))
+	le.PutUint32(b[20:], seq)
+}
+
+func putRTS(b []byte, ctx uint64, tag int32, seq uint32, size, id uint64) {
+	putPrefix(b, kindRTS, rtsLen-prefixLen)
+	le.PutUint64(b[8:], ctx)
+	le.PutUint32(b[16:], uint32(tag))
+	le.PutUint32(b[20:], seq)
+	le.PutUint64(b[24:], size)
+	le.PutUint64(b[32:], id)
+}
+
+func putCTS(b []byte, id, region, accept uint64) {
+	putPrefix(b, kindCTS, ctsLen-prefixLen)
+	le.PutUint64(b[8:], id)
+	le.PutUint64(b[16:], region)
+	le.PutUint64(b[24:], accept)
+}
+
+func putCredit(b []byte, n uint64) {
+	putPrefix(b, kindCredit, creditLen-prefixLen)
+	le.PutUint64(b[8:], n)
+}
+
+func putCancel(b []byte, id uint64) {
+	putPrefix(b, kindCancel, cancelLen-prefixLen)
+	le.PutUint64(b[8:], id)
+}
+
+// nextEntry decodes the entry at the start of body and returns the rest. It
+// never panics and never allocates: every length is checked against what is
+// there before it is used.
+func nextEntry(body []byte, e *entry) (rest []byte, err error) {
+	if len(body) < prefixLen {
+		return nil, driver.ProtocolError("entry prefix truncated: %d bytes", len(body))
+	}
+	kind := body[0]
+	if body[1] != 0 || body[2] != 0 || body[3] != 0 {
+		return nil, driver.ProtocolError("entry flags %#x %#x %#x not zero", body[1], body[2], body[3])
+	}
+	n := uint64(le.Uint32(body[4:]))
+	if n > uint64(len(body)-prefixLen) {
+		return nil, driver.ProtocolError("entry length %d exceeds packet (%d left)", n, len(body)-prefixLen)
+	}
+	b := body[prefixLen : prefixLen+int(n)]
+	rest = body[prefixLen+int(n):]
+	want := -1 // exact length of fixed-size entries
+	switch kind {
+	case kindEager:
+		if len(b) < 16 {
+			return nil, driver.ProtocolError("eager entry of %d bytes", len(b))
+		}
+	case kindRTS:
+		want = rtsLen - prefixLen
+	case kindCTS:
+		want = ctsLen - prefixLen
+	case kindCredit:
+		want = creditLen - prefixLen
+	case kindCancel:
+		want = cancelLen - prefixLen
+	default:
+		return nil, driver.ProtocolError("unknown entry kind %d", kind)
+	}
+	if want >= 0 && len(b) != want {
+		return nil, driver.ProtocolError("entry kind %d of %d bytes, want %d", kind, len(b), want)
+	}
+	*e = entry{kind: kind}
+	switch kind {
+	case kindEager:
+		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
+		e.payload = b[16:]
+	case kindRTS:
+		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
+		e.size, e.id = le.Uint64(b[16:]), le.Uint64(b[24:])
+	case kindCTS:
+		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
+	case kindCredit:
+		e.size = le.Uint64(b)
+	case kindCancel:
+		e.id = le.Uint64(b)
+	}
+	return rest, nil
+}

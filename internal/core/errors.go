@@ -1,0 +1,48 @@
+package core
+
+import (
+	"errors"
+	"fmt"
+)
+
+var (
+	// ErrTruncate reports a message longer than the receive buffer; the
+	// buffer holds the message's first bytes.
+	ErrTruncate = errors.New("message truncated")
+	// ErrPeerLost reports that a rank the operation needs is gone.
+	ErrPeerLost = errors.New("peer lost")
+	// ErrClosed reports an operation on a finalized endpoint.
+	ErrClosed = errors.New("communicator closed")
+	// ErrCanceled reports a request cancelled before it matched, or a
+	// receive whose matched sender cancelled its send.
+	ErrCanceled = errors.New("request canceled")
+)
+
+// TruncateError is the error of a receive whose message did not fit.
+type TruncateError struct {
+	MessageLen int // bytes the sender sent
+	BufferLen  int // bytes the receive buffer holds (and received)
+}
+
+func (e *TruncateError) Error() string {
+	return fmt.Sprintf("message truncated: %d bytes sent, receive buffer holds %d", e.MessageLen, e.BufferLen)
+}
+
+// Is makes errors.Is(err, ErrTruncate) true.
+func (e *TruncateError) Is(target error) bool { return target == ErrTruncate }
+
+// PeerLostError names the world rank that was lost and why.
+type PeerLostError struct {
+	Rank int
+	Err  error
+}
+
+func (e *PeerLostError) Error() string {
+	return fmt.Sprintf("rank %d lost: %v", e.Rank, e.Err)
+}
+
+// Is makes errors.Is(err, ErrPeerLost) true.
+func (e *PeerLostError) Is(target error) bool { return target == ErrPeerLost }
+
+// Unwrap returns the cause reported by the driver.
+func (e *PeerLostError) Unwrap() error { return e.Err }

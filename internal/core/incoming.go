@@ -1,0 +1,261 @@
+package core
+
+import (
+	"errors"
+
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/sched"
+)
+
+// Packet handles a Packet frame's body from peer: a sequence of entries. It
+// implements driver.Handler; a malformed entry is a protocol error (the
+// rail then drops the peer).
+func (e *Engine) Packet(peer int, body []byte) error {
+	if peer < 0 || peer >= e.size {
+		return driver.ProtocolError("packet from rank %d outside job of %d", peer, e.size)
+	}
+	var out outbox
+	var en entry
+	var err error
+	e.mu.Lock()
+	for len(body) > 0 && err == nil {
+		body, err = nextEntry(body, &en)
+		if err == nil {
+			err = e.handleLocked(peer, &en, &out)
+		}
+	}
+	e.mu.Unlock()
+	out.flush(e)
+	return err
+}
+
+func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
+	switch en.kind {
+	case kindEager, kindRTS:
+		return e.sequencedLocked(peer, en, out)
+	case kindCTS:
+		return e.ctsLocked(peer, en, out)
+	case kindCredit:
+		p := &e.peers[peer]
+		p.credits += int64(en.size)
+		if p.credits > e.grant {
+			return driver.ProtocolError("rank %d returned more credit than granted", peer)
+		}
+	case kindCancel:
+		e.cancelFromPeerLocked(peer, en.id)
+	}
+	return nil
+}
+
+// sequencedLocked takes an eager or RTS entry: matched now if it is the
+// next one expected from peer in its context, held until its turn if it
+// came early (another rail overtook it).
+func (e *Engine) sequencedLocked(peer int, en *entry, out *outbox) error {
+	if e.closed != nil {
+		return nil
+	}
+	c := e.ctxLocked(en.ctx)
+	want := c.recvSeq[peer]
+	if en.seq != want {
+		if int32(en.seq-want) < 0 {
+			return driver.ProtocolError("rank %d sent sequence %d in context %#x, already past %d", peer, en.seq, en.ctx, want)
+		}
+		if len(c.held) >= e.heldLimit {
+			return driver.ProtocolError("rank %d has %d messages out of order", peer, len(c.held))
+		}
+		if c.held == nil {
+			c.held = make(map[heldKey]*unexpected)
+		}
+		key := heldKey{peer, en.seq}
+		if c.held[key] != nil {
+			return driver.ProtocolError("rank %d sent sequence %d twice", peer, en.seq)
+		}
+		c.held[key] = e.bufferLocked(peer, en)
+		return nil
+	}
+	e.arriveLocked(c, peer, en, nil, out)
+	c.recvSeq[peer]++
+	for len(c.held) > 0 {
+		key := heldKey{peer, c.recvSeq[peer]}
+		u := c.held[key]
+		if u == nil {
+			break
+		}
+		delete(c.held, key)
+		e.arriveLocked(c, peer, nil, u, out)
+		c.recvSeq[peer]++
+	}
+	return nil
+}
+
+// bufferLocked copies an entry into an unexpected record that owns its
+// payload.
+func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
+	u := &unexpected{peer: peer, tag: int(en.tag), seq: en.seq}
+	if en.kind == kindRTS {
+		u.rts, u.size, u.sendID = true, int(en.size), en.id
+		return u
+	}
+	u.size = len(en.payload)
+	u.data = getBuf(u.size)
+	copy(*u.data, en.payload)
+	e.stats.UnexpectedBytes += int64(u.size)
+	e.stats.UnexpectedPeak = max(e.stats.UnexpectedPeak, e.stats.UnexpectedBytes)
+	return u
+}
+
+// arriveLocked matches an in-order message, given either as a wire entry
+// or as a held record, against the posted receives; unmatched, it joins the
+// unexpected queue.
+func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, out *outbox) {
+	var tag int
+	var rts bool
+	var sendID uint64
+	if en != nil {
+		tag, rts, sendID = int(en.tag), en.kind == kindRTS, en.id
+	} else {
+		tag, rts, sendID = u.tag, u.rts, u.sendID
+	}
+	if rts {
+		if _, ok := e.peers[peer].cancelled[sendID]; ok {
+			delete(e.peers[peer].cancelled, sendID)
+			return // the sender withdrew it before it arrived
+		}
+	}
+	r := c.matchPosted(peer, tag)
+	switch {
+	case r == nil:
+		if u == nil {
+			u = e.bufferLocked(peer, en)
+		}
+		c.pushUnexpected(u)
+		e.wakeProbesLocked()
+	case u != nil:
+		e.consumeLocked(r, u, out)
+	case rts:
+		e.acceptRTSLocked(r, peer, tag, int(en.size), sendID, out)
+	default:
+		e.fillLocked(r, peer, tag, en.payload, out)
+	}
+}
+
+// ctsLocked starts the data phase of a rendezvous send: the data goes as
+// one Bulk packet the strategy may split over rails.
+func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
+	s := e.sends[en.id]
+	if s == nil {
+		return nil // withdrawn: the receiver learns it from our Cancel
+	}
+	if s.peer != peer {
+		return driver.ProtocolError("rank %d answered rank %d's rendezvous %d", peer, s.peer, en.id)
+	}
+	if en.size > uint64(len(s.buf)) {
+		return driver.ProtocolError("rank %d accepts %d bytes of a %d-byte message", peer, en.size, len(s.buf))
+	}
+	delete(e.sends, en.id)
+	s.rtsQueued = false
+	if en.size == 0 {
+		s.complete(Status{Source: e.rank, Tag: s.tag}, nil)
+		return nil
+	}
+	s.bulkBusy = true
+	s.bulk = sched.Packet{Kind: sched.Bulk, Body: s.buf[:en.size], Region: en.region, Owner: s}
+	out.addPacket(peer, &s.bulk)
+	return nil
+}
+
+// cancelFromPeerLocked withdraws peer's rendezvous send id wherever it is:
+// unexpected (dropped), already matched (the receive fails), or not yet
+// arrived (remembered).
+func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
+	for _, c := range e.ctxs {
+		for u := c.unexpHead; u != nil; u = u.next {
+			if u.rts && u.peer == peer && u.sendID == id {
+				c.removeUnexpected(u)
+				return
+			}
+		}
+	}
+	for h, r := range e.regions {
+		if r.src == peer && r.sendID == id {
+			delete(e.regions, h)
+			r.complete(r.status, ErrCanceled)
+			return
+		}
+	}
+	p := &e.peers[peer]
+	if p.cancelled == nil {
+		p.cancelled = make(map[uint64]struct{})
+	}
+	p.cancelled[id] = struct{}{}
+}
+
+// Region returns the part of a matched receive buffer where n bytes of
+// rendezvous data at offset land: the data goes straight into the user's
+// buffer, with no intermediate copy.
+func (e *Engine) Region(peer int, region uint64, offset int64, n int) ([]byte, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.regions[region]
+	if r == nil || r.src != peer {
+		return nil, driver.ProtocolError("rank %d puts into unknown region %d", peer, region)
+	}
+	if offset < 0 || n < 0 || offset > int64(r.expect) || int64(n) > int64(r.expect)-offset {
+		return nil, driver.ProtocolError("rank %d puts [%d,+%d) into a %d-byte region", peer, offset, n, r.expect)
+	}
+	return r.buf[offset : offset+int64(n)], nil
+}
+
+// PutDone counts landed rendezvous bytes and completes the receive when all
+// have arrived.
+func (e *Engine) PutDone(peer int, region uint64, offset int64, n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	r := e.regions[region]
+	if r == nil || r.src != peer {
+		return
+	}
+	r.got += n
+	if r.got >= r.expect {
+		delete(e.regions, region)
+		st := r.status
+		st.Count = r.expect
+		r.complete(st, e.truncation(r.msgLen, len(r.buf)))
+	}
+}
+
+// PeerLost fails everything that needs peer. After an orderly close
+// (driver.ErrPeerClosed) only operations naming peer fail; after a crash,
+// pending any-source receives and probes fail too, since the message they
+// wait for may have been the lost rank's.
+func (e *Engine) PeerLost(peer int, err error) {
+	if peer < 0 || peer >= e.size {
+		return
+	}
+	lost := &PeerLostError{Rank: peer, Err: err}
+	graceful := errors.Is(err, driver.ErrPeerClosed)
+	e.mu.Lock()
+	if e.peers[peer].lost != nil {
+		e.mu.Unlock()
+		return
+	}
+	e.peers[peer].lost = lost
+	if !graceful {
+		e.lossEpoch++
+		e.lastLoss = lost
+	}
+	e.failLocked(func(r *Request) bool {
+		switch r.op {
+		case opSend:
+			return r.peer == peer
+		default:
+			if r.posted {
+				return r.peer == peer || (!graceful && r.peer == AnySource)
+			}
+			return r.src == peer
+		}
+	}, lost)
+	e.wakeProbesLocked()
+	e.mu.Unlock()
+	e.sched.Fail(peer, lost)
+}

@@ -1,0 +1,122 @@
+package core
+
+// matchCtx is one communicator context's matching state. Messages from one
+// sender carry consecutive sequence numbers per context; an entry is matched
+// only when its number is the next one expected, so the posted and
+// unexpected queues see each sender's messages in send order whatever order
+// the rails delivered them in (MPI's non-overtaking rule).
+type matchCtx struct {
+	id      uint64
+	sendSeq []uint32 // next sequence number to each destination
+	recvSeq []uint32 // next sequence number expected from each source
+	held    map[heldKey]*unexpected
+
+	postedHead, postedTail *Request
+	unexpHead, unexpTail   *unexpected
+}
+
+type heldKey struct {
+	peer int
+	seq  uint32
+}
+
+// unexpected is an arrived message no posted receive wanted yet: an eager
+// message with its payload copied, or a rendezvous RTS.
+type unexpected struct {
+	peer   int
+	tag    int
+	size   int // message size in bytes
+	seq    uint32
+	rts    bool
+	sendID uint64 // rts
+	data   *[]byte // eager payload, pooled; (*data)[:size]
+
+	prev, next *unexpected
+}
+
+func newMatchCtx(id uint64, size int) *matchCtx {
+	return &matchCtx{
+		id:      id,
+		sendSeq: make([]uint32, size),
+		recvSeq: make([]uint32, size),
+	}
+}
+
+func matches(wantPeer, wantTag, peer, tag int) bool {
+	return (wantPeer == AnySource || wantPeer == peer) && (wantTag == AnyTag || wantTag == tag)
+}
+
+// matchPosted removes and returns the oldest posted receive matching a
+// message (peer, tag), or nil.
+func (c *matchCtx) matchPosted(peer, tag int) *Request {
+	for r := c.postedHead; r != nil; r = r.next {
+		if matches(r.peer, r.tag, peer, tag) {
+			c.unpost(r)
+			return r
+		}
+	}
+	return nil
+}
+
+func (c *matchCtx) post(r *Request) {
+	r.posted = true
+	r.prev, r.next = c.postedTail, nil
+	if c.postedTail == nil {
+		c.postedHead = r
+	} else {
+		c.postedTail.next = r
+	}
+	c.postedTail = r
+}
+
+func (c *matchCtx) unpost(r *Request) {
+	if !r.posted {
+		return
+	}
+	r.posted = false
+	if r.prev == nil {
+		c.postedHead = r.next
+	} else {
+		r.prev.next = r.next
+	}
+	if r.next == nil {
+		c.postedTail = r.prev
+	} else {
+		r.next.prev = r.prev
+	}
+	r.prev, r.next = nil, nil
+}
+
+// findUnexpected returns the oldest unexpected message matching (peer, tag).
+func (c *matchCtx) findUnexpected(peer, tag int) *unexpected {
+	for u := c.unexpHead; u != nil; u = u.next {
+		if matches(peer, tag, u.peer, u.tag) {
+			return u
+		}
+	}
+	return nil
+}
+
+func (c *matchCtx) pushUnexpected(u *unexpected) {
+	u.prev, u.next = c.unexpTail, nil
+	if c.unexpTail == nil {
+		c.unexpHead = u
+	} else {
+		c.unexpTail.next = u
+	}
+	c.unexpTail = u
+}
+
+func (c *matchCtx) removeUnexpected(u *unexpected) {
+	if u.prev == nil {
+		c.unexpHead = u.next
+	} else {
+		u.prev.next = u.next
+	}
+	if u.next == nil {
+		c.unexpTail = u.prev
+	} else {
+		u.next.prev = u.prev
+	}
+	u.prev, u.next = nil, nil
+}

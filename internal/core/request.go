@@ -1,0 +1,118 @@
+package core
+
+import (
+	"context"
+
+	"github.com/commtune/commtune/internal/sched"
+)
+
+// AnySource and AnyTag match any sender and any tag in a receive or probe.
+const (
+	AnySource = -1
+	AnyTag    = -1
+)
+
+// Status describes a received (or probed) message.
+type Status struct {
+	Source int // world rank of the sender
+	Tag    int
+	Count  int // bytes received (probe: bytes in the message)
+}
+
+type opKind uint8
+
+const (
+	opSend opKind = iota + 1
+	opRecv
+)
+
+// protocol is how a send travels.
+type protocol uint8
+
+const (
+	protoEagerCopy protocol = iota + 1
+	protoEagerIovec
+	protoRendezvous
+)
+
+// Request is a pending send or receive. It completes exactly once; Done's
+// channel is closed then.
+type Request struct {
+	e    *Engine
+	op   opKind
+	c    *matchCtx
+	peer int // send: destination; receive: source or AnySource
+	tag  int
+	buf  []byte
+	id   uint64
+
+	done      chan struct{}
+	completed bool // guarded by e.mu
+	status    Status
+	err       error
+
+	// send side
+	proto     protocol
+	pkt       sched.Packet // eager or RTS; never reused for bulk (they may overlap)
+	bulk      sched.Packet // rendezvous data
+	hdr       [maxHeaderLen]byte
+	copyBuf   *[]byte // pooled eager-copy packet
+	bulkBusy  bool    // data phase started: no more cancelling
+	rtsQueued bool    // waiting for CTS in e.sends
+
+	// receive side
+	prev, next *Request // posted list
+	posted     bool
+	expect     int    // rendezvous: bytes accepted
+	got        int    // rendezvous: bytes landed
+	msgLen     int    // message size announced by the sender
+	sendID     uint64 // rendezvous: the sender's request id
+	src        int    // rendezvous: the matched sender
+}
+
+// Done returns a channel closed when the request completes.
+func (r *Request) Done() <-chan struct{} { return r.done }
+
+// Wait blocks until r completes or ctx ends; on ctx's end it returns
+// ctx.Err() and r stays pending (Wait again, or Cancel).
+func (r *Request) Wait(ctx context.Context) (Status, error) {
+	select {
+	case <-r.done:
+		return r.status, r.err
+	default:
+	}
+	select {
+	case <-r.done:
+		return r.status, r.err
+	case <-ctx.Done():
+		return Status{}, ctx.Err()
+	}
+}
+
+// Test reports whether r has completed, and if so its result.
+func (r *Request) Test() (Status, bool, error) {
+	select {
+	case <-r.done:
+		return r.status, true, r.err
+	default:
+		return Status{}, false, nil
+	}
+}
+
+// Cancel withdraws r if it can still be withdrawn: a receive not yet
+// matched, or a rendezvous send whose data has not started. It returns true
+// if r was cancelled (it then completes with ErrCanceled).
+func (r *Request) Cancel() bool { return r.e.cancel(r) }
+
+// complete finishes r; the caller holds e.mu.
+func (r *Request) complete(st Status, err error) {
+	if r.completed {
+		return
+	}
+	r.completed = true
+	r.status, r.err = st, err
+	close(r.done)
+}
+
+// Sent is called by the scheduler when one of r's packets has left.
+func (r *Request) Sent(p *sched.Packet, err error) { r.e.sent(r, p, err) }

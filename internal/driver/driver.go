@@ -1,0 +1,117 @@
+// Package driver defines the contract between commtune's scheduler and its
+// rails: a rail is one connection to one peer over one transport (inproc,
+// shm, tcp). A driver knows nothing of tags or matching; it moves two kinds of
+// frames and reports what it received, when it can take more work, and when a
+// peer is gone.
+package driver
+
+import (
+	"errors"
+	"fmt"
+)
+
+// FrameKind says what a frame carries.
+type FrameKind uint8
+
+const (
+	// Packet frames carry an opaque body for the peer's core (message
+	// headers, eager payloads, control entries, possibly several aggregated).
+	Packet FrameKind = 1
+	// Put frames carry bytes that land at an offset of a region the peer
+	// registered (rendezvous data); the driver asks the peer's Handler where
+	// before it reads the payload, so the bytes go straight to their
+	// destination.
+	Put FrameKind = 2
+)
+
+// Frame is one unit of work handed to a rail.
+type Frame struct {
+	Kind   FrameKind
+	Region uint64   // Put: the peer's region handle
+	Offset int64    // Put: byte offset of Iov's data inside the region
+	Iov    [][]byte // the bytes, gathered in order
+}
+
+// Len returns the number of payload bytes in f.
+func (f *Frame) Len() int {
+	n := 0
+	for _, b := range f.Iov {
+		n += len(b)
+	}
+	return n
+}
+
+// Caps describes what a rail can do. The scheduler's strategies and the
+// core's protocol choice read it; nothing else about a driver is visible
+// above this package.
+type Caps struct {
+	Transport  string // "self", "inproc", "shm", "tcp"
+	Rail       int    // index among the rails that reach the same peer
+	Local      bool   // the peer runs on the same node
+	MaxPacket  int    // largest Packet body the rail accepts, in bytes
+	Iovec      bool   // gathers an iovec natively (writev); else flattens by copy
+	SingleCopy bool   // Put data moves with one copy (in-process, CMA)
+}
+
+// Rail is one connection to one peer.
+type Rail interface {
+	// Caps returns the rail's capabilities; they do not change.
+	Caps() Caps
+	// Peer returns the world rank at the other end.
+	Peer() int
+	// Post starts sending f and never waits for the peer to make progress.
+	// It returns true when f was handed off entirely before returning; the
+	// caller may then reuse f's buffers at once. It returns false when the
+	// rest continues in the background: the rail then reports Handler.Idle
+	// exactly once, after which f's buffers are free again. The scheduler
+	// never posts to a rail before its previous frame is done. An error means
+	// the frame was not sent and the rail is unusable (the peer is lost).
+	Post(f *Frame) (done bool, err error)
+}
+
+// Handler receives what rails produce. The core implements it; rails call it
+// from their own goroutines and never while holding a lock the core might
+// need.
+type Handler interface {
+	// Packet delivers a received Packet body, valid only during the call. An
+	// error means the peer broke the protocol: the rail drops the connection
+	// and reports the peer lost.
+	Packet(peer int, body []byte) error
+	// Region returns the memory where n bytes of a Put at offset land. It
+	// fails for an unknown handle or a range outside the region; the rail then
+	// treats it as a protocol violation.
+	Region(peer int, region uint64, offset int64, n int) ([]byte, error)
+	// PutDone reports that n bytes of a Put landed in the region at offset.
+	PutDone(peer int, region uint64, offset int64, n int)
+	// Idle reports that a rail finished the frame it had in the background
+	// (the NIC-idle event of NewMadeleine's scheduler); err is non-nil if the
+	// frame could not be sent entirely.
+	Idle(r Rail, err error)
+	// PeerLost reports that a peer can no longer be reached; err wraps
+	// ErrPeerClosed when the peer shut down in an orderly way.
+	PeerLost(peer int, err error)
+}
+
+// Transport is a set of rails of one kind.
+type Transport interface {
+	// Name returns the transport's name ("inproc", "tcp", ...).
+	Name() string
+	// Rails returns the rails that reach peer, or nil if this transport does
+	// not reach it.
+	Rails(peer int) []Rail
+	// Close shuts the transport down in an orderly way: peers see
+	// ErrPeerClosed, not a failure.
+	Close() error
+}
+
+// ErrPeerClosed marks a peer that shut down in an orderly way (finalized):
+// operations that need it fail, but it is not a crash.
+var ErrPeerClosed = errors.New("peer closed")
+
+// ErrProtocol marks input from a peer that breaks the wire protocol.
+var ErrProtocol = errors.New("protocol violation")
+
+// ProtocolError returns an error wrapping ErrProtocol with context.
+func ProtocolError(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrProtocol, fmt.Sprintf(format, args...))
+}

@@ -1,0 +1,311 @@
+package sched
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// Scheduler holds one queue per destination and feeds its rails through a
+// Strategy. Submit never blocks: if a rail is idle the calling goroutine runs
+// the strategy and posts at once (the fast path); otherwise the packet waits
+// and is scheduled by whoever sees the next rail go idle.
+type Scheduler struct {
+	strategy Strategy
+	dests    []*dest // by world rank
+}
+
+// dest is one destination: its queue, its rails and the scheduling loop.
+// Only one goroutine at a time runs the loop (running); others enqueue and
+// leave, so posting order follows the strategy's plan.
+type dest struct {
+	sched   *Scheduler
+	mu      sync.Mutex
+	q       Queue
+	slots   []*slot
+	states  []RailState
+	plan    Plan
+	running bool
+	failed  error
+}
+
+// slot is one rail and the frame it has in flight.
+type slot struct {
+	rail     driver.Rail
+	frame    driver.Frame
+	iov      [][]byte
+	inflight []*Packet
+	chunk    int // Bulk: bytes of inflight[0] in the frame
+}
+
+// New returns a scheduler for a job of size ranks using strategy s (Default
+// if nil).
+func New(size int, s Strategy) *Scheduler {
+	if s == nil {
+		s = Default{}
+	}
+	sc := &Scheduler{strategy: s, dests: make([]*dest, size)}
+	for i := range sc.dests {
+		sc.dests[i] = &dest{sched: sc}
+	}
+	return sc
+}
+
+// Strategy returns the strategy in use.
+func (s *Scheduler) Strategy() Strategy { return s.strategy }
+
+// AddRail makes r available to reach r.Peer(). Call it before submitting to
+// that peer.
+func (s *Scheduler) AddRail(r driver.Rail) {
+	d := s.dests[r.Peer()]
+	d.mu.Lock()
+	d.slots = append(d.slots, &slot{rail: r})
+	d.states = append(d.states, RailState{Caps: r.Caps()})
+	d.mu.Unlock()
+}
+
+// Rails returns the capabilities of the rails that reach peer.
+func (s *Scheduler) Rails(peer int) []driver.Caps {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	caps := make([]driver.Caps, len(d.states))
+	for i, st := range d.states {
+		caps[i] = st.Caps
+	}
+	return caps
+}
+
+// Submit queues p for peer and schedules it if a rail is idle. p.Owner is
+// told when p has left; if the peer is already lost, at once with the error.
+func (s *Scheduler) Submit(peer int, p *Packet) {
+	d := s.dests[peer]
+	p.planned, p.finished, p.failed = 0, 0, nil
+	d.mu.Lock()
+	if d.failed != nil {
+		err := d.failed
+		d.mu.Unlock()
+		p.Owner.Sent(p, err)
+		return
+	}
+	if len(d.slots) == 0 {
+		d.mu.Unlock()
+		p.Owner.Sent(p, fmt.Errorf("sched: no rail reaches rank %d", peer))
+		return
+	}
+	d.q.Push(p)
+	d.mu.Unlock()
+	d.run()
+}
+
+// Idle is the NIC-idle event: rail r finished its background frame. It
+// completes that frame's packets and schedules more.
+func (s *Scheduler) Idle(r driver.Rail, err error) {
+	d := s.dests[r.Peer()]
+	d.mu.Lock()
+	var sl *slot
+	var idx int
+	for i, x := range d.slots {
+		if x.rail == r {
+			sl, idx = x, i
+			break
+		}
+	}
+	if sl == nil || !d.states[idx].Busy {
+		d.mu.Unlock()
+		return
+	}
+	d.finishLocked(idx, sl, err)
+}
+
+// Fail marks peer lost: queued packets and later submissions complete with
+// err. Frames already handed to a rail complete when the rail reports them.
+func (s *Scheduler) Fail(peer int, err error) {
+	d := s.dests[peer]
+	d.mu.Lock()
+	if d.failed == nil {
+		d.failed = err
+	}
+	var failed []*Packet
+	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
+		if p.Kind == Bulk {
+			p.finished += p.Remaining()
+			p.planned = len(p.Body)
+			if p.failed == nil {
+				p.failed = err
+			}
+			if p.finished < len(p.Body) {
+				continue // chunks still in flight complete it
+			}
+		}
+		failed = append(failed, p)
+	}
+	d.mu.Unlock()
+	for _, p := range failed {
+		p.Owner.Sent(p, err)
+	}
+}
+
+// Pending returns the number of packets queued or in flight to peer.
+func (s *Scheduler) Pending(peer int) int {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pendingLocked()
+}
+
+// Drain waits until every queue to a live peer is empty and no frame is in
+// flight, or ctx ends. Orderly shutdown uses it so that nothing is lost.
+func (s *Scheduler) Drain(ctx context.Context) error {
+	tick := time.NewTicker(200 * time.Microsecond)
+	defer tick.Stop()
+	for {
+		busy := false
+		for _, d := range s.dests {
+			d.mu.Lock()
+			busy = d.failed == nil && d.pendingLocked() > 0
+			d.mu.Unlock()
+			if busy {
+				break
+			}
+		}
+		if !busy {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
+}
+
+func (d *dest) pendingLocked() int {
+	n := d.q.Len()
+	for i := range d.states {
+		if d.states[i].Busy {
+			n++
+		}
+	}
+	return n
+}
+
+// run is the scheduling loop. The goroutine that finds the loop idle runs it
+// until no rail is idle or nothing is pending; rails are posted to without
+// holding the lock, since an in-process rail may deliver synchronously and
+// the peer may answer through this same scheduler.
+func (d *dest) run() {
+	d.mu.Lock()
+	if d.running {
+		d.mu.Unlock()
+		return
+	}
+	d.running = true
+	for {
+		if d.failed != nil || d.q.Len() == 0 || !d.anyIdleLocked() {
+			break
+		}
+		d.plan.Reset()
+		d.sched.strategy.Schedule(&d.q, d.states, &d.plan)
+		if len(d.plan.As) == 0 {
+			break // the strategy prefers to wait for a rail
+		}
+		for i := range d.plan.As {
+			a := &d.plan.As[i]
+			if d.states[a.Rail].Busy {
+				panic(fmt.Sprintf("sched: strategy %s assigned busy rail %d", d.sched.strategy.Name(), a.Rail))
+			}
+			d.states[a.Rail].Busy = true
+			d.slots[a.Rail].load(a)
+		}
+		posted := d.plan.As
+		d.mu.Unlock()
+		for i := range posted {
+			idx := posted[i].Rail
+			sl := d.slots[idx]
+			done, err := sl.rail.Post(&sl.frame)
+			if done || err != nil {
+				d.mu.Lock()
+				d.finishLocked(idx, sl, err)
+			}
+		}
+		d.mu.Lock()
+	}
+	d.running = false
+	d.mu.Unlock()
+}
+
+func (d *dest) anyIdleLocked() bool {
+	for i := range d.states {
+		if !d.states[i].Busy {
+			return true
+		}
+	}
+	return false
+}
+
+// finishLocked marks rail idx idle, unlocks, completes the packets of its
+// frame and runs the loop again. It is called with d.mu held and returns
+// with it released.
+func (d *dest) finishLocked(idx int, sl *slot, err error) {
+	var buf [16]*Packet
+	done := buf[:0]
+	for _, p := range sl.inflight {
+		if p.Kind != Bulk {
+			done = append(done, p)
+			continue
+		}
+		p.finished += sl.chunk
+		if err != nil && p.failed == nil {
+			p.failed = err
+		}
+		if p.finished == len(p.Body) && p.planned == len(p.Body) {
+			done = append(done, p)
+		}
+	}
+	sl.inflight = sl.inflight[:0]
+	for i := range sl.iov {
+		sl.iov[i] = nil // do not keep user buffers alive
+	}
+	d.states[idx].Busy = false
+	d.mu.Unlock()
+	for _, p := range done {
+		e := err
+		if p.Kind == Bulk {
+			e = p.failed
+		}
+		p.Owner.Sent(p, e)
+	}
+	d.run()
+}
+
+// load builds the frame for assignment a into the slot's reused storage.
+func (sl *slot) load(a *Assignment) {
+	sl.inflight = append(sl.inflight[:0], a.Packets...)
+	sl.iov = sl.iov[:0]
+	f := &sl.frame
+	if a.Packets[0].Kind == Bulk {
+		p := a.Packets[0]
+		sl.chunk = a.Len
+		f.Kind = driver.Put
+		f.Region = p.Region
+		f.Offset = p.Offset + int64(a.Off)
+		sl.iov = append(sl.iov, p.Body[a.Off:a.Off+a.Len])
+	} else {
+		sl.chunk = 0
+		f.Kind = driver.Packet
+		f.Region, f.Offset = 0, 0
+		for _, p := range a.Packets {
+			if len(p.Head) > 0 {
+				sl.iov = append(sl.iov, p.Head)
+			}
+			if len(p.Body) > 0 {
+				sl.iov = append(sl.iov, p.Body)
+			}
+		}
+	}
+	f.Iov = sl.iov
+}

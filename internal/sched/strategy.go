@@ -1,0 +1,97 @@
+package sched
+
+import "github.com/commtune/commtune/internal/driver"
+
+// RailState is a strategy's view of one rail to the destination.
+type RailState struct {
+	Caps driver.Caps
+	Busy bool // a frame is in flight; the rail takes nothing until it is done
+}
+
+// Assignment is one frame to put on one rail: either several Eager packets
+// aggregated into one Packet frame, or one chunk [Off, Off+Len) of a Bulk
+// packet's Body as a Put frame.
+type Assignment struct {
+	Rail    int       // index into the rails passed to Schedule
+	Packets []*Packet // Eager: one or more, in order; Bulk: exactly one
+	Off     int       // Bulk: chunk offset inside Body
+	Len     int       // Bulk: chunk length
+}
+
+// Plan collects a strategy's decisions; it is reused between calls so that
+// scheduling allocates nothing in the steady state.
+type Plan struct {
+	As []Assignment
+}
+
+// Reset empties the plan, keeping its storage.
+func (pl *Plan) Reset() {
+	for i := range pl.As {
+		pl.As[i].Packets = pl.As[i].Packets[:0]
+	}
+	pl.As = pl.As[:0]
+}
+
+// AddEager plans the Eager packets ps as one frame on rail.
+func (pl *Plan) AddEager(rail int, ps ...*Packet) {
+	a := pl.next()
+	a.Rail = rail
+	a.Packets = append(a.Packets, ps...)
+}
+
+// AddBulk plans the chunk [off, off+n) of the Bulk packet p on rail.
+func (pl *Plan) AddBulk(rail int, p *Packet, off, n int) {
+	a := pl.next()
+	a.Rail = rail
+	a.Packets = append(a.Packets, p)
+	a.Off, a.Len = off, n
+	p.planned = off + n
+}
+
+func (pl *Plan) next() *Assignment {
+	if len(pl.As) < cap(pl.As) {
+		pl.As = pl.As[:len(pl.As)+1]
+	} else {
+		pl.As = append(pl.As, Assignment{})
+	}
+	a := &pl.As[len(pl.As)-1]
+	a.Packets, a.Off, a.Len = a.Packets[:0], 0, 0
+	return a
+}
+
+// Strategy decides what the idle rails to one destination send next. It is
+// invoked only when at least one rail is idle and the queue is not empty. It
+// removes from q the packets it plans entirely; a Bulk packet it plans only
+// in part stays at the head (Packet.Remaining tells how much is left). It
+// runs on the critical path: it must decide in well under a microsecond,
+// from precomputed numbers, and must not block or allocate.
+type Strategy interface {
+	Name() string
+	Schedule(q *Queue, rails []RailState, plan *Plan)
+}
+
+// Default is the default strategy: one packet per idle rail, whole, in
+// submission order.
+type Default struct{}
+
+// Name returns "default".
+func (Default) Name() string { return "default" }
+
+// Schedule gives each idle rail the oldest pending packet.
+func (Default) Schedule(q *Queue, rails []RailState, plan *Plan) {
+	for i := range rails {
+		if rails[i].Busy {
+			continue
+		}
+		p := q.Peek()
+		if p == nil {
+			return
+		}
+		if p.Kind == Bulk {
+			plan.AddBulk(i, p, p.planned, p.Remaining())
+		} else {
+			plan.AddEager(i, p)
+		}
+		q.Pop()
+	}
+}

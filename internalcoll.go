@@ -1,0 +1,89 @@
+package commtune
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+)
+
+// Tags on a communicator's collective context used by the operations in
+// this file.
+const (
+	tagAllgatherInts = 1
+	tagBarrier       = 2
+)
+
+// allgatherInts gives every rank every rank's vals (all of the same
+// length), in rank order. Communicator construction needs it; it sends
+// directly to every rank, which is fine for the few ints Split exchanges.
+func (c *Comm) allgatherInts(ctx context.Context, vals []int) ([][]int, error) {
+	n := len(c.group)
+	out := make([][]int, n)
+	out[c.rank] = append([]int(nil), vals...)
+	if n == 1 {
+		return out, nil
+	}
+	payload := make([]byte, 8*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint64(payload[8*i:], uint64(int64(v)))
+	}
+	bufs := make([][]byte, n)
+	var reqs []*Request
+	for r := 0; r < n; r++ {
+		if r == c.rank {
+			continue
+		}
+		bufs[r] = make([]byte, len(payload))
+		rr, err := c.irecv(bufs[r], r, tagAllgatherInts, c.collCtx)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, &Request{r: rr, c: c})
+		sr, err := c.isend(payload, r, tagAllgatherInts, c.collCtx)
+		if err != nil {
+			return nil, err
+		}
+		reqs = append(reqs, &Request{r: sr, c: c})
+	}
+	if _, err := WaitAll(ctx, reqs...); err != nil {
+		return nil, err
+	}
+	for r := 0; r < n; r++ {
+		if r == c.rank {
+			continue
+		}
+		out[r] = make([]int, len(vals))
+		for i := range vals {
+			out[r][i] = int(int64(binary.LittleEndian.Uint64(bufs[r][8*i:])))
+		}
+	}
+	return out, nil
+}
+
+// Barrier returns once every rank of c has entered it (dissemination
+// algorithm: ⌈log2 n⌉ rounds of one zero-byte message each way).
+func (c *Comm) Barrier(ctx context.Context) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	n := len(c.group)
+	for dist := 1; dist < n; dist *= 2 {
+		to := (c.rank + dist) % n
+		from := (c.rank - dist + n) % n
+		rr, err := c.irecv(nil, from, tagBarrier, c.collCtx)
+		if err != nil {
+			return err
+		}
+		sr, err := c.isend(nil, to, tagBarrier, c.collCtx)
+		if err != nil {
+			return err
+		}
+		if _, err := c.block(ctx, sr); err != nil {
+			return fmt.Errorf("commtune: barrier: %w", err)
+		}
+		if _, err := c.block(ctx, rr); err != nil {
+			return fmt.Errorf("commtune: barrier: %w", err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,150 @@
+package commtune
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/commtune/commtune/internal/core"
+)
+
+// Send sends buf to rank dest of c with tag (≥ 0) and returns when buf may
+// be reused. Small messages are buffered (they may return before the
+// receiver posts its receive); large ones wait for the receiver. If ctx ends
+// first, Send withdraws the message when it still can and returns ctx.Err();
+// once the data is moving it finishes the transfer first.
+func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
+	r, err := c.isend(buf, dest, tag, c.ctx)
+	if err != nil {
+		return err
+	}
+	_, err = c.block(ctx, r)
+	return err
+}
+
+// Recv receives into buf a message from rank src of c (or AnySource) with
+// tag (or AnyTag). A longer message fills buf and returns an error wrapping
+// ErrTruncate. If ctx ends before a message matches, the receive is
+// withdrawn and ctx.Err() returned.
+func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, error) {
+	r, err := c.irecv(buf, src, tag, c.ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	return c.block(ctx, r)
+}
+
+// Isend starts sending buf to rank dest with tag; buf must not change until
+// the request completes.
+func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
+	r, err := c.isend(buf, dest, tag, c.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{r: r, c: c}, nil
+}
+
+// Irecv starts receiving into buf a message from src (or AnySource) with
+// tag (or AnyTag); buf must not be read or changed until the request
+// completes.
+func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
+	r, err := c.irecv(buf, src, tag, c.ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{r: r, c: c}, nil
+}
+
+// Sendrecv sends sendBuf to dest and receives into recvBuf from src at the
+// same time, so that pairs of ranks exchanging with each other cannot
+// deadlock.
+func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, recvBuf []byte, src, recvTag int) (Status, error) {
+	rr, err := c.irecv(recvBuf, src, recvTag, c.ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	sr, err := c.isend(sendBuf, dest, sendTag, c.ctx)
+	if err != nil {
+		rr.Cancel()
+		return Status{}, err
+	}
+	_, serr := c.block(ctx, sr)
+	st, rerr := c.block(ctx, rr)
+	if serr != nil {
+		return st, serr
+	}
+	return st, rerr
+}
+
+// Probe waits until a message from src (or AnySource) with tag (or AnyTag)
+// can be received and describes it without receiving it.
+func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
+	if err := c.check(); err != nil {
+		return Status{}, err
+	}
+	w, err := c.toWorld(src, "source")
+	if err != nil {
+		return Status{}, err
+	}
+	st, err := c.ep.eng.Probe(ctx, c.ctx, w, tag)
+	return c.status(st), err
+}
+
+// Iprobe reports whether a message from src (or AnySource) with tag (or
+// AnyTag) can be received now, and describes it.
+func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
+	if err := c.check(); err != nil {
+		return Status{}, false, err
+	}
+	w, err := c.toWorld(src, "source")
+	if err != nil {
+		return Status{}, false, err
+	}
+	st, ok, err := c.ep.eng.Iprobe(c.ctx, w, tag)
+	return c.status(st), ok, err
+}
+
+func (c *Comm) isend(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	w, err := c.toWorld(dest, "destination")
+	if err != nil {
+		return nil, err
+	}
+	if tag < 0 {
+		return nil, fmt.Errorf("commtune: send tag %d is negative", tag)
+	}
+	return c.ep.eng.Isend(ctxID, w, tag, buf), nil
+}
+
+func (c *Comm) irecv(buf []byte, src, tag int, ctxID uint64) (*core.Request, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	w, err := c.toWorld(src, "source")
+	if err != nil {
+		return nil, err
+	}
+	if tag < AnyTag {
+		return nil, fmt.Errorf("commtune: receive tag %d is negative", tag)
+	}
+	return c.ep.eng.Irecv(ctxID, w, tag, buf), nil
+}
+
+// block waits for r as a blocking call does: if ctx ends first, r is
+// withdrawn if it still can be; otherwise the transfer already under way
+// finishes (or fails with its peer) first.
+func (c *Comm) block(ctx context.Context, r *core.Request) (Status, error) {
+	st, err := r.Wait(ctx)
+	if _, done, _ := r.Test(); !done {
+		if r.Cancel() {
+			return Status{}, err
+		}
+		st, err = r.Wait(context.Background())
+	}
+	return c.status(st), err
+}
+
+func (c *Comm) status(st core.Status) Status {
+	return Status{Source: c.fromWorld(st.Source), Tag: st.Tag, Count: st.Count}
+}
