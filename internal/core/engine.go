@@ -20,19 +20,19 @@ type Engine struct {
 	sched      *sched.Scheduler
 	grant      int64 // eager credit each sender starts with (UnexpectedLimit / size)
 
-	mu         sync.Mutex
-	ctxs       map[uint64]*matchCtx
-	last       *matchCtx // the context used last: most traffic stays in one
-	peers      []peer
-	sends      map[uint64]*Request // rendezvous sends waiting for CTS, by id
-	regions    map[uint64]*Request // rendezvous receives waiting for data, by handle
-	nextID     uint64
-	closed     error
-	probeWake  chan struct{} // closed when the unexpected queues or peer states change
-	lossEpoch  uint64        // counts abnormal peer losses (any-source probes watch it)
-	lastLoss   error
-	stats      Stats
-	heldLimit  int
+	mu        sync.Mutex
+	ctxs      map[uint64]*matchCtx
+	last      *matchCtx // the context used last: most traffic stays in one
+	peers     []peer
+	sends     map[uint64]*Request // rendezvous sends waiting for CTS, by id
+	regions   map[uint64]*Request // rendezvous receives waiting for data, by handle
+	nextID    uint64
+	closed    error
+	probeWake chan struct{} // closed when the unexpected queues or peer states change
+	lossEpoch uint64        // counts abnormal peer losses (any-source probes watch it)
+	lastLoss  error
+	stats     Stats
+	heldLimit int
 }
 
 // peer is what the engine knows of one other rank.
@@ -50,8 +50,8 @@ type Stats struct {
 	EagerCopySends  uint64
 	EagerIovecSends uint64
 	RendezvousSends uint64
-	UnexpectedBytes int64 // eager payload bytes buffered now
-	UnexpectedPeak  int64 // the most ever buffered at once
+	UnexpectedBytes int64  // eager payload bytes buffered now
+	UnexpectedPeak  int64  // the most ever buffered at once
 	CopiedBytes     uint64 // bytes the engine copied into receive buffers (eager only)
 	CreditFallbacks uint64 // eager-sized sends that went rendezvous for lack of credit
 }

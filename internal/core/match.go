@@ -28,7 +28,7 @@ type unexpected struct {
 	size   int // message size in bytes
 	seq    uint32
 	rts    bool
-	sendID uint64 // rts
+	sendID uint64  // rts
 	data   *[]byte // eager payload, pooled; (*data)[:size]
 
 	prev, next *unexpected

@@ -57,14 +57,16 @@ func New(size int, s Strategy) *Scheduler {
 // Strategy returns the strategy in use.
 func (s *Scheduler) Strategy() Strategy { return s.strategy }
 
-// AddRail makes r available to reach r.Peer(). Call it before submitting to
-// that peer.
+// AddRail makes r available to reach r.Peer(). Packets submitted before a
+// peer has any rail wait for it: a peer may talk to us as soon as its own
+// connections are up, before ours are registered.
 func (s *Scheduler) AddRail(r driver.Rail) {
 	d := s.dests[r.Peer()]
 	d.mu.Lock()
 	d.slots = append(d.slots, &slot{rail: r})
 	d.states = append(d.states, RailState{Caps: r.Caps()})
 	d.mu.Unlock()
+	d.run()
 }
 
 // Rails returns the capabilities of the rails that reach peer.
@@ -91,12 +93,7 @@ func (s *Scheduler) Submit(peer int, p *Packet) {
 		p.Owner.Sent(p, err)
 		return
 	}
-	if len(d.slots) == 0 {
-		d.mu.Unlock()
-		p.Owner.Sent(p, fmt.Errorf("sched: no rail reaches rank %d", peer))
-		return
-	}
-	d.q.Push(p)
+	d.q.Push(p) // with no rail yet, it waits for AddRail
 	d.mu.Unlock()
 	d.run()
 }
