@@ -26,3 +26,24 @@ func TestLocal(t *testing.T) {
 		}
 	}
 }
+
+// TestStressLocal runs the stress workload on 4 goroutine ranks; the full
+// 200 000-message run over processes is TestStressProcesses.
+func TestStressLocal(t *testing.T) {
+	msgs := 20000
+	if testing.Short() {
+		msgs = 4000
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	err := commtune.Local(4, func(c *commtune.Comm) error {
+		rep, err := Stress(ctx, c, StressConfig{Messages: msgs, MaxSize: 256 << 10, Seed: 42})
+		if c.Rank() == 0 {
+			t.Logf("rank 0: %+v", rep)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -1,0 +1,27 @@
+package commtune
+
+// Stats counts what a rank's protocol engine did, for tuning and tests.
+type Stats struct {
+	EagerCopySends  uint64 // eager sends whose payload was copied behind the header
+	EagerIovecSends uint64 // eager sends handed to the transport by reference
+	RendezvousSends uint64 // sends that used RTS/CTS
+	CreditFallbacks uint64 // eager-sized sends sent by rendezvous for lack of credit
+	UnexpectedBytes int64  // eager payload bytes buffered now for unposted receives
+	UnexpectedPeak  int64  // the most ever buffered at once
+	CopiedBytes     uint64 // bytes copied from eager packets into receive buffers
+}
+
+// Stats returns the counters of the rank's engine (shared by every
+// communicator of the rank).
+func (c *Comm) Stats() Stats {
+	s := c.ep.eng.Stats()
+	return Stats{
+		EagerCopySends:  s.EagerCopySends,
+		EagerIovecSends: s.EagerIovecSends,
+		RendezvousSends: s.RendezvousSends,
+		CreditFallbacks: s.CreditFallbacks,
+		UnexpectedBytes: s.UnexpectedBytes,
+		UnexpectedPeak:  s.UnexpectedPeak,
+		CopiedBytes:     s.CopiedBytes,
+	}
+}
