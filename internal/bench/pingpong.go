@@ -1,0 +1,223 @@
+// Package bench holds commtune's benchmarks as functions every rank runs
+// (ping-pong now; collectives and sweeps later) and their report formats:
+// an osu-like table for people and one JSON object for machines.
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/commtune/commtune"
+)
+
+// Result is one message size's measurement.
+type Result struct {
+	Bytes         int     `json:"bytes"`
+	LatencyUS     float64 `json:"latency_us"`     // median half round trip
+	BandwidthMBps float64 `json:"bandwidth_MBps"` // bytes / latency_us
+}
+
+// Report is the JSON document `commtune bench pingpong --json` prints.
+type Report struct {
+	Bench     string    `json:"bench"`
+	Transport string    `json:"transport"`
+	Method    string    `json:"method"`
+	Ranks     int       `json:"ranks"`
+	Results   []Result  `json:"results"`
+	Baseline  *Baseline `json:"baseline,omitempty"`
+}
+
+// Baseline is the same measurement without commtune, taken in the same run
+// between the same two processes, interleaved with commtune's.
+type Baseline struct {
+	Name    string   `json:"name"`
+	Results []Result `json:"results"`
+}
+
+// PingPongConfig says what to measure.
+type PingPongConfig struct {
+	Sizes    []int
+	Iters    int  // iterations for small sizes; large sizes use fewer
+	Baseline bool // also measure a plain TCP ping-pong between ranks 0 and 1
+}
+
+// Iterations returns how many round trips to time at size: iters for small
+// messages, fewer as messages grow (at least 20), so each size moves about
+// the same data — as NewMadeleine's sampler does.
+func Iterations(size, iters int) int {
+	const budget = 256 << 20 // bytes per direction per size
+	n := iters
+	if size > 0 && budget/size < n {
+		n = budget / size
+	}
+	return max(n, 20)
+}
+
+// blocks is how many alternating commtune/baseline blocks each size is
+// split into, so that machine noise hits both alike.
+const blocks = 5
+
+// PingPong runs on ranks 0 and 1 of c (others wait); rank 0 returns the
+// results. With cfg.Baseline, ranks 0 and 1 also open a plain TCP
+// connection and alternate blocks of both ping-pongs.
+func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Result, []Result, error) {
+	me := c.Rank()
+	if me > 1 {
+		return nil, nil, nil
+	}
+	if c.Size() < 2 {
+		return nil, nil, fmt.Errorf("ping-pong needs 2 ranks, have %d", c.Size())
+	}
+	var raw net.Conn
+	if cfg.Baseline {
+		conn, err := rawConnect(ctx, c)
+		if err != nil {
+			return nil, nil, fmt.Errorf("baseline connection: %w", err)
+		}
+		defer conn.Close()
+		raw = conn
+	}
+	maxSize := slices.Max(cfg.Sizes)
+	buf := make([]byte, maxSize)
+	for i := range buf {
+		buf[i] = byte(i)
+	}
+	var res, base []Result
+	for _, size := range cfg.Sizes {
+		iters := Iterations(size, cfg.Iters)
+		b := buf[:size]
+		// Warm up both paths (connections, buffers, pools).
+		if _, err := commtunePingPong(ctx, c, b, max(iters/10, 2), nil); err != nil {
+			return nil, nil, err
+		}
+		if raw != nil {
+			if _, err := rawPingPong(raw, me, b, max(iters/10, 2), nil); err != nil {
+				return nil, nil, err
+			}
+		}
+		var samples, rawSamples []time.Duration
+		per := max(iters/blocks, 1)
+		for k := 0; k < blocks; k++ {
+			var err error
+			if samples, err = commtunePingPong(ctx, c, b, per, samples); err != nil {
+				return nil, nil, err
+			}
+			if raw != nil {
+				if rawSamples, err = rawPingPong(raw, me, b, per, rawSamples); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		res = append(res, result(size, samples))
+		if raw != nil {
+			base = append(base, result(size, rawSamples))
+		}
+	}
+	return res, base, nil
+}
+
+func result(size int, rtts []time.Duration) Result {
+	lat := float64(Median(rtts)) / 2 / float64(time.Microsecond)
+	r := Result{Bytes: size, LatencyUS: lat}
+	if lat > 0 {
+		r.BandwidthMBps = float64(size) / lat
+	}
+	return r
+}
+
+// Median returns the median of ds (the mean of the middle two for an even
+// count); ds is sorted in place.
+func Median(ds []time.Duration) time.Duration {
+	if len(ds) == 0 {
+		return 0
+	}
+	slices.Sort(ds)
+	m := len(ds) / 2
+	if len(ds)%2 == 1 {
+		return ds[m]
+	}
+	return (ds[m-1] + ds[m]) / 2
+}
+
+const tagPingPong = 1
+
+// commtunePingPong does n round trips of b between ranks 0 and 1 and
+// appends each round trip's time (as seen by rank 0) to rtts.
+func commtunePingPong(ctx context.Context, c *commtune.Comm, b []byte, n int, rtts []time.Duration) ([]time.Duration, error) {
+	peer := 1 - c.Rank()
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if c.Rank() == 0 {
+			if err := c.Send(ctx, b, peer, tagPingPong); err != nil {
+				return rtts, err
+			}
+			if _, err := c.Recv(ctx, b, peer, tagPingPong); err != nil {
+				return rtts, err
+			}
+		} else {
+			if _, err := c.Recv(ctx, b, peer, tagPingPong); err != nil {
+				return rtts, err
+			}
+			if err := c.Send(ctx, b, peer, tagPingPong); err != nil {
+				return rtts, err
+			}
+		}
+		rtts = append(rtts, time.Since(t0))
+	}
+	return rtts, nil
+}
+
+// rawPingPong is the baseline: the same exchange as plain writes and reads
+// on a TCP connection.
+func rawPingPong(conn net.Conn, me int, b []byte, n int, rtts []time.Duration) ([]time.Duration, error) {
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		if me == 0 {
+			if _, err := conn.Write(b); err != nil {
+				return rtts, err
+			}
+			if _, err := io.ReadFull(conn, b); err != nil {
+				return rtts, err
+			}
+		} else {
+			if _, err := io.ReadFull(conn, b); err != nil {
+				return rtts, err
+			}
+			if _, err := conn.Write(b); err != nil {
+				return rtts, err
+			}
+		}
+		rtts = append(rtts, time.Since(t0))
+	}
+	return rtts, nil
+}
+
+// rawConnect opens a plain TCP connection between ranks 0 and 1 of c on
+// loopback: rank 0 listens and sends its port through commtune.
+func rawConnect(ctx context.Context, c *commtune.Comm) (net.Conn, error) {
+	const tag = 2
+	if c.Rank() == 0 {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			return nil, err
+		}
+		defer ln.Close()
+		port := strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)
+		if err := c.Send(ctx, []byte(port), 1, tag); err != nil {
+			return nil, err
+		}
+		return ln.Accept()
+	}
+	b := make([]byte, 16)
+	st, err := c.Recv(ctx, b, 0, tag)
+	if err != nil {
+		return nil, err
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, "tcp", net.JoinHostPort("127.0.0.1", string(b[:st.Count])))
+}

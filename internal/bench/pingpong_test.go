@@ -1,0 +1,67 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commtune/commtune"
+)
+
+func TestMedian(t *testing.T) {
+	tests := []struct {
+		in   []time.Duration
+		want time.Duration
+	}{
+		{nil, 0},
+		{[]time.Duration{5}, 5},
+		{[]time.Duration{9, 1, 5}, 5},
+		{[]time.Duration{4, 1, 3, 2}, 2},
+	}
+	for _, tc := range tests {
+		if got := Median(tc.in); got != tc.want {
+			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestIterations(t *testing.T) {
+	if Iterations(8, 1000) != 1000 || Iterations(64<<20, 1000) != 20 || Iterations(1<<20, 1000) != 256 {
+		t.Fatal(Iterations(8, 1000), Iterations(64<<20, 1000), Iterations(1<<20, 1000))
+	}
+}
+
+// TestPingPongLocal runs the benchmark on goroutine ranks with the TCP
+// baseline and checks the report's shape.
+func TestPingPongLocal(t *testing.T) {
+	var res, base []Result
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		r, b, err := PingPong(context.Background(), c, PingPongConfig{Sizes: []int{8, 1 << 20}, Iters: 30, Baseline: true})
+		if c.Rank() == 0 {
+			res, base = r, b
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 2 || len(base) != 2 || res[1].Bytes != 1<<20 || res[0].LatencyUS <= 0 || base[1].BandwidthMBps <= 0 {
+		t.Fatalf("results %+v baseline %+v", res, base)
+	}
+	rep := &Report{Bench: "pingpong", Transport: "inproc", Method: "auto", Ranks: 2, Results: res, Baseline: &Baseline{Name: "raw-tcp", Results: base}}
+	var js bytes.Buffer
+	if err := WriteJSON(&js, rep); err != nil {
+		t.Fatal(err)
+	}
+	var back map[string]any
+	if err := json.Unmarshal(js.Bytes(), &back); err != nil || back["bench"] != "pingpong" || strings.Count(js.String(), "\n") != 1 {
+		t.Fatalf("json %q: %v", js.String(), err)
+	}
+	var tbl bytes.Buffer
+	if err := WriteTable(&tbl, rep); err != nil || !strings.Contains(tbl.String(), "1M") {
+		t.Fatalf("table %q: %v", tbl.String(), err)
+	}
+}
