@@ -1,0 +1,169 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/units"
+)
+
+func init() {
+	register(command{name: "bench", summary: "measure commtune: bench pingpong", run: benchMain})
+	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
+}
+
+const defaultSizes = "8,1K,64K,1M,4M"
+
+// benchMain is `commtune bench pingpong [--transport inproc|tcp] [--sizes
+// ...] [--iters N] [--baseline] [--json]`.
+func benchMain(args []string) int {
+	if len(args) == 0 || args[0] != "pingpong" {
+		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
+			fmt.Println("usage: commtune bench pingpong [flags]   (commtune bench pingpong -h for flags)")
+			return 0
+		}
+		return usageError("bench", "want a benchmark name: pingpong")
+	}
+	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
+	transport := fs.String("transport", "tcp", "inproc (goroutine ranks) or tcp (two processes through the launcher)")
+	sizesFlag := fs.String("sizes", defaultSizes, "message sizes, comma-separated (K, M suffixes are binary)")
+	iters := fs.Int("iters", 1000, "round trips per size for small messages; large sizes use fewer (at least 20)")
+	baseline := fs.Bool("baseline", false, "also time a plain Go TCP ping-pong between the same two ranks, interleaved, and print the ratios")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
+	}
+	sizes, err := units.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError("bench", "--sizes: %v", err)
+	}
+	if *iters < 1 {
+		return usageError("bench", "--iters must be at least 1 (got %d)", *iters)
+	}
+	cfg := bench.PingPongConfig{Iters: *iters, Baseline: *baseline}
+	for _, s := range sizes {
+		if s > 1<<30 {
+			return usageError("bench", "--sizes: %s is larger than 1G", units.FormatSize(s))
+		}
+		cfg.Sizes = append(cfg.Sizes, int(s))
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	var rep *bench.Report
+	switch *transport {
+	case "inproc":
+		rep, err = pingPongLocal(ctx, cfg)
+	case "tcp":
+		rep, err = pingPongProcesses(ctx, cfg)
+	default:
+		return usageError("bench", "--transport %q: want inproc or tcp", *transport)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		err = bench.WriteJSON(os.Stdout, rep)
+	} else {
+		err = bench.WriteTable(os.Stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func newReport(transport string, res, base []bench.Result) *bench.Report {
+	rep := &bench.Report{Bench: "pingpong", Transport: transport, Method: "auto", Ranks: 2, Results: res}
+	if base != nil {
+		rep.Baseline = &bench.Baseline{Name: "raw-tcp", Results: base}
+	}
+	return rep
+}
+
+func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {
+	var rep *bench.Report
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		res, base, err := bench.PingPong(ctx, c, cfg)
+		if c.Rank() == 0 && err == nil {
+			rep = newReport("inproc", res, base)
+		}
+		return err
+	})
+	return rep, err
+}
+
+// pingPongProcesses starts two ranks of this executable through the
+// launcher; rank 0 prints its report as JSON on stdout.
+func pingPongProcesses(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {
+	sizes := make([]string, len(cfg.Sizes))
+	for i, s := range cfg.Sizes {
+		sizes[i] = strconv.Itoa(s)
+	}
+	argv, err := launch.Self("bench-rank", "pingpong", "--sizes", strings.Join(sizes, ","),
+		"--iters", strconv.Itoa(cfg.Iters), "--baseline="+strconv.FormatBool(cfg.Baseline))
+	if err != nil {
+		return nil, err
+	}
+	var out bytes.Buffer
+	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Stdout: &out}); err != nil {
+		return nil, err
+	}
+	var rep bench.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		return nil, fmt.Errorf("reading rank 0's report %q: %w", out.String(), err)
+	}
+	return &rep, nil
+}
+
+// benchRankMain is the hidden `commtune bench-rank pingpong ...`: one rank
+// of a benchmark, started by the launcher.
+func benchRankMain(args []string) int {
+	if len(args) == 0 || args[0] != "pingpong" {
+		return usageError("bench-rank", "want a benchmark name")
+	}
+	fs := newFlagSet("bench-rank pingpong", "--sizes ... --iters N")
+	sizesFlag := fs.String("sizes", defaultSizes, "message sizes")
+	iters := fs.Int("iters", 1000, "round trips per size")
+	baseline := fs.Bool("baseline", false, "also time raw TCP")
+	if code, ok := parseFlags(fs, args[1:]); !ok {
+		return code
+	}
+	sizes, err := units.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError("bench-rank", "--sizes: %v", err)
+	}
+	cfg := bench.PingPongConfig{Iters: *iters, Baseline: *baseline}
+	for _, s := range sizes {
+		cfg.Sizes = append(cfg.Sizes, int(s))
+	}
+	ctx := context.Background()
+	c, err := commtune.Init(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	res, base, err := bench.PingPong(ctx, c, cfg)
+	if err == nil && c.Rank() == 0 {
+		err = bench.WriteJSON(os.Stdout, newReport("tcp", res, base))
+	}
+	err = errors.Join(err, c.Close())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
+		return 1
+	}
+	return 0
+}

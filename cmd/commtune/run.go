@@ -1,0 +1,89 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/commtune/commtune/internal/boot"
+	"github.com/commtune/commtune/internal/launch"
+)
+
+func init() {
+	register(command{name: "run", summary: "start N ranks of a program on this node", run: runMain})
+}
+
+// runMain is `commtune run -n N [--prefix] [--kill-grace 1s] [--env K=V
+// ...] -- prog args...` (docs/launcher.md). It exits 0 when every rank
+// did, with the failing rank's status (128+signal for a signal) when one
+// failed, 2 on a bad invocation and 1 on any other error.
+func runMain(args []string) int {
+	fs := newFlagSet("run", "-n N [--prefix] [--kill-grace 1s] [--env NAME=value ...] -- prog [args...]")
+	n := fs.Int("n", 0, "number of ranks to start (required, at least 1)")
+	prefix := fs.Bool("prefix", false, `start each output line with "[rank] "`)
+	grace := fs.Duration("kill-grace", launch.DefaultKillGrace,
+		"after the first rank fails, how long the others may run before SIGTERM, and then before SIGKILL")
+	var env envFlag
+	fs.Var(&env, "env", "set NAME=value in every rank's environment (repeatable)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	switch {
+	case *n < 1:
+		return usageError("run", "-n must be at least 1 (got %d)", *n)
+	case *n > boot.MaxSize:
+		return usageError("run", "-n must be at most %d (got %d)", boot.MaxSize, *n)
+	case fs.NArg() == 0:
+		return usageError("run", "no program given: commtune run -n N -- prog [args...]")
+	case *grace <= 0:
+		return usageError("run", "--kill-grace must be positive (got %v)", *grace)
+	}
+
+	// Ranks run in their own process groups, so the terminal's Ctrl-C
+	// reaches only us: pass it on.
+	sigs := make(chan os.Signal, 4)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+	defer signal.Stop(sigs)
+
+	err := launch.Run(context.Background(), launch.Options{
+		N:         *n,
+		Args:      fs.Args(),
+		Env:       env,
+		Prefix:    *prefix,
+		KillGrace: *grace,
+		Signals:   sigs,
+		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	})
+	var re *launch.RankError
+	switch {
+	case err == nil:
+		return 0
+	case errors.As(err, &re):
+		fmt.Fprintf(os.Stderr, "commtune run: %v\n", re)
+		return re.ExitStatus()
+	}
+	fmt.Fprintf(os.Stderr, "commtune run: %v\n", err)
+	return 1
+}
+
+// envFlag collects repeated --env NAME=value flags.
+type envFlag []string
+
+func (e *envFlag) String() string { return strings.Join(*e, " ") }
+
+func (e *envFlag) Set(kv string) error {
+	name, _, ok := strings.Cut(kv, "=")
+	switch {
+	case !ok || name == "":
+		return fmt.Errorf("%q is not NAME=value", kv)
+	case boot.IsLauncherVar(name):
+		return fmt.Errorf("%s is set by the launcher for each rank", name)
+	}
+	*e = append(*e, kv)
+	return nil
+}

@@ -1,0 +1,194 @@
+package boot
+
+import (
+	"fmt"
+	"net"
+	"strconv"
+
+	"github.com/commtune/commtune/internal/auth"
+)
+
+// The variables the commtune launcher sets for each rank. They are the one
+// contract between launcher and ranks: Env writes them, parseEnv reads them.
+const (
+	EnvRank      = "COMMTUNE_RANK"       // world rank, 0 ≤ rank < size
+	EnvSize      = "COMMTUNE_SIZE"       // number of ranks, 1 ≤ size ≤ MaxSize
+	EnvLocalRank = "COMMTUNE_LOCAL_RANK" // rank among the ranks of this node
+	EnvLocalSize = "COMMTUNE_LOCAL_SIZE" // number of ranks on this node
+	EnvJob       = "COMMTUNE_JOB"        // job id, see ValidJobID
+	EnvBoot      = "COMMTUNE_BOOT"       // host:port of the launcher's KVS
+	EnvKey       = "COMMTUNE_KEY"        // job secret, auth.EncodeSecret
+	EnvNode      = "COMMTUNE_NODE"       // node identity; optional, default: hostname
+)
+
+// launcherVars lists the variables only the launcher may set, in the order
+// Env writes them.
+var launcherVars = []string{EnvRank, EnvSize, EnvLocalRank, EnvLocalSize, EnvJob, EnvBoot, EnvKey, EnvNode}
+
+// IsLauncherVar reports whether name is a variable the launcher sets for
+// each rank (so a user must not set it through the launcher's --env).
+func IsLauncherVar(name string) bool {
+	for _, v := range launcherVars {
+		if v == name {
+			return true
+		}
+	}
+	return false
+}
+
+const (
+	// MaxSize bounds COMMTUNE_SIZE so that nothing sized by it (the KVS's
+	// per-rank tables, the library's per-peer state) can be made huge by a
+	// typo.
+	MaxSize = 1 << 20
+	// maxJobID and maxNode bound the job id and node identity.
+	maxJobID = 64
+	maxNode  = 255
+)
+
+// Env returns the launcher variables, as "NAME=value", that tell a rank it
+// belongs to j and where the KVS listens (boot, host:port). It reads j's
+// Rank, Size, LocalRank, LocalSize, ID, Secret and Node.
+func Env(j *Job, boot string) []string {
+	return []string{
+		EnvRank + "=" + strconv.Itoa(j.Rank),
+		EnvSize + "=" + strconv.Itoa(j.Size),
+		EnvLocalRank + "=" + strconv.Itoa(j.LocalRank),
+		EnvLocalSize + "=" + strconv.Itoa(j.LocalSize),
+		EnvJob + "=" + j.ID,
+		EnvBoot + "=" + boot,
+		EnvKey + "=" + auth.EncodeSecret(j.Secret),
+		EnvNode + "=" + j.Node,
+	}
+}
+
+// ValidJobID reports whether id may name a job: 1 to 64 characters from
+// [A-Za-z0-9._-]. Job ids end up in file names (shared-memory segments), so
+// nothing that could climb out of a directory is allowed.
+func ValidJobID(id string) bool {
+	if id == "" || len(id) > maxJobID || id == "." || id == ".." {
+		return false
+	}
+	for _, c := range []byte(id) {
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+// launched is what the launcher's variables say about a rank.
+type launched struct {
+	job  Job
+	boot string // host:port of the KVS
+}
+
+// parseEnv reads the launcher's variables through lookup. ok is false when
+// COMMTUNE_RANK is absent and no other launcher variable is set (not
+// launched by commtune). Every problem is an error naming the variable and
+// wrapping ErrEnv; the secret's value never appears in a message.
+func parseEnv(lookup func(string) (string, bool)) (l launched, ok bool, err error) {
+	if _, set := lookup(EnvRank); !set {
+		for _, v := range launcherVars {
+			if _, stray := lookup(v); stray {
+				return l, false, fmt.Errorf("%s is set but %s is not: %w", v, EnvRank, ErrEnv)
+			}
+		}
+		return l, false, nil
+	}
+	p := envParser{lookup: lookup}
+	j := &l.job
+	j.Size = p.int(EnvSize, 1, MaxSize, "")
+	j.Rank = p.int(EnvRank, 0, j.Size-1, EnvSize)
+	j.LocalSize = p.int(EnvLocalSize, 1, j.Size, EnvSize)
+	j.LocalRank = p.int(EnvLocalRank, 0, j.LocalSize-1, EnvLocalSize)
+	if id := p.str(EnvJob); p.err == nil && !ValidJobID(id) {
+		p.fail(EnvJob, id, "is not a job id (1 to 64 of A-Z a-z 0-9 . _ -)")
+	} else {
+		j.ID = id
+	}
+	l.boot = p.str(EnvBoot)
+	if p.err == nil {
+		if _, port, err := net.SplitHostPort(l.boot); err != nil {
+			p.fail(EnvBoot, l.boot, "is not host:port")
+		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
+			p.fail(EnvBoot, l.boot, "has no valid port")
+		}
+	}
+	if key := p.str(EnvKey); p.err == nil {
+		secret, err := auth.DecodeSecret(key)
+		if err != nil {
+			// The value is a secret: name the variable, never echo it.
+			p.err = fmt.Errorf("%s: %v: %w", EnvKey, err, ErrEnv)
+		}
+		j.Secret = secret
+	}
+	if node, set := lookup(EnvNode); set && p.err == nil {
+		if !validNode(node) {
+			p.fail(EnvNode, node, "is not a node name (1 to 255 printable characters)")
+		}
+		j.Node = node
+	}
+	j.Source = SourceCommtune
+	return l, true, p.err
+}
+
+func validNode(s string) bool {
+	if s == "" || len(s) > maxNode {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if c <= ' ' || c == 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// envParser reads variables one after another and keeps the first error,
+// so that parseEnv reads as a list of fields.
+type envParser struct {
+	lookup func(string) (string, bool)
+	err    error
+}
+
+func (p *envParser) fail(name, value, problem string) {
+	if p.err == nil {
+		p.err = fmt.Errorf("%s=%q %s: %w", name, value, problem, ErrEnv)
+	}
+}
+
+// str returns a required variable.
+func (p *envParser) str(name string) string {
+	if p.err != nil {
+		return ""
+	}
+	v, ok := p.lookup(name)
+	if !ok || v == "" {
+		p.err = fmt.Errorf("%s is not set (the launcher sets it with %s): %w", name, EnvRank, ErrEnv)
+	}
+	return v
+}
+
+// int returns a required decimal in [lo, hi]; bound names the variable hi
+// derives from, if any. Signs, spaces and other bases are rejected: the
+// launcher writes plain decimals, anything else is a mistake.
+func (p *envParser) int(name string, lo, hi int, bound string) int {
+	v := p.str(name)
+	if p.err != nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(v, 10, 31)
+	switch {
+	case err != nil:
+		p.fail(name, v, "is not a non-negative decimal integer")
+	case int(n) < lo || int(n) > hi:
+		why := ""
+		if bound != "" {
+			why = " given " + bound + "=" + strconv.Itoa(hi+1-lo)
+		}
+		p.fail(name, v, fmt.Sprintf("is out of range [%d, %d]%s", lo, hi, why))
+	}
+	return int(n)
+}

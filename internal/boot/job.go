@@ -1,0 +1,150 @@
+package boot
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+
+	"github.com/commtune/commtune/internal/auth"
+)
+
+// Sources a Job can come from (Job.Source).
+const (
+	SourceCommtune  = "commtune"
+	SourceSingleton = "singleton"
+)
+
+// Job is what a rank learns about the job it belongs to.
+type Job struct {
+	Rank, Size, LocalRank, LocalSize int
+
+	ID     string // job id (ValidJobID)
+	Secret []byte // per-job secret (authenticates tcp connections)
+	Node   string // node identity (hostname) of this rank
+	KV     KV     // address exchange; nil for a singleton
+	Source string // SourceCommtune or SourceSingleton
+}
+
+// KV is the job-wide key-value store the ranks exchange addresses through.
+// Its methods are safe for concurrent use.
+type KV interface {
+	// Put stores value under key for every rank to Get. Putting the value a
+	// key already holds is a no-op; a different value is ErrConflict.
+	Put(ctx context.Context, key, value string) error
+	// Get returns key's value, waiting until some rank has put it (or ctx
+	// ends).
+	Get(ctx context.Context, key string) (string, error)
+	// Fence is a barrier over all ranks: puts before it are visible to gets
+	// after it on every rank.
+	Fence(ctx context.Context) error
+	// Close says goodbye to the launcher and releases the connection. A rank
+	// must call it before exiting: the launcher treats a rank that vanishes
+	// without it as failed (like MPICH's "exited without calling finalize").
+	Close() error
+}
+
+// Aborter is implemented by a KV that can ask the launcher to end the whole
+// job (MPI_Abort): the launcher stops every rank and exits with code.
+type Aborter interface {
+	Abort(ctx context.Context, code int, message string) error
+}
+
+// Close closes j's KV, if any.
+func (j *Job) Close() error {
+	if j.KV == nil {
+		return nil
+	}
+	return j.KV.Close()
+}
+
+// detector recognises one way a job can be started. detect returns ok=false
+// when its environment is absent, so that the next detector is tried.
+type detector struct {
+	name   string
+	detect func(ctx context.Context, lookup func(string) (string, bool)) (j *Job, ok bool, err error)
+}
+
+// detectors is the order Discover tries sources in; the first that
+// recognises its environment wins. PMI-2 and PMI-1 (PMI_FD, PMI_RANK, …)
+// belong between the commtune launcher and the singleton.
+var detectors = []detector{
+	{SourceCommtune, detectCommtune},
+	{SourceSingleton, detectSingleton},
+}
+
+// Discover finds the job this process belongs to by trying detectors in
+// order. Under the commtune launcher it connects to the launcher's KVS; with
+// no launcher at all it returns a singleton (Rank 0, Size 1, KV nil, a fresh
+// random secret).
+func Discover(ctx context.Context) (*Job, error) {
+	return discover(ctx, os.LookupEnv)
+}
+
+func discover(ctx context.Context, lookup func(string) (string, bool)) (*Job, error) {
+	for _, d := range detectors {
+		j, ok, err := d.detect(ctx, lookup)
+		if err != nil {
+			return nil, fmt.Errorf("boot (%s): %w", d.name, err)
+		}
+		if ok {
+			return j, nil
+		}
+	}
+	// The singleton detector always answers; reaching here is a bug in the
+	// list above, reported rather than papered over.
+	return nil, fmt.Errorf("boot: no job source recognised this process")
+}
+
+func detectCommtune(ctx context.Context, lookup func(string) (string, bool)) (*Job, bool, error) {
+	l, ok, err := parseEnv(lookup)
+	if !ok || err != nil {
+		return nil, ok, err
+	}
+	j := &l.job
+	if j.Node == "" {
+		j.Node = hostname()
+	}
+	kv, err := dialKV(ctx, l.boot, j.Secret, j.Rank, j.Size)
+	if err != nil {
+		return nil, true, fmt.Errorf("connecting to %s=%s: %w", EnvBoot, l.boot, err)
+	}
+	j.KV = kv
+	return j, true, nil
+}
+
+func detectSingleton(context.Context, func(string) (string, bool)) (*Job, bool, error) {
+	secret, err := auth.NewSecret()
+	if err != nil {
+		return nil, true, err
+	}
+	id, err := NewJobID()
+	if err != nil {
+		return nil, true, err
+	}
+	return &Job{
+		Rank: 0, Size: 1, LocalRank: 0, LocalSize: 1,
+		ID: id, Secret: secret, Node: hostname(), Source: SourceSingleton,
+	}, true, nil
+}
+
+// NewJobID returns a fresh random job id (16 hex digits), valid for
+// ValidJobID.
+func NewJobID() (string, error) {
+	b := make([]byte, 8)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making a job id: %w", err)
+	}
+	return hex.EncodeToString(b), nil
+}
+
+// hostname returns the node identity used when none is given: the host
+// name, or "localhost" if the kernel will not say (every rank of the node
+// then agrees on it, which is all locality needs).
+func hostname() string {
+	if h, err := os.Hostname(); err == nil && validNode(h) {
+		return h
+	}
+	return "localhost"
+}

@@ -1,0 +1,53 @@
+package tcp
+
+import (
+	"errors"
+	"sync/atomic"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// peer is one remote rank and its rails.
+type peer struct {
+	rank  int
+	rails []*rail // by rail index; guarded by Transport.mu while the mesh forms
+	// view is what Rails returns: set once every rail is up.
+	view atomic.Pointer[[]driver.Rail]
+	// gone is why the peer can no longer be reached (it wraps
+	// driver.ErrPeerClosed after a Bye); nil while it can. Set once.
+	gone atomic.Pointer[error]
+}
+
+// err returns why the peer is unreachable, or nil.
+func (p *peer) err() error {
+	if e := p.gone.Load(); e != nil {
+		return *e
+	}
+	return nil
+}
+
+// peerDown records that p is unreachable because of err and reports it to
+// the Handler, exactly once per peer however many rails notice. A peer lost
+// for any reason other than an orderly close has all its rails dropped: a
+// peer is either reachable on every rail or not at all. Nothing is reported
+// once Close has begun: the core asked for the shutdown.
+func (t *Transport) peerDown(p *peer, err error) {
+	if !p.gone.CompareAndSwap(nil, &err) {
+		return
+	}
+	if !errors.Is(err, driver.ErrPeerClosed) {
+		t.mu.Lock()
+		rails := append([]*rail(nil), p.rails...)
+		t.mu.Unlock()
+		for _, r := range rails {
+			if r != nil {
+				r.fail(err)
+			}
+		}
+	}
+	if t.ctx.Err() != nil {
+		return
+	}
+	t.log.Debug("tcp: peer down", "rank", p.rank, "err", err)
+	t.h.PeerLost(p.rank, err)
+}

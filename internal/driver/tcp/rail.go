@@ -1,0 +1,245 @@
+package tcp
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"sync"
+	"sync/atomic"
+	"syscall"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// errBusy is returned by a Post made before the rail reported Idle for the
+// previous frame: a scheduler bug, not a network failure.
+var errBusy = errors.New("Post while the previous frame is still being sent")
+
+// job is work for a rail's writer goroutine.
+type job uint8
+
+const (
+	jobFrame job = iota // write r.pending, then report Idle
+	jobBye              // write a Bye and shut the write side (our Close)
+	jobShut             // shut the write side (the peer said Bye)
+)
+
+// rail is one authenticated connection to one peer; it implements
+// driver.Rail. Post writes inline in the caller's goroutine; what does not
+// fit in the socket buffer goes to the writer goroutine; the reader
+// goroutine decodes incoming frames.
+type rail struct {
+	t      *Transport
+	p      *peer
+	index  int
+	nc     *net.TCPConn
+	raw    syscall.RawConn
+	caps   driver.Caps
+	remote string
+
+	wmu     sync.Mutex
+	busy    bool // guarded by wmu: a frame is with the writer
+	wclosed bool // guarded by wmu: jobs is closed, no more frames
+
+	// Sender scratch, used by Post under wmu and then by the writer (the
+	// jobs channel orders the two); never two frames at once.
+	hdr        header
+	out        inlineWriter
+	pending    net.Buffers // what the writer is writing
+	pendingBuf [][]byte    // pending's backing array, reused
+	jobs       chan job    // at most one frame and one final job
+
+	rdone chan struct{} // closed when the reader exits
+	wdone chan struct{} // closed when the writer exits
+
+	failOnce sync.Once
+	cause    atomic.Pointer[error] // why the connection was dropped
+}
+
+var _ driver.Rail = (*rail)(nil)
+
+// newRail wraps an authenticated connection.
+func newRail(t *Transport, p *peer, index int, nc *net.TCPConn, peerMax int) (*rail, error) {
+	raw, err := nc.SyscallConn()
+	if err != nil {
+		return nil, err
+	}
+	return &rail{
+		t: t, p: p, index: index, nc: nc, raw: raw,
+		remote: nc.RemoteAddr().String(),
+		caps: driver.Caps{
+			Transport: "tcp",
+			Rail:      index,
+			Local:     false, // the caller decides locality; a tcp rail may loop back
+			MaxPacket: min(t.cfg.MaxPacket, peerMax),
+			Iovec:     true,
+		},
+		jobs:  make(chan job, 2),
+		rdone: make(chan struct{}),
+		wdone: make(chan struct{}),
+	}, nil
+}
+
+// Caps returns the rail's capabilities.
+func (r *rail) Caps() driver.Caps { return r.caps }
+
+// Peer returns the rank at the other end.
+func (r *rail) Peer() int { return r.p.rank }
+
+// Post sends f: one non-blocking writev of header and payload in the
+// caller's goroutine, and whatever did not fit handed to the writer
+// goroutine, which reports Idle when it is done. It never waits for the
+// peer. A Put longer than the chunk size leaves as several Put frames at
+// consecutive offsets, all through the writer.
+func (r *rail) Post(f *driver.Frame) (bool, error) {
+	if err := r.p.err(); err != nil {
+		return false, err
+	}
+	n := f.Len()
+	switch f.Kind {
+	case driver.Packet:
+		if n > r.caps.MaxPacket {
+			return false, fmt.Errorf("tcp rail %d: Packet of %d bytes exceeds MaxPacket %d", r.index, n, r.caps.MaxPacket)
+		}
+	case driver.Put:
+		if f.Offset < 0 || f.Offset > math.MaxInt64-int64(n) {
+			return false, fmt.Errorf("tcp rail %d: Put of %d bytes at offset %d", r.index, n, f.Offset)
+		}
+	default:
+		return false, fmt.Errorf("tcp rail %d: unknown frame kind %d", r.index, f.Kind)
+	}
+
+	r.wmu.Lock()
+	if err := r.postableLocked(); err != nil {
+		r.wmu.Unlock()
+		return false, err
+	}
+	if f.Kind == driver.Put && n > r.t.putChunk {
+		r.queueChunkedLocked(f, n)
+		r.wmu.Unlock()
+		return false, nil
+	}
+	var hdr []byte
+	if f.Kind == driver.Packet {
+		hdr = r.hdr.packet(n)
+	} else {
+		hdr = r.hdr.put(f.Region, f.Offset, n)
+	}
+	w, err := r.out.write(r.raw, hdr, f.Iov)
+	if err != nil {
+		r.wmu.Unlock()
+		r.fail(err) // the reader reports the peer lost with this cause
+		return false, fmt.Errorf("tcp rail %d: %w", r.index, err)
+	}
+	if w == len(hdr)+n {
+		r.wmu.Unlock()
+		return true, nil
+	}
+	r.queueRestLocked(w, hdr, f.Iov)
+	r.wmu.Unlock()
+	return false, nil
+}
+
+// postableLocked says why no frame can be posted now, or nil.
+func (r *rail) postableLocked() error {
+	switch {
+	case r.busy:
+		return fmt.Errorf("tcp rail %d: %w", r.index, errBusy)
+	case r.wclosed:
+		if err := r.p.err(); err != nil {
+			return err
+		}
+		return fmt.Errorf("tcp rail %d: %w", r.index, net.ErrClosed)
+	}
+	return nil
+}
+
+// queueRestLocked hands the writer what the inline write left: the bytes of
+// hdr and iov after the first w.
+func (r *rail) queueRestLocked(w int, hdr []byte, iov [][]byte) {
+	r.pendingBuf = r.pendingBuf[:0]
+	skip := w
+	add := func(b []byte) {
+		if skip >= len(b) {
+			skip -= len(b)
+			return
+		}
+		r.pendingBuf = append(r.pendingBuf, b[skip:])
+		skip = 0
+	}
+	add(hdr)
+	for _, b := range iov {
+		add(b)
+	}
+	r.busy = true
+	r.jobs <- jobFrame
+}
+
+// queueChunkedLocked hands the writer a Put too long for one frame, as
+// frames of at most putChunk bytes. Rare enough that it may allocate their
+// headers.
+func (r *rail) queueChunkedLocked(f *driver.Frame, n int) {
+	r.pendingBuf = r.pendingBuf[:0]
+	iov := f.Iov
+	pos := 0 // consumed bytes of iov[0]
+	for off := 0; off < n; {
+		chunk := min(n-off, r.t.putChunk)
+		hdr := new(header)
+		r.pendingBuf = append(r.pendingBuf, hdr.put(f.Region, f.Offset+int64(off), chunk))
+		for need := chunk; need > 0; {
+			b := iov[0][pos:]
+			if len(b) > need {
+				b = b[:need]
+			}
+			if len(b) > 0 {
+				r.pendingBuf = append(r.pendingBuf, b)
+			}
+			need -= len(b)
+			pos += len(b)
+			if pos == len(iov[0]) {
+				iov, pos = iov[1:], 0
+			}
+		}
+		off += chunk
+	}
+	r.busy = true
+	r.jobs <- jobFrame
+}
+
+// finish asks the writer to end the connection after any frame in flight:
+// with a Bye when we close, without one when the peer said Bye first. Posts
+// fail from now on.
+func (r *rail) finish(j job) {
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	if !r.wclosed {
+		r.wclosed = true
+		r.jobs <- j
+		close(r.jobs)
+	}
+}
+
+// fail drops the connection because of cause (the first cause sticks):
+// closing it stops the reader and any write, and the writer exits after
+// reporting Idle for a frame it had.
+func (r *rail) fail(cause error) {
+	r.failOnce.Do(func() {
+		r.cause.Store(&cause)
+		r.nc.Close()
+	})
+	r.wmu.Lock()
+	defer r.wmu.Unlock()
+	if !r.wclosed {
+		r.wclosed = true
+		close(r.jobs)
+	}
+}
+
+// failure returns the cause fail recorded, or nil.
+func (r *rail) failure() error {
+	if c := r.cause.Load(); c != nil {
+		return *c
+	}
+	return nil
+}

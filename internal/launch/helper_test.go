@@ -1,0 +1,128 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"syscall"
+	"testing"
+
+	"github.com/commtune/commtune/internal/boot"
+)
+
+// The test binary doubles as the rank program: with helperEnv set, TestMain
+// runs helper instead of the tests. Each helper prints "pid N" first, so
+// tests can check afterwards that no process is left.
+const helperEnv = "LAUNCH_TEST_HELPER"
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(helperEnv); mode != "" {
+		os.Exit(helper(mode))
+	}
+	os.Exit(m.Run())
+}
+
+// helper is a rank. Modes:
+//
+//	exchange   put/fence/get addresses with every rank, say goodbye, exit 0
+//	fail       exchange; rank $FAIL_RANK exits 3 without goodbye, the others
+//	           fence again (which fails: ErrRankGone) and exit 4
+//	kill9      exchange; rank $FAIL_RANK kills itself with SIGKILL, the
+//	           others wait forever for a key nobody puts
+//	grandchild rank 0 starts `sleep 60`, prints "grandchild N", exits 5;
+//	           the others wait forever
+//	abort      rank 1 aborts with code 7; the others wait forever
+//	nobye      connect and exit 0 without goodbye
+//	wait       print "ready", then wait forever (for signals)
+//	echo       print two lines and an unterminated one; no KVS
+func helper(mode string) int {
+	fmt.Printf("pid %d\n", os.Getpid())
+	ctx := context.Background()
+	if mode == "echo" {
+		fmt.Printf("hello\nworld\ntail")
+		return 0
+	}
+	job, err := boot.Discover(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 10
+	}
+	failRank, _ := strconv.Atoi(os.Getenv("FAIL_RANK"))
+	waitForever := func() int {
+		_, err := job.KV.Get(ctx, "nobody-puts-this")
+		fmt.Fprintln(os.Stderr, "helper: wait ended:", err)
+		return 11
+	}
+	switch mode {
+	case "exchange", "fail", "kill9":
+		if err := exchange(ctx, job); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 12
+		}
+		switch {
+		case mode == "exchange":
+			if err := job.Close(); err != nil {
+				fmt.Fprintln(os.Stderr, "helper: close:", err)
+				return 13
+			}
+			return 0
+		case mode == "fail" && job.Rank == failRank:
+			return 3
+		case mode == "fail":
+			err := job.KV.Fence(ctx)
+			fmt.Printf("second fence: %v\n", errors.Is(err, boot.ErrRankGone))
+			return 4
+		case job.Rank == failRank:
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		return waitForever()
+	case "grandchild":
+		if job.Rank == 0 {
+			cmd := exec.Command("sleep", "60")
+			if err := cmd.Start(); err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+				return 14
+			}
+			fmt.Printf("grandchild %d\n", cmd.Process.Pid)
+			return 5
+		}
+		return waitForever()
+	case "abort":
+		if job.Rank == 1 {
+			if err := job.KV.(boot.Aborter).Abort(ctx, 7, "gave up"); err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+			}
+		}
+		return waitForever()
+	case "nobye":
+		return 0
+	case "wait":
+		fmt.Println("ready")
+		select {}
+	}
+	fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
+	return 15
+}
+
+func exchange(ctx context.Context, job *boot.Job) error {
+	if err := job.KV.Put(ctx, fmt.Sprint("addr/", job.Rank), fmt.Sprint("addr-of-", job.Rank)); err != nil {
+		return err
+	}
+	if err := job.KV.Fence(ctx); err != nil {
+		return err
+	}
+	for p := range job.Size {
+		v, err := job.KV.Get(ctx, fmt.Sprint("addr/", p))
+		if err != nil {
+			return err
+		}
+		if v != fmt.Sprint("addr-of-", p) {
+			return fmt.Errorf("addr/%d = %q", p, v)
+		}
+	}
+	fmt.Printf("rank %d of %d (local %d of %d) saw every address\n", job.Rank, job.Size, job.LocalRank, job.LocalSize)
+	return job.KV.Fence(ctx)
+}

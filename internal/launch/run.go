@@ -1,0 +1,250 @@
+package launch
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/commtune/commtune/internal/auth"
+	"github.com/commtune/commtune/internal/boot"
+)
+
+// Run starts opt.N ranks of opt.Args on this node and waits for all of
+// them. It returns nil iff every rank exited 0 (and each that connected to
+// the KVS said goodbye); *RankError naming the first rank that failed; or
+// an error wrapping ctx's if ctx ended first. docs/launcher.md describes
+// the environment, signals, failure policy and cleanup.
+func Run(ctx context.Context, opt Options) error {
+	opt, err := opt.withDefaults()
+	if err != nil {
+		return err
+	}
+	prog, err := exec.LookPath(opt.Args[0])
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	secret, err := auth.NewSecret()
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	id, err := boot.NewJobID()
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	srv, err := boot.NewServer(opt.N, secret, opt.Logger)
+	if err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	defer srv.Close()
+	if err := becomeSubreaper(); err != nil {
+		opt.Logger.Warn("launch: processes left by ranks may linger as zombies", "err", err)
+	}
+
+	j := &job{
+		opt:   opt,
+		srv:   srv,
+		out:   &output{prefix: opt.Prefix, log: opt.Logger},
+		exits: make(chan rankExit, opt.N),
+	}
+	node, err := os.Hostname()
+	if err != nil || node == "" {
+		node = "localhost"
+	}
+	spec := boot.Job{Size: opt.N, LocalSize: opt.N, ID: id, Secret: secret, Node: node}
+	for r := range opt.N {
+		if err := j.start(r, prog, &spec); err != nil {
+			j.abandon()
+			return fmt.Errorf("launch: starting rank %d: %w", r, err)
+		}
+	}
+	res := j.supervise(ctx)
+	j.finish()
+	return res
+}
+
+// rankExit reports that a rank's process ended.
+type rankExit struct {
+	rank   int
+	status exitStatus
+}
+
+// job is one Run's state.
+type job struct {
+	opt     Options
+	srv     *boot.Server
+	out     *output
+	procs   []*rankProc
+	exits   chan rankExit
+	reapers sync.WaitGroup
+	pol     *policy
+}
+
+// start starts rank r of prog with the launcher's environment.
+func (j *job) start(r int, prog string, spec *boot.Job) error {
+	spec.Rank, spec.LocalRank = r, r
+	cmd := exec.Command(prog, j.opt.Args[1:]...)
+	cmd.Args[0] = j.opt.Args[0] // what the program sees as its name, as a shell does
+	// Later entries win: the launcher's variables cannot be shadowed by a
+	// stale outer job's, nor by Options.Env (rejected in withDefaults).
+	cmd.Env = append(append(os.Environ(), j.opt.Env...), boot.Env(spec, j.srv.Addr())...)
+	stdout, err := j.out.pipe(r, j.opt.Stdout)
+	if err != nil {
+		return err
+	}
+	defer stdout.Close()
+	stderr, err := j.out.pipe(r, j.opt.Stderr)
+	if err != nil {
+		return err
+	}
+	defer stderr.Close()
+	cmd.Stdout, cmd.Stderr = stdout, stderr // stdin stays nil: /dev/null
+
+	p, err := startProc(r, cmd)
+	if err != nil {
+		return err
+	}
+	j.procs = append(j.procs, p)
+	j.reapers.Add(1)
+	go func() {
+		st := p.wait()
+		j.exits <- rankExit{r, st}
+		reapGroup(p.pgid)
+		j.reapers.Done()
+	}()
+	return nil
+}
+
+// abandon kills the ranks started so far, when a later one could not be.
+func (j *job) abandon() {
+	for _, p := range j.procs {
+		p.signal(syscall.SIGKILL)
+	}
+	for range j.procs {
+		<-j.exits
+	}
+	j.finish()
+}
+
+// supervise feeds the policy until every rank has exited and returns Run's
+// result.
+func (j *job) supervise(ctx context.Context) error {
+	j.pol = newPolicy(j.opt.N, j.opt.KillGrace)
+	events := j.srv.Events()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	var timerC <-chan time.Time
+	ctxDone := ctx.Done()
+	signals := j.opt.Signals
+
+	do := func(acts []action) {
+		for _, a := range acts {
+			if a.signal != 0 {
+				for r, p := range j.procs {
+					if j.pol.running[r] && p.signal(a.signal) {
+						j.pol.sent(r)
+					}
+				}
+			}
+			if a.timer != 0 {
+				timer.Reset(a.timer)
+				timerC = timer.C
+			}
+		}
+	}
+	// KVS events are applied before any rank exit received after them. The
+	// server reports a rank's loss before it answers the fences that loss
+	// fails, so a rank that exits because of them is never blamed first.
+	drain := func() {
+		for {
+			select {
+			case ev, ok := <-events:
+				if !ok {
+					events = nil
+					return
+				}
+				do(j.event(ev))
+			default:
+				return
+			}
+		}
+	}
+
+	for !j.pol.done() {
+		drain()
+		select {
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			do(j.event(ev))
+		case ex := <-j.exits:
+			drain()
+			j.logExit(ex)
+			do(j.pol.exit(ex.rank, ex.status))
+		case sig, ok := <-signals:
+			if !ok {
+				signals = nil // closed: nothing more to forward
+				continue
+			}
+			if s, ok := sig.(syscall.Signal); ok {
+				j.opt.Logger.Info("launch: forwarding signal to the ranks", "signal", s)
+				do(j.pol.forward(s))
+			}
+		case <-ctxDone:
+			ctxDone = nil
+			do(j.pol.cancel(ctx.Err()))
+		case <-timerC:
+			timerC = nil
+			do(j.pol.timer())
+		}
+	}
+
+	// Every rank has exited, so every KVS connection is ending: wait for
+	// the server to see them end, and count any rank that left without
+	// BYE.
+	sctx, cancel := context.WithTimeout(context.Background(), j.opt.KillGrace)
+	defer cancel()
+	if err := j.srv.Shutdown(sctx); err != nil {
+		j.opt.Logger.Warn("launch: stopping the kvs", "err", err)
+	}
+	for ev := range events {
+		j.event(ev)
+	}
+	return j.pol.result()
+}
+
+func (j *job) event(ev boot.Event) []action {
+	switch ev.Kind {
+	case boot.EventAbort:
+		j.opt.Logger.Info("launch: rank aborted the job", "rank", ev.Rank, "code", ev.Code, "message", ev.Message)
+		return j.pol.abort(ev.Rank, ev.Code, ev.Message)
+	case boot.EventLost:
+		j.opt.Logger.Info("launch: rank left without saying goodbye", "rank", ev.Rank)
+		return j.pol.lost(ev.Rank)
+	}
+	return nil
+}
+
+func (j *job) logExit(ex rankExit) {
+	if ex.status.sig != 0 {
+		j.opt.Logger.Debug("launch: rank killed", "rank", ex.rank, "signal", ex.status.sig)
+	} else {
+		j.opt.Logger.Debug("launch: rank exited", "rank", ex.rank, "status", ex.status.code)
+	}
+}
+
+// finish waits for what the ranks left behind to be reaped and their
+// output forwarded, then runs the cleanup hook.
+func (j *job) finish() {
+	j.reapers.Wait()
+	j.out.drain(j.opt.KillGrace)
+	if j.opt.Cleanup != nil {
+		j.opt.Cleanup()
+	}
+}
