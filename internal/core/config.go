@@ -9,7 +9,10 @@
 // I/O itself, so it can be driven and checked entirely in memory.
 package core
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // Defaults for Config, used until a sampled profile says otherwise.
 const (
@@ -21,6 +24,12 @@ const (
 	// handed to the rail by reference (iovec) rather than copied behind the
 	// header; below it one small copy beats a second iovec element.
 	DefaultIovecThreshold = 2 << 10
+	// DefaultSpinWait is how long a waiting goroutine polls the network
+	// without seeing a byte arrive before it parks. It covers many small
+	// round trips and a peer's turnaround on medium messages; measured on
+	// loopback TCP, 50 µs left 4 MiB ping-pong at 0.89–1.02× raw TCP and
+	// 200 µs–2 ms at 0.95–1.06×. Polling continues as long as data flows.
+	DefaultSpinWait = 200 * time.Microsecond
 	// DefaultUnexpectedLimit bounds the eager payload bytes a rank buffers
 	// for receives not yet posted, across all senders.
 	DefaultUnexpectedLimit = 64 << 20
@@ -43,6 +52,9 @@ type Config struct {
 	// sender out of credits falls back to rendezvous, so nothing is lost and
 	// memory stays bounded. It must be the same on every rank.
 	UnexpectedLimit int64
+	// SpinWait is how long Wait polls the network for a request, without
+	// progress, before parking its goroutine. Negative means never poll.
+	SpinWait time.Duration
 }
 
 // WithDefaults returns c with zero fields set to their defaults.
@@ -55,6 +67,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.UnexpectedLimit == 0 {
 		c.UnexpectedLimit = DefaultUnexpectedLimit
+	}
+	if c.SpinWait == 0 {
+		c.SpinWait = DefaultSpinWait
 	}
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/sched"
@@ -19,6 +20,7 @@ type Engine struct {
 	cfg        Config
 	sched      *sched.Scheduler
 	grant      int64 // eager credit each sender starts with (UnexpectedLimit / size)
+	spinWait   time.Duration
 
 	mu        sync.Mutex
 	ctxs      map[uint64]*matchCtx
@@ -69,6 +71,7 @@ func NewEngine(rank, size int, cfg Config, sc *sched.Scheduler) (*Engine, error)
 	e := &Engine{
 		rank: rank, size: size, cfg: cfg, sched: sc,
 		grant:     cfg.UnexpectedLimit / int64(size),
+		spinWait:  cfg.SpinWait,
 		ctxs:      make(map[uint64]*matchCtx),
 		peers:     make([]peer, size),
 		sends:     make(map[uint64]*Request),

@@ -159,6 +159,7 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 		return nil
 	}
 	s.bulkBusy = true
+	s.moving.Store(true)
 	s.bulk = sched.Packet{Kind: sched.Bulk, Body: s.buf[:en.size], Region: en.region, Owner: s}
 	out.addPacket(peer, &s.bulk)
 	return nil

@@ -2,6 +2,9 @@ package core
 
 import (
 	"context"
+	"runtime"
+	"sync/atomic"
+	"time"
 
 	"github.com/commtune/commtune/internal/sched"
 )
@@ -47,7 +50,8 @@ type Request struct {
 	id   uint64
 
 	done      chan struct{}
-	completed bool // guarded by e.mu
+	finished  atomic.Bool // set with done's close; what a spinning waiter watches
+	completed bool        // guarded by e.mu
 	status    Status
 	err       error
 
@@ -56,9 +60,10 @@ type Request struct {
 	pkt       sched.Packet // eager or RTS; never reused for bulk (they may overlap)
 	bulk      sched.Packet // rendezvous data
 	hdr       [maxHeaderLen]byte
-	copyBuf   *[]byte // pooled eager-copy packet
-	bulkBusy  bool    // data phase started: no more cancelling
-	rtsQueued bool    // waiting for CTS in e.sends
+	copyBuf   *[]byte     // pooled eager-copy packet
+	bulkBusy  bool        // data phase started: no more cancelling
+	moving    atomic.Bool // rendezvous data is with the rails: nothing to poll for
+	rtsQueued bool        // waiting for CTS in e.sends
 
 	// receive side
 	prev, next *Request // posted list
@@ -74,12 +79,11 @@ type Request struct {
 func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Wait blocks until r completes or ctx ends; on ctx's end it returns
-// ctx.Err() and r stays pending (Wait again, or Cancel).
+// ctx.Err() and r stays pending (Wait again, or Cancel). It polls for up to
+// the engine's spin time before parking (see Config.SpinWait).
 func (r *Request) Wait(ctx context.Context) (Status, error) {
-	select {
-	case <-r.done:
+	if r.finished.Load() || r.spin(r.e.spinWait) {
 		return r.status, r.err
-	default:
 	}
 	select {
 	case <-r.done:
@@ -104,6 +108,49 @@ func (r *Request) Test() (Status, bool, error) {
 // if r was cancelled (it then completes with ErrCanceled).
 func (r *Request) Cancel() bool { return r.e.cancel(r) }
 
+// spin waits by polling the rails r's message comes on (or goes out on)
+// in the calling goroutine, until d passes with no byte arriving: the goroutine that needs the
+// message receives it itself. Parking instead means another thread
+// receives it and wakes this one, and a thread wake-up on a virtual
+// machine takes 3–30 µs (DESIGN.md, facts measured here): more than a whole
+// small-message round trip. When nothing arrives it yields the processor,
+// so other goroutines (the rail's writer, the application's) still run,
+// also with GOMAXPROCS=1.
+func (r *Request) spin(d time.Duration) bool {
+	if d <= 0 {
+		return false
+	}
+	peer := r.peer // immutable; AnySource (-1) polls every peer
+	r.e.sched.StartPolling(peer)
+	defer r.e.sched.StopPolling(peer)
+	deadline := time.Now().Add(d)
+	progressed := false
+	for i := 1; ; i++ {
+		if r.finished.Load() {
+			return true
+		}
+		if r.moving.Load() {
+			// The data is with the rails: write what they left for their
+			// background writer here, rather than wake it and park.
+			r.e.sched.Flush(r.peer)
+			return r.finished.Load()
+		}
+		if r.e.sched.Poll(peer) {
+			progressed = true // data is flowing: keep receiving it
+		} else {
+			runtime.Gosched()
+		}
+		if i%16 == 0 {
+			now := time.Now()
+			if progressed {
+				deadline, progressed = now.Add(d), false
+			} else if now.After(deadline) {
+				return false
+			}
+		}
+	}
+}
+
 // complete finishes r; the caller holds e.mu.
 func (r *Request) complete(st Status, err error) {
 	if r.completed {
@@ -111,6 +158,7 @@ func (r *Request) complete(st Status, err error) {
 	}
 	r.completed = true
 	r.status, r.err = st, err
+	r.finished.Store(true)
 	close(r.done)
 }
 

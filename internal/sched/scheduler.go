@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/commtune/commtune/internal/driver"
@@ -16,6 +17,7 @@ import (
 type Scheduler struct {
 	strategy Strategy
 	dests    []*dest // by world rank
+	pollers  atomic.Pointer[[]driver.Poller]
 }
 
 // dest is one destination: its queue, its rails and the scheduling loop.
@@ -23,6 +25,7 @@ type Scheduler struct {
 // leave, so posting order follows the strategy's plan.
 type dest struct {
 	sched   *Scheduler
+	pollers atomic.Pointer[[]driver.Poller] // rails to poll, copy-on-write
 	mu      sync.Mutex
 	q       Queue
 	slots   []*slot
@@ -65,8 +68,86 @@ func (s *Scheduler) AddRail(r driver.Rail) {
 	d.mu.Lock()
 	d.slots = append(d.slots, &slot{rail: r})
 	d.states = append(d.states, RailState{Caps: r.Caps()})
+	if p, ok := r.(driver.Poller); ok {
+		addPoller(&d.pollers, p)
+		addPoller(&s.pollers, p)
+	}
 	d.mu.Unlock()
 	d.run()
+}
+
+// addPoller appends p to a copy-on-write list (callers serialize).
+func addPoller(list *atomic.Pointer[[]driver.Poller], p driver.Poller) {
+	var ps []driver.Poller
+	if old := list.Load(); old != nil {
+		ps = append(ps, *old...)
+	}
+	ps = append(ps, p)
+	list.Store(&ps)
+}
+
+// Flush writes, in the calling goroutine, the rest of any frame to peer
+// that a rail left to its background writer and the writer has not started
+// (driver.Flusher); it reports whether it wrote anything.
+func (s *Scheduler) Flush(peer int) bool {
+	d := s.dests[peer]
+	d.mu.Lock()
+	var fs [4]driver.Flusher
+	n := 0
+	for i, sl := range d.slots {
+		if f, ok := sl.rail.(driver.Flusher); ok && d.states[i].Busy && n < len(fs) {
+			fs[n] = f
+			n++
+		}
+	}
+	d.mu.Unlock()
+	did := false
+	for _, f := range fs[:n] {
+		if f.Flush() {
+			did = true
+		}
+	}
+	return did
+}
+
+// StartPolling and StopPolling bracket a goroutine's polling of peer's rails
+// (every peer's for a negative peer): see driver.Poller.
+func (s *Scheduler) StartPolling(peer int) {
+	for _, p := range s.pollerList(peer) {
+		p.StartPolling()
+	}
+}
+
+// StopPolling ends StartPolling.
+func (s *Scheduler) StopPolling(peer int) {
+	for _, p := range s.pollerList(peer) {
+		p.StopPolling()
+	}
+}
+
+func (s *Scheduler) pollerList(peer int) []driver.Poller {
+	list := &s.pollers
+	if peer >= 0 {
+		list = &s.dests[peer].pollers
+	}
+	if ps := list.Load(); ps != nil {
+		return *ps
+	}
+	return nil
+}
+
+// Poll receives, in the calling goroutine, whatever has arrived on the
+// pollable rails from peer (every peer for a negative peer) and reports
+// whether anything was delivered. Waiting goroutines call it instead of
+// parking (driver.Poller says why).
+func (s *Scheduler) Poll(peer int) bool {
+	progress := false
+	for _, p := range s.pollerList(peer) {
+		if p.Poll() {
+			progress = true
+		}
+	}
+	return progress
 }
 
 // Rails returns the capabilities of the rails that reach peer.

@@ -1,7 +1,6 @@
 package tcp
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -15,128 +14,252 @@ import (
 // protocol violation: a peer that crashes mid-frame looks the same.
 var errTruncated = errors.New("connection ended inside a frame")
 
-// decoder reads frames from one connection and delivers them to the
-// Handler. Its input is untrusted: it never panics, and it allocates only
-// for a Packet body whose length it has checked against maxPacket. It has no
-// I/O of its own beyond r so that fuzz tests can drive it with any bytes.
+// errWouldBlock is what a source returns when no byte is available now.
+var errWouldBlock = errors.New("no data available now")
+
+// source reads into p: n > 0 bytes, or errWouldBlock, io.EOF or another
+// error. The rail's source is a non-blocking read(2); tests use readers.
+type source func(p []byte) (int, error)
+
+// decoder is an incremental frame parser. It is fed by whoever holds the
+// rail's read lock — the reader goroutine after the netpoller says the
+// socket is readable, or a goroutine waiting for a message that polls —
+// and consumes input until the source would block, so that a frame may be
+// begun by one and finished by the other. Its input is untrusted: it never
+// panics, and it allocates only for a Packet body whose length it has
+// checked against maxPacket.
 type decoder struct {
-	r         *bufio.Reader
 	h         driver.Handler
 	peer      int
-	maxPacket int // largest Packet body accepted (our Config.MaxPacket)
+	maxPacket int    // largest Packet body accepted (our Config.MaxPacket)
+	onBye     func() // called when a Bye frame arrives
 
-	hdr  [maxHeaderSize]byte
+	buf  []byte // staging for headers and small payloads
+	r, w int    // unread bytes are buf[r:w]
+
+	hdr  [maxHeaderSize + maxPad]byte
+	have int // header bytes collected
+	need int // header bytes wanted: the prefix, then the whole header
+
+	inPayload bool
+	kind      byte
+	region    uint64
+	offset    int64
+	dst       []byte // where the payload goes: the Packet buffer or a Put region
+	filled    int
+
 	body []byte // Packet bodies, reused; grows up to maxPacket
 	bye  bool   // a Bye arrived: only EOF may follow
+	err  error  // sticky: the stream is over (io.EOF) or broken
 }
 
-// newDecoder returns a decoder reading from r on behalf of peer.
-func newDecoder(r io.Reader, h driver.Handler, peer, maxPacket int) *decoder {
-	return &decoder{r: bufio.NewReaderSize(r, readBufferSize), h: h, peer: peer, maxPacket: maxPacket}
+// directReadMin is the payload remainder from which the decoder reads
+// straight into the destination instead of staging: large payloads are
+// copied once, by the kernel.
+const directReadMin = readBufferSize / 4
+
+// newDecoder returns a decoder delivering to h on behalf of peer.
+func newDecoder(h driver.Handler, peer, maxPacket int) *decoder {
+	return &decoder{h: h, peer: peer, maxPacket: maxPacket, buf: make([]byte, readBufferSize), need: prefixSize}
 }
 
-// next reads one frame, delivers it, and returns its kind. It returns io.EOF
-// exactly when the stream ends cleanly between frames; any other error means
-// the connection must be dropped (errors.Is(err, driver.ErrProtocol) for a
-// peer that broke the protocol, errTruncated for a stream cut mid-frame).
-func (d *decoder) next() (byte, error) {
-	if _, err := io.ReadFull(d.r, d.hdr[:prefixSize]); err != nil {
-		if err == io.EOF {
-			return 0, io.EOF // between frames: a clean end of stream
+// run parses and delivers frames until src would block (it returns nil
+// then) or the stream ends: io.EOF exactly when it ended cleanly between
+// frames; any other error means the connection must be dropped
+// (driver.ErrProtocol for a peer that broke the protocol, errTruncated for
+// a stream cut inside a frame). The end is sticky. progress reports whether
+// any byte was consumed: a waiting goroutine keeps polling while data
+// flows, even inside one large frame.
+func (d *decoder) run(src source) (progress bool, err error) {
+	if d.err != nil {
+		return false, d.err
+	}
+	for {
+		if !d.inPayload {
+			if d.have < d.need {
+				if d.r == d.w {
+					if err := d.fill(src); err != nil {
+						return progress, d.end(err)
+					}
+					progress = true
+				}
+				n := copy(d.hdr[d.have:d.need], d.buf[d.r:d.w])
+				d.r += n
+				d.have += n
+				continue
+			}
+			if err := d.header(); err != nil {
+				d.err = err
+				return progress, err
+			}
+			continue
 		}
-		return 0, readError(err, "frame header")
-	}
-	length := uint64(binary.LittleEndian.Uint32(d.hdr[0:4]))
-	kind := d.hdr[4]
-	// Bytes 5..7 are reserved: sent as zero, ignored here.
-	if d.bye {
-		return 0, driver.ProtocolError("frame of kind %d after Bye", kind)
-	}
-	switch kind {
-	case kindPacket:
-		if length < packetHeaderSize-lengthSize {
-			return 0, driver.ProtocolError("Packet frame length %d, want at least %d", length, packetHeaderSize-lengthSize)
+		for d.filled < len(d.dst) {
+			if d.r < d.w {
+				n := copy(d.dst[d.filled:], d.buf[d.r:d.w])
+				d.r += n
+				d.filled += n
+				continue
+			}
+			if len(d.dst)-d.filled >= directReadMin {
+				n, err := src(d.dst[d.filled:])
+				d.filled += n
+				if err != nil {
+					return progress, d.end(err)
+				}
+				progress = true
+				continue
+			}
+			if err := d.fill(src); err != nil {
+				return progress, d.end(err)
+			}
+			progress = true
 		}
-		return kind, d.packet(length - (packetHeaderSize - lengthSize))
-	case kindPut:
-		if length < putHeaderSize-lengthSize {
-			return 0, driver.ProtocolError("Put frame length %d, want at least %d", length, putHeaderSize-lengthSize)
+		if err := d.deliver(); err != nil {
+			d.err = err
+			return progress, err
 		}
-		return kind, d.put(length - (putHeaderSize - lengthSize))
-	case kindBye:
-		if length != byeSize-lengthSize {
-			return 0, driver.ProtocolError("Bye frame length %d, want %d", length, byeSize-lengthSize)
-		}
-		d.bye = true
-		return kind, nil
-	default:
-		return 0, driver.ProtocolError("unknown frame kind %d", kind)
 	}
 }
 
-// packet reads an n-byte Packet body into the reused buffer and delivers it.
-func (d *decoder) packet(n uint64) error {
-	// Check before allocating: the length is the peer's word.
-	if n > uint64(d.maxPacket) {
-		return driver.ProtocolError("Packet of %d bytes exceeds MaxPacket %d", n, d.maxPacket)
+// fill reads into the empty staging buffer.
+func (d *decoder) fill(src source) error {
+	d.r, d.w = 0, 0
+	n, err := src(d.buf)
+	d.w = n
+	if n > 0 {
+		return nil
 	}
-	if _, err := io.ReadFull(d.r, d.hdr[prefixSize:packetHeaderSize]); err != nil {
-		return readError(err, "Packet header") // reserved u64, ignored
+	if err == nil {
+		err = io.ErrNoProgress
 	}
-	size := int(n)
-	if cap(d.body) < size {
-		// Double to amortize growth, but never past maxPacket.
-		d.body = make([]byte, min(max(size, 2*cap(d.body)), d.maxPacket))
-	}
-	body := d.body[:size]
-	if _, err := io.ReadFull(d.r, body); err != nil {
-		return readError(err, "Packet body")
-	}
-	if err := d.h.Packet(d.peer, body); err != nil {
-		return fmt.Errorf("%w: handler rejected a %d-byte Packet: %w", driver.ErrProtocol, size, err)
-	}
-	return nil
+	return err
 }
 
-// put reads a Put's region and offset, asks the Handler where its n bytes
-// land, and reads them straight there: no intermediate buffer beyond what
-// bufio already holds (at most readBufferSize bytes).
-func (d *decoder) put(n uint64) error {
-	fields := d.hdr[prefixSize:putHeaderSize]
-	if _, err := io.ReadFull(d.r, fields); err != nil {
-		return readError(err, "Put header")
-	}
-	region := binary.LittleEndian.Uint64(fields[0:8])
-	offset := binary.LittleEndian.Uint64(fields[8:16])
-	if offset > math.MaxInt64 {
-		return driver.ProtocolError("Put offset %d overflows int64", offset)
-	}
-	if n > math.MaxInt {
-		return driver.ProtocolError("Put of %d bytes overflows int", n)
-	}
-	size := int(n)
-	dst, err := d.h.Region(d.peer, region, int64(offset), size)
-	if err != nil {
-		return fmt.Errorf("%w: Put of %d bytes at offset %d of region %d: %w",
-			driver.ErrProtocol, size, offset, region, err)
-	}
-	if len(dst) < size {
-		return driver.ProtocolError("Region returned %d bytes for a %d-byte Put", len(dst), size)
-	}
-	if _, err := io.ReadFull(d.r, dst[:size]); err != nil {
-		return readError(err, "Put payload")
-	}
-	d.h.PutDone(d.peer, region, int64(offset), size)
-	return nil
-}
-
-// readError describes a read that failed inside a frame: an end of stream
-// there is errTruncated, anything else (reset, closed) passes through.
-func readError(err error, what string) error {
+// end records why reading stopped: would-block is not an end.
+func (d *decoder) end(err error) error {
 	switch {
+	case err == errWouldBlock:
+		return nil
+	case err == io.EOF && !d.inPayload && d.have == 0:
+		d.err = io.EOF // between frames: a clean end of stream
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
-		return fmt.Errorf("%w: reading %s", errTruncated, what)
+		d.err = errTruncated
 	default:
-		return fmt.Errorf("reading %s: %w", what, err)
+		d.err = err
+	}
+	return d.err
+}
+
+// header handles a complete prefix (deciding how much header follows) or a
+// complete header (deciding where the payload goes).
+func (d *decoder) header() error {
+	if d.need == prefixSize {
+		length := uint64(binary.LittleEndian.Uint32(d.hdr[0:4]))
+		d.kind = d.hdr[4]
+		pad := uint64(d.hdr[5])
+		// Bytes 6..7 are reserved: sent as zero, ignored here.
+		if pad > maxPad {
+			return driver.ProtocolError("frame pad %d exceeds %d", pad, maxPad)
+		}
+		if d.bye {
+			return driver.ProtocolError("frame of kind %d after Bye", d.kind)
+		}
+		switch d.kind {
+		case kindPacket:
+			if length < packetHeaderSize-lengthSize+pad {
+				return driver.ProtocolError("Packet frame length %d, want at least %d", length, packetHeaderSize-lengthSize+pad)
+			}
+			n := length - (packetHeaderSize - lengthSize) - pad
+			// Check before allocating: the length is the peer's word.
+			if n > uint64(d.maxPacket) {
+				return driver.ProtocolError("Packet of %d bytes exceeds MaxPacket %d", n, d.maxPacket)
+			}
+			d.need = packetHeaderSize + int(pad)
+			d.filled = int(n) // payload length, until the header is complete
+		case kindPut:
+			if length < putHeaderSize-lengthSize+pad {
+				return driver.ProtocolError("Put frame length %d, want at least %d", length, putHeaderSize-lengthSize+pad)
+			}
+			n := length - (putHeaderSize - lengthSize) - pad
+			if n > math.MaxInt32 {
+				return driver.ProtocolError("Put of %d bytes overflows int", n)
+			}
+			d.need = putHeaderSize + int(pad)
+			d.filled = int(n)
+		case kindBye:
+			if length != byeSize-lengthSize || pad != 0 {
+				return driver.ProtocolError("Bye frame length %d, want %d", length, byeSize-lengthSize)
+			}
+			d.bye = true
+			d.have, d.need = 0, prefixSize
+			if d.onBye != nil {
+				d.onBye()
+			}
+			return nil
+		default:
+			return driver.ProtocolError("unknown frame kind %d", d.kind)
+		}
+		return nil
+	}
+	size := d.filled
+	d.filled = 0
+	switch d.kind {
+	case kindPacket:
+		// The reserved u64 after the prefix is ignored.
+		if cap(d.body) < size {
+			// Double to amortize growth, but never past maxPacket.
+			d.body = make([]byte, min(max(size, 2*cap(d.body)), d.maxPacket))
+		}
+		d.dst = d.body[:size]
+	case kindPut:
+		fields := d.hdr[prefixSize:putHeaderSize]
+		d.region = binary.LittleEndian.Uint64(fields[0:8])
+		offset := binary.LittleEndian.Uint64(fields[8:16])
+		if offset > math.MaxInt64 {
+			return driver.ProtocolError("Put offset %d overflows int64", offset)
+		}
+		d.offset = int64(offset)
+		dst, err := d.h.Region(d.peer, d.region, d.offset, size)
+		if err != nil {
+			return fmt.Errorf("%w: Put of %d bytes at offset %d of region %d: %w",
+				driver.ErrProtocol, size, offset, d.region, err)
+		}
+		if len(dst) < size {
+			return driver.ProtocolError("Region returned %d bytes for a %d-byte Put", len(dst), size)
+		}
+		d.dst = dst[:size]
+	}
+	d.inPayload = true
+	return nil
+}
+
+// deliver hands a complete frame to the Handler and resets for the next.
+func (d *decoder) deliver() error {
+	dst := d.dst
+	d.inPayload, d.dst, d.filled = false, nil, 0
+	d.have, d.need = 0, prefixSize
+	switch d.kind {
+	case kindPacket:
+		if err := d.h.Packet(d.peer, dst); err != nil {
+			return fmt.Errorf("%w: handler rejected a %d-byte Packet: %w", driver.ErrProtocol, len(dst), err)
+		}
+	case kindPut:
+		d.h.PutDone(d.peer, d.region, d.offset, len(dst))
+	}
+	return nil
+}
+
+// readerSource adapts an io.Reader (tests, fuzzing) to a source.
+func readerSource(r io.Reader) source {
+	return func(p []byte) (int, error) {
+		n, err := r.Read(p)
+		if n > 0 {
+			return n, nil
+		}
+		if err == nil {
+			return 0, errWouldBlock
+		}
+		return 0, err
 	}
 }

@@ -32,6 +32,19 @@ func putFrame(region, offset uint64, payload []byte) []byte {
 	return append(b, payload...)
 }
 
+// paddedPacket and paddedPut build frames with pad zero bytes between
+// header and payload, as the sender does to keep large payloads out of the
+// kernel copy's aliasing window.
+func paddedPacket(body []byte, pad int) []byte {
+	var h header
+	return append(append([]byte(nil), h.packet(len(body), pad)...), body...)
+}
+
+func paddedPut(region uint64, offset int64, payload []byte, pad int) []byte {
+	var h header
+	return append(append([]byte(nil), h.put(region, offset, len(payload), pad)...), payload...)
+}
+
 // testMaxPacket is the decoder's Packet limit in these tests.
 const testMaxPacket = 4096
 
@@ -54,7 +67,11 @@ func TestDecoder(t *testing.T) {
 		{"huge put", cat(frameHdr(math.MaxUint32, kindPut), make([]byte, 16)), driver.ErrProtocol, 0, 0},
 		{"short put header", frameHdr(19, kindPut), driver.ErrProtocol, 0, 0},
 		{"short packet header", frameHdr(11, kindPacket), driver.ErrProtocol, 0, 0},
-		{"reserved bytes ignored", cat(append(frameHdr(4, kindBye)[:5], 0xff, 0xff, 0xff)), io.EOF, 0, 0},
+		{"reserved bytes ignored", cat(append(frameHdr(4, kindBye)[:6], 0xff, 0xff)), io.EOF, 0, 0},
+		{"padded frames", cat(paddedPacket([]byte("abc"), 5), paddedPut(1, 4, []byte("xyz"), 63)), io.EOF, 1, 1},
+		{"pad too large", append(frameHdr(100, kindPacket)[:5], 64, 0, 0), driver.ErrProtocol, 0, 0},
+		{"pad longer than frame", append(frameHdr(20, kindPacket)[:5], 30, 0, 0), driver.ErrProtocol, 0, 0},
+		{"pad on bye", append(frameHdr(4, kindBye)[:5], 1, 0, 0), driver.ErrProtocol, 0, 0},
 		{"unknown kind", cat(packetFrame([]byte("ok")), frameHdr(4, 9)), driver.ErrProtocol, 1, 0},
 		{"kind zero", frameHdr(4, 0), driver.ErrProtocol, 0, 0},
 		{"zero length", frameHdr(0, kindPacket), driver.ErrProtocol, 0, 0},
@@ -70,21 +87,52 @@ func TestDecoder(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h := newFuzzHandler()
-			d := newDecoder(bytes.NewReader(tt.stream), h, 3, testMaxPacket)
-			var err error
-			for err == nil {
-				_, err = d.next()
-			}
-			if !errors.Is(err, tt.want) {
-				t.Fatalf("next: %v, want %v", err, tt.want)
+			// Whole stream at once, and one byte at a time with the source
+			// blocking in between: the decoder must not care where reads end.
+			for _, chunk := range []int{len(tt.stream) + 1, 1} {
+				h = newFuzzHandler()
+				d := newDecoder(h, 3, testMaxPacket)
+				src := chunkSource(tt.stream, chunk)
+				var err error
+				for i := 0; err == nil; i++ {
+					if i > 2*len(tt.stream)+2 {
+						t.Fatal("decoder made no progress")
+					}
+					_, err = d.run(src)
+				}
+				if !errors.Is(err, tt.want) {
+					t.Fatalf("chunk %d: run: %v, want %v", chunk, err, tt.want)
+				}
+				if _, again := d.run(src); again != err {
+					t.Fatalf("end is not sticky: %v then %v", err, again)
+				}
+				if cap(d.body) > testMaxPacket {
+					t.Errorf("packet buffer grew to %d bytes, past MaxPacket", cap(d.body))
+				}
 			}
 			if h.packets != tt.packets || h.puts != tt.puts {
 				t.Errorf("delivered %d packets and %d puts, want %d and %d", h.packets, h.puts, tt.packets, tt.puts)
 			}
-			if cap(d.body) > testMaxPacket {
-				t.Errorf("packet buffer grew to %d bytes, past MaxPacket", cap(d.body))
-			}
 		})
+	}
+}
+
+// chunkSource serves data chunk bytes at a time, reporting errWouldBlock
+// between chunks, then io.EOF.
+func chunkSource(data []byte, chunk int) source {
+	blocked := false
+	return func(p []byte) (int, error) {
+		if len(data) == 0 {
+			return 0, io.EOF
+		}
+		if blocked {
+			blocked = false
+			return 0, errWouldBlock
+		}
+		blocked = true
+		n := copy(p, data[:min(chunk, len(data))])
+		data = data[n:]
+		return n, nil
 	}
 }
 

@@ -48,7 +48,14 @@ type rail struct {
 	out        inlineWriter
 	pending    net.Buffers // what the writer is writing
 	pendingBuf [][]byte    // pending's backing array, reused
+	claim      atomic.Bool // the pending frame's rest has a writer (goroutine or Flush)
+	wio        sync.Mutex  // held while the pending frame's rest is written
 	jobs       chan job    // at most one frame and one final job
+
+	rmu       sync.Mutex // guards dec: held by the reader goroutine or a poller
+	dec       *decoder
+	contended atomic.Bool  // the reader backed off while a poller held rmu
+	polling   atomic.Int32 // goroutines polling this rail now
 
 	rdone chan struct{} // closed when the reader exits
 	wdone chan struct{} // closed when the writer exits
@@ -57,7 +64,10 @@ type rail struct {
 	cause    atomic.Pointer[error] // why the connection was dropped
 }
 
-var _ driver.Rail = (*rail)(nil)
+var (
+	_ driver.Rail   = (*rail)(nil)
+	_ driver.Poller = (*rail)(nil)
+)
 
 // newRail wraps an authenticated connection.
 func newRail(t *Transport, p *peer, index int, nc *net.TCPConn, peerMax int) (*rail, error) {
@@ -65,7 +75,7 @@ func newRail(t *Transport, p *peer, index int, nc *net.TCPConn, peerMax int) (*r
 	if err != nil {
 		return nil, err
 	}
-	return &rail{
+	r := &rail{
 		t: t, p: p, index: index, nc: nc, raw: raw,
 		remote: nc.RemoteAddr().String(),
 		caps: driver.Caps{
@@ -78,7 +88,10 @@ func newRail(t *Transport, p *peer, index int, nc *net.TCPConn, peerMax int) (*r
 		jobs:  make(chan job, 2),
 		rdone: make(chan struct{}),
 		wdone: make(chan struct{}),
-	}, nil
+	}
+	r.dec = newDecoder(t.h, p.rank, t.cfg.MaxPacket)
+	r.dec.onBye = r.bye
+	return r, nil
 }
 
 // Caps returns the rail's capabilities.
@@ -122,9 +135,9 @@ func (r *rail) Post(f *driver.Frame) (bool, error) {
 	}
 	var hdr []byte
 	if f.Kind == driver.Packet {
-		hdr = r.hdr.packet(n)
+		hdr = r.hdr.packet(n, framePad(packetHeaderSize, f.Iov))
 	} else {
-		hdr = r.hdr.put(f.Region, f.Offset, n)
+		hdr = r.hdr.put(f.Region, f.Offset, n, framePad(putHeaderSize, f.Iov))
 	}
 	w, err := r.out.write(r.raw, hdr, f.Iov)
 	if err != nil {
@@ -139,6 +152,19 @@ func (r *rail) Post(f *driver.Frame) (bool, error) {
 	r.queueRestLocked(w, hdr, f.Iov)
 	r.wmu.Unlock()
 	return false, nil
+}
+
+// framePad returns the pad for a frame whose header is hdrLen bytes and
+// whose last iovec part is its large payload (see padFor).
+func framePad(hdrLen int, iov [][]byte) int {
+	if len(iov) == 0 {
+		return 0
+	}
+	before := hdrLen
+	for _, b := range iov[:len(iov)-1] {
+		before += len(b)
+	}
+	return padFor(before, iov[len(iov)-1])
 }
 
 // postableLocked says why no frame can be posted now, or nil.
@@ -173,6 +199,7 @@ func (r *rail) queueRestLocked(w int, hdr []byte, iov [][]byte) {
 		add(b)
 	}
 	r.busy = true
+	r.claim.Store(false)
 	r.jobs <- jobFrame
 }
 
@@ -186,7 +213,7 @@ func (r *rail) queueChunkedLocked(f *driver.Frame, n int) {
 	for off := 0; off < n; {
 		chunk := min(n-off, r.t.putChunk)
 		hdr := new(header)
-		r.pendingBuf = append(r.pendingBuf, hdr.put(f.Region, f.Offset+int64(off), chunk))
+		r.pendingBuf = append(r.pendingBuf, hdr.put(f.Region, f.Offset+int64(off), chunk, 0))
 		for need := chunk; need > 0; {
 			b := iov[0][pos:]
 			if len(b) > need {
@@ -204,6 +231,7 @@ func (r *rail) queueChunkedLocked(f *driver.Frame, n int) {
 		off += chunk
 	}
 	r.busy = true
+	r.claim.Store(false)
 	r.jobs <- jobFrame
 }
 

@@ -16,25 +16,64 @@ var errNoBye = fmt.Errorf("connection closed without Bye: %w", io.EOF)
 // the peer's Bye.
 var errAfterBye = fmt.Errorf("closed after Bye: %w", driver.ErrPeerClosed)
 
-// readLoop is the rail's reader goroutine: it delivers frames until the
-// connection ends, then works out what the end means.
+// readLoop is the rail's reader goroutine: it feeds the decoder whenever
+// the socket is readable until the connection ends, then works out what the
+// end means.
 func (r *rail) readLoop() {
 	defer r.t.wg.Done()
 	defer close(r.rdone)
-	d := newDecoder(r.nc, r.t.h, r.p.rank, r.t.cfg.MaxPacket)
-	for {
-		kind, err := d.next()
-		if err != nil {
-			r.readEnded(err, d.bye)
-			return
+	r.readEnded(r.readFrames(), r.dec.bye)
+}
+
+// bye handles the peer's Bye: it finalized, so no more Posts to it, and our
+// write side shuts once the frame in flight (if any) is out, which is the
+// peer's cue that it may close without destroying our data.
+func (r *rail) bye() {
+	r.t.peerDown(r.p, fmt.Errorf("tcp rail %d: %w", r.index, driver.ErrPeerClosed))
+	r.finish(jobShut)
+}
+
+// Poll delivers whatever has already arrived on the rail, in the calling
+// goroutine, without waiting; it implements driver.Poller. A goroutine
+// waiting for a message polls instead of parking, so the message's arrival
+// wakes no other thread: on a virtual machine that wake-up alone costs more
+// than a small-message round trip. If the reader goroutine is reading at
+// that moment, Poll returns at once: the message is being delivered anyway.
+func (r *rail) Poll() bool {
+	if !r.rmu.TryLock() {
+		return false
+	}
+	progress, err := r.pollLocked()
+	r.rmu.Unlock()
+	// The reader goroutine backed off while we held the lock: input that
+	// arrived after our last read is ours to drain.
+	for err == nil && r.contended.Swap(false) {
+		if !r.rmu.TryLock() {
+			r.contended.Store(true) // the new holder drains
+			break
 		}
-		if kind == kindBye {
-			// The peer finalized: no more Posts to it, and our write side
-			// shuts once the frame in flight (if any) is out, which is the
-			// peer's cue that it may close without destroying our data.
-			r.t.peerDown(r.p, fmt.Errorf("tcp rail %d: %w", r.index, driver.ErrPeerClosed))
-			r.finish(jobShut)
-		}
+		var more bool
+		more, err = r.pollLocked()
+		r.rmu.Unlock()
+		progress = progress || more
+	}
+	if err != nil && err != io.EOF && !errors.Is(err, errTruncated) {
+		// A broken stream may bring no further readiness event: close the
+		// connection so the reader goroutine wakes and reports it.
+		r.fail(err)
+	}
+	return progress
+}
+
+// StartPolling tells the rail that a goroutine is polling it (see
+// driver.Poller): the reader goroutine leaves the input to it.
+func (r *rail) StartPolling() { r.polling.Add(1) }
+
+// StopPolling ends a StartPolling. Input whose readiness the reader
+// goroutine skipped meanwhile is drained here.
+func (r *rail) StopPolling() {
+	if r.polling.Add(-1) == 0 && r.contended.Load() {
+		r.Poll()
 	}
 }
 

@@ -13,18 +13,12 @@ func (r *rail) writeLoop() {
 	for j := range r.jobs {
 		switch j {
 		case jobFrame:
-			r.pending = r.pendingBuf
-			_, err := r.pending.WriteTo(r.nc)
-			clear(r.pendingBuf) // do not pin the caller's buffers
-			r.pendingBuf = r.pendingBuf[:0]
-			if err != nil {
-				r.fail(err) // the reader reports the peer lost with this cause
-				err = fmt.Errorf("tcp rail %d: %w", r.index, err)
+			if !r.writePending() {
+				// Flush took the frame: wait until it is out before any
+				// later job (a Bye must not cut into it).
+				r.wio.Lock()
+				r.wio.Unlock()
 			}
-			r.wmu.Lock()
-			r.busy = false
-			r.wmu.Unlock()
-			r.t.h.Idle(r, err)
 		case jobBye:
 			if _, err := r.nc.Write(byeFrame[:]); err == nil {
 				r.nc.CloseWrite()
@@ -33,4 +27,41 @@ func (r *rail) writeLoop() {
 			r.nc.CloseWrite()
 		}
 	}
+}
+
+// writePending writes the rest of the pending frame with blocking
+// semantics (net.Buffers uses writev and parks on the netpoller) and
+// reports Idle, unless another goroutine claimed it first; it says whether
+// it did.
+func (r *rail) writePending() bool {
+	r.wio.Lock()
+	defer r.wio.Unlock()
+	if !r.claim.CompareAndSwap(false, true) {
+		return false
+	}
+	r.pending = r.pendingBuf
+	_, err := r.pending.WriteTo(r.nc)
+	clear(r.pendingBuf) // do not pin the caller's buffers
+	r.pendingBuf = r.pendingBuf[:0]
+	if err != nil {
+		r.fail(err) // the reader reports the peer lost with this cause
+		err = fmt.Errorf("tcp rail %d: %w", r.index, err)
+	}
+	r.wmu.Lock()
+	r.busy = false
+	r.wmu.Unlock()
+	r.t.h.Idle(r, err)
+	return true
+}
+
+// Flush writes the rest of a frame Post could not finish, in the calling
+// goroutine, if the writer goroutine has not started on it; it implements
+// driver.Flusher. A goroutine that would otherwise park until the frame is
+// out writes it itself: the bytes then go out from the processor that
+// holds them, and no thread is woken twice.
+func (r *rail) Flush() bool {
+	r.wmu.Lock()
+	busy := r.busy && !r.claim.Load()
+	r.wmu.Unlock()
+	return busy && r.writePending()
 }
