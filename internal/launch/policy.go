@@ -35,7 +35,12 @@ type action struct {
 // timer) and carries out the actions it returns, so the rules are tested
 // without processes (policy_test.go).
 //
-// Blame goes to the first failure observed. A rank that loses its KVS
+// Blame goes to the first failure observed, with one exception: during the
+// grace period a crash (a rank killed by a signal the launcher did not
+// send) takes the blame from a rank that exited, with an error or without
+// goodbye. Ranks that notice a crashed peer exit with
+// an error themselves, and on a busy machine the launcher may see one of
+// those exits before the crash that caused it. A rank that loses its KVS
 // connection while still running is failing from that moment; its exit
 // status, when it comes before the launcher signalled it, says how.
 type policy struct {
@@ -93,7 +98,7 @@ func (p *policy) sent(r int) { p.signaled[r] = true }
 
 // fail records a failure and starts ending the job.
 func (p *policy) fail(e *RankError) []action {
-	if p.first == nil && p.canceled == nil {
+	if p.canceled == nil && (p.first == nil || p.stage == stageGrace && crash(e) && !crash(p.first)) {
 		p.first = e
 	}
 	if p.stage == stageRun {
@@ -128,6 +133,11 @@ func (p *policy) exit(r int, st exitStatus) []action {
 	return nil
 }
 
+// crash reports whether e is a rank killed by a signal rather than one
+// that exited. (A lost KVS connection alone does not say: every rank that
+// exits without goodbye loses it.)
+func crash(e *RankError) bool { return e.Signal != 0 }
+
 func statusError(r int, st exitStatus) *RankError {
 	if st.sig != 0 {
 		return &RankError{Rank: r, ExitCode: -1, Signal: st.sig, Cause: CauseExit}
@@ -146,10 +156,12 @@ func (p *policy) lost(r int) []action {
 		}
 		return p.fail(&RankError{Rank: r, ExitCode: 0, Cause: CauseLost})
 	}
-	if p.first == nil && p.canceled == nil {
-		p.lostRank = r
+	e := &RankError{Rank: r, ExitCode: -1, Cause: CauseLost}
+	acts := p.fail(e)
+	if p.first == e {
+		p.lostRank = r // its exit status will say how it was lost
 	}
-	return p.fail(&RankError{Rank: r, ExitCode: -1, Cause: CauseLost})
+	return acts
 }
 
 // abort: rank r asked to end the job.

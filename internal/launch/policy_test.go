@@ -100,6 +100,33 @@ func TestPolicy(t *testing.T) {
 			{"exit 0 sig15", ""},
 			{"exit 1 sig9", ""},
 		}, "rank 1 killed by signal 9 (killed)"},
+		{"a crash seen after a peer's error exit takes the blame", 3, []step{
+			{"exit 0 1", "timer"}, // rank 0 noticed rank 2's crash first
+			{"lost 2", ""},
+			{"exit 2 sig9", ""},
+			{"exit 1 1", ""},
+		}, "rank 2 killed by signal 9 (killed)"},
+		{"an exit without goodbye after an error exit is no crash", 3, []step{
+			{"exit 1 3", "timer"},
+			{"lost 2", ""},
+			{"exit 2 4", ""},
+			{"exit 0 4", ""},
+		}, "rank 1 exited with status 3"},
+		{"a crash by signal seen after a peer's error exit", 3, []step{
+			{"exit 0 1", "timer"},
+			{"exit 2 sig11", ""},
+			{"exit 1 1", ""},
+		}, "rank 2 killed by signal 11 (segmentation fault)"},
+		{"the first crash keeps the blame", 3, []step{
+			{"exit 0 sig11", "timer"},
+			{"exit 2 sig9", ""},
+			{"exit 1 1", ""},
+		}, "rank 0 killed by signal 11 (segmentation fault)"},
+		{"ranks the launcher killed take no blame", 2, []step{
+			{"exit 0 1", "timer"},
+			{"timer", "signal 15, timer"},
+			{"exit 1 sig15", ""},
+		}, "rank 0 exited with status 1"},
 		{"lost while running, killed by the launcher", 2, []step{
 			{"lost 1", "timer"},
 			{"timer", "signal 15, timer"},

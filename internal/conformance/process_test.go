@@ -1,0 +1,320 @@
+package conformance
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"runtime"
+
+	"runtime/metrics"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/launch"
+)
+
+// The test binary doubles as the rank program: with rankModeEnv set,
+// TestMain runs one rank of a job (commtune.Init over the launcher's
+// environment, so over TCP) instead of the tests.
+const (
+	rankModeEnv = "COMMTUNE_CONFORMANCE_MODE"
+	rankArgEnv  = "COMMTUNE_CONFORMANCE_ARG"
+)
+
+func TestMain(m *testing.M) {
+	if mode := os.Getenv(rankModeEnv); mode != "" {
+		os.Exit(rankMain(mode, os.Getenv(rankArgEnv)))
+	}
+	os.Exit(m.Run())
+}
+
+// rankMain runs one rank and returns its exit status; what it has to say
+// goes to stdout as "rank R: ..." lines.
+func rankMain(mode, arg string) int {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c, err := commtune.Init(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "init:", err)
+		return 1
+	}
+	switch mode {
+	case "suite":
+		err = runSuite(ctx, c)
+	case "stress":
+		n, _ := strconv.Atoi(arg)
+		var rep StressReport
+		rep, err = Stress(ctx, c, StressConfig{Messages: n, MaxSize: 256 << 10, Seed: 2026})
+		fmt.Printf("rank %d: stress sent %d received %d (%d bytes) in %v\n", c.Rank(), rep.Sent, rep.Received, rep.BytesReceived, rep.Elapsed.Round(time.Millisecond))
+	case "flood":
+		err = flood(ctx, c)
+	case "kill":
+		err = killRing(ctx, c, arg)
+	default:
+		err = fmt.Errorf("unknown mode %q", mode)
+	}
+	if err != nil {
+		fmt.Printf("rank %d: FAIL: %v\n", c.Rank(), err)
+		c.Close()
+		return 1
+	}
+	if err := c.Close(); err != nil {
+		fmt.Printf("rank %d: close: %v\n", c.Rank(), err)
+		return 1
+	}
+	return 0
+}
+
+// runSuite runs every case on the world communicator, with a barrier
+// between cases so that one case's stragglers cannot meet the next.
+func runSuite(ctx context.Context, c *commtune.Comm) error {
+	for _, tc := range Cases() {
+		if c.Size() < tc.MinRanks {
+			continue
+		}
+		if err := tc.Run(ctx, c); err != nil {
+			return fmt.Errorf("%s: %w", tc.Name, err)
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return fmt.Errorf("%s: barrier: %w", tc.Name, err)
+		}
+	}
+	return nil
+}
+
+// runJob starts n ranks of this test binary in mode through the launcher
+// and returns their output.
+func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	err := launch.Run(context.Background(), launch.Options{
+		N:    n,
+		Args: []string{os.Args[0]},
+		Env: append([]string{
+			rankModeEnv + "=" + mode, rankArgEnv + "=" + arg,
+			// A race-enabled binary sleeps a second at exit unless told not to.
+			"GORACE=atexit_sleep_ms=0",
+		}, env...),
+		Prefix: true,
+		Stdout: &out,
+		Stderr: &out,
+	})
+	return out.String(), err
+}
+
+// TestProcesses runs the semantics suite over real processes talking TCP.
+func TestProcesses(t *testing.T) {
+	for _, n := range []int{2, 3, 4} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			out, err := runJob(t, n, "suite", "")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		})
+	}
+}
+
+// TestStressProcesses: 4 processes exchange random messages (0–256 KiB,
+// random tags, any-source receives) with every payload and the ordering
+// rule checked. COMMTUNE_STRESS_MESSAGES sets the count (the acceptance run
+// uses 200000); the default keeps CI short.
+func TestStressProcesses(t *testing.T) {
+	n := 20000
+	if v := os.Getenv("COMMTUNE_STRESS_MESSAGES"); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("COMMTUNE_STRESS_MESSAGES=%q: want a positive count", v)
+		}
+	} else if testing.Short() {
+		n = 4000
+	}
+	out, err := runJob(t, 4, "stress", strconv.Itoa(n))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Logf("%d messages:\n%s", n, out)
+}
+
+// Flood: rank 0 sends floodCount eager-sized messages to rank 1, which
+// sleeps floodSleep before receiving any. All must arrive intact and in
+// order, and rank 1's buffered unexpected memory must stay within the
+// configured limit.
+const (
+	floodCount = 100000
+	floodSize  = 1 << 10
+	floodSleep = 2 * time.Second
+	floodLimit = 4 << 20 // COMMTUNE_UNEXPECTED_LIMIT for the flood job
+)
+
+func flood(ctx context.Context, c *commtune.Comm) error {
+	switch c.Rank() {
+	case 0:
+		b := make([]byte, floodSize)
+		for i := 0; i < floodCount; i++ {
+			fillPayload(b, 0, 1, i)
+			if err := c.Send(ctx, b, 1, 0); err != nil {
+				return fmt.Errorf("send %d: %w", i, err)
+			}
+		}
+		s := c.Stats()
+		fmt.Printf("rank 0: flood sent %d messages: %d eager, %d by rendezvous for lack of credit\n",
+			floodCount, s.EagerCopySends+s.EagerIovecSends, s.CreditFallbacks)
+	case 1:
+		runtime.GC()
+		base := heapObjects()
+		var peakHeap atomic.Uint64
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go sampleHeap(&peakHeap, stop, done)
+		time.Sleep(floodSleep)
+		mid := c.Stats()
+		b := make([]byte, floodSize)
+		want := make([]byte, floodSize)
+		for i := 0; i < floodCount; i++ {
+			st, err := c.Recv(ctx, b, 0, 0)
+			if err != nil {
+				return fmt.Errorf("receive %d: %w", i, err)
+			}
+			fillPayload(want, 0, 1, i)
+			if st.Count != floodSize || !bytes.Equal(b, want) {
+				return fmt.Errorf("message %d: %d bytes, intact %v", i, st.Count, bytes.Equal(b, want))
+			}
+		}
+		close(stop)
+		<-done
+		s := c.Stats()
+		fmt.Printf("rank 1: flood received %d messages intact and in order; unexpected peak %d bytes (limit %d); "+
+			"buffered after the sleep %d bytes; heap before %d bytes, peak %d bytes\n",
+			floodCount, s.UnexpectedPeak, floodLimit, mid.UnexpectedBytes, base, peakHeap.Load())
+		if s.UnexpectedPeak > floodLimit {
+			return fmt.Errorf("unexpected peak %d over the limit %d", s.UnexpectedPeak, floodLimit)
+		}
+	}
+	return nil
+}
+
+func heapObjects() uint64 {
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	metrics.Read(s)
+	return s[0].Value.Uint64()
+}
+
+// sampleHeap records the peak of live heap objects every millisecond.
+func sampleHeap(peak *atomic.Uint64, stop <-chan struct{}, done chan<- struct{}) {
+	defer close(done)
+	s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+	t := time.NewTicker(time.Millisecond)
+	defer t.Stop()
+	for {
+		metrics.Read(s)
+		if v := s[0].Value.Uint64(); v > peak.Load() {
+			peak.Store(v)
+		}
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+		}
+	}
+}
+
+func TestFloodProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("flood moves 100 MB; skipped with -short")
+	}
+	out, err := runJob(t, 2, "flood", "", fmt.Sprintf("COMMTUNE_UNEXPECTED_LIMIT=%d", floodLimit))
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	t.Log(out)
+}
+
+// killRing: ranks pass a token around a ring; the victim rank SIGKILLs
+// itself after a number of laps. The others must see ErrPeerLost naming
+// it, and report how long after the kill they noticed.
+func killRing(ctx context.Context, c *commtune.Comm, arg string) error {
+	victim, laps := 2, 200
+	n := c.Size()
+	next, prev := (c.Rank()+1)%n, (c.Rank()-1+n)%n
+	tok := make([]byte, 8)
+	for lap := 0; ; lap++ {
+		if c.Rank() == victim && lap == laps {
+			// Stamp the moment of death for the others to compare with.
+			os.WriteFile(arg, []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o600)
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			select {}
+		}
+		_, err := c.Sendrecv(ctx, tok, next, 0, tok, prev, 0)
+		if err != nil {
+			noticed := time.Now()
+			var pl *commtune.PeerLostError
+			if !errors.Is(err, commtune.ErrPeerLost) || !errors.As(err, &pl) {
+				return fmt.Errorf("lap %d: want ErrPeerLost, got %v", lap, err)
+			}
+			stamp, rerr := os.ReadFile(arg)
+			killed, _ := strconv.ParseInt(strings.TrimSpace(string(stamp)), 10, 64)
+			if rerr != nil || killed == 0 {
+				return fmt.Errorf("lap %d: %v, but the victim left no stamp", lap, err)
+			}
+			fmt.Printf("rank %d: lap %d: %v (noticed %v after the kill)\n", c.Rank(), lap, err, noticed.Sub(time.Unix(0, killed)).Round(time.Microsecond))
+			return err // exit non-zero, as a real program would
+		}
+	}
+}
+
+// TestKillProcesses kills one rank of four mid-exchange: every other rank
+// must fail with ErrPeerLost naming it, the launcher must blame it, and no
+// process of the job may remain.
+func TestKillProcesses(t *testing.T) {
+	stamp := t.TempDir() + "/killed"
+	out, err := runJob(t, 4, "kill", stamp)
+	var re *launch.RankError
+	if !errors.As(err, &re) || re.Rank != 2 || re.Signal != syscall.SIGKILL {
+		t.Fatalf("launcher error %v, want rank 2 killed by SIGKILL\n%s", err, out)
+	}
+	// Every survivor's operation failed with ErrPeerLost (killRing fails
+	// otherwise with "want ErrPeerLost"), naming the victim or a neighbour
+	// that ended because of it; the victim's neighbours name the victim.
+	for _, r := range []int{0, 1, 3} {
+		if !regexp.MustCompile(fmt.Sprintf(`\[%d\] rank %d: FAIL: rank \d lost: `, r, r)).MatchString(out) {
+			t.Errorf("rank %d did not fail with ErrPeerLost:\n%s", r, out)
+		}
+	}
+	if !strings.Contains(out, "rank 2 lost: ") {
+		t.Errorf("no rank reported losing rank 2:\n%s", out)
+	}
+	if left := processesOf(os.Args[0]); len(left) > 0 {
+		t.Errorf("processes left behind: %v", left)
+	}
+	t.Logf("%v\n%s", err, out)
+}
+
+// processesOf lists live processes running exe other than this one.
+func processesOf(exe string) []int {
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil || pid == os.Getpid() {
+			continue
+		}
+		path, err := os.Readlink("/proc/" + e.Name() + "/exe")
+		if err != nil || path != exe {
+			continue
+		}
+		stat, _ := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if f := strings.Fields(string(stat)); len(f) > 2 && f[2] == "Z" {
+			continue // a zombie holds no resources and runs nothing
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
