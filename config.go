@@ -32,16 +32,20 @@ type Config struct {
 	// Env: COMMTUNE_UNEXPECTED_LIMIT.
 	UnexpectedLimit int64
 	// Rails are the local addresses TCP listens on, one rail each; every
-	// rank must list the same number. Default: the address that reaches the
-	// launcher (127.0.0.1 for a single-node job).
+	// rank must list the same number. Default: one rail on 127.0.0.1 (the
+	// launcher starts every rank on this node).
 	// Env: COMMTUNE_RAILS (comma-separated host or host:port).
 	Rails []string
 	// SpinWait is how long a goroutine waiting for a request polls the
 	// network itself, with no byte arriving, before parking. Polling lets
 	// the waiting goroutine receive its message with no thread wake-up
 	// (3–30 µs on a virtual machine) and keeps it on the processor that
-	// will use it; parking frees the processor. Default 200 µs; negative
-	// means never poll (for jobs with more ranks than cores).
+	// will use it; parking frees the processor. The budget adapts: it
+	// shrinks while waits outlast it (another rank, or another program,
+	// needs the processor) and grows back when polling pays. Default 200 µs,
+	// or never when more ranks run on this node than it has processors
+	// (a polling rank would take the processor the rank it waits for
+	// needs); negative means never poll.
 	// Env: COMMTUNE_SPIN_WAIT (a Go duration: 50us, 0s, -1s).
 	SpinWait time.Duration
 	// ConnectTimeout bounds how long Init waits for every peer to connect.
@@ -132,6 +136,14 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 		c.ConnectTimeout = d
 	}
 	return nil
+}
+
+// defaultSpin sets SpinWait's default for localRanks ranks sharing cpus
+// processors: never poll when they are oversubscribed.
+func (c *Config) defaultSpin(localRanks, cpus int) {
+	if c.SpinWait == 0 && localRanks > cpus {
+		c.SpinWait = -1
+	}
 }
 
 func (c *Config) coreConfig() core.Config {

@@ -18,8 +18,10 @@ import (
 // Result is one message size's measurement.
 type Result struct {
 	Bytes         int     `json:"bytes"`
-	LatencyUS     float64 `json:"latency_us"`     // median half round trip
-	BandwidthMBps float64 `json:"bandwidth_MBps"` // bytes / latency_us
+	LatencyUS     float64 `json:"latency_us"`      // median half round trip
+	BandwidthMBps float64 `json:"bandwidth_MBps"`  // bytes / latency_us
+	MeanUS        float64 `json:"latency_mean_us"` // mean half round trip: the tail shows here
+	P99US         float64 `json:"latency_p99_us"`  // 99th percentile half round trip
 }
 
 // Report is the JSON document `commtune bench pingpong --json` prints.
@@ -122,8 +124,17 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 }
 
 func result(size int, rtts []time.Duration) Result {
-	lat := float64(Median(rtts)) / 2 / float64(time.Microsecond)
+	half := func(d time.Duration) float64 { return float64(d) / 2 / float64(time.Microsecond) }
+	lat := half(Median(rtts)) // sorts rtts
+	var sum time.Duration
+	for _, d := range rtts {
+		sum += d
+	}
 	r := Result{Bytes: size, LatencyUS: lat}
+	if n := len(rtts); n > 0 {
+		r.MeanUS = half(sum / time.Duration(n))
+		r.P99US = half(rtts[min(n-1, n*99/100)])
+	}
 	if lat > 0 {
 		r.BandwidthMBps = float64(size) / lat
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/sched"
@@ -20,7 +19,7 @@ type Engine struct {
 	cfg        Config
 	sched      *sched.Scheduler
 	grant      int64 // eager credit each sender starts with (UnexpectedLimit / size)
-	spinWait   time.Duration
+	spin       *spinPolicy
 
 	mu        sync.Mutex
 	ctxs      map[uint64]*matchCtx
@@ -71,7 +70,7 @@ func NewEngine(rank, size int, cfg Config, sc *sched.Scheduler) (*Engine, error)
 	e := &Engine{
 		rank: rank, size: size, cfg: cfg, sched: sc,
 		grant:     cfg.UnexpectedLimit / int64(size),
-		spinWait:  cfg.SpinWait,
+		spin:      newSpinPolicy(cfg.SpinWait),
 		ctxs:      make(map[uint64]*matchCtx),
 		peers:     make([]peer, size),
 		sends:     make(map[uint64]*Request),
@@ -122,7 +121,11 @@ func (e *Engine) Stats() Stats {
 }
 
 func (e *Engine) newRequest(op opKind, peer, tag int, buf []byte) *Request {
-	return &Request{e: e, op: op, peer: peer, tag: tag, buf: buf, done: make(chan struct{})}
+	r := &Request{e: e, op: op, peer: peer, tag: tag, buf: buf, done: make(chan struct{})}
+	if op == opRecv && e.spin.max > 0 {
+		r.poke = make(chan struct{}, 1)
+	}
+	return r
 }
 
 // ctxLocked returns the matching context id, creating it on first use: a
@@ -350,6 +353,12 @@ func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID uint64,
 		r.id = e.nextID
 		e.regions[r.id] = r
 		putCTS(c.buf[:], sendID, r.id, uint64(r.expect))
+		if r.poke != nil {
+			select { // a parked waiter comes to receive the data itself
+			case r.poke <- struct{}{}:
+			default:
+			}
+		}
 	}
 	c.pkt.Head = c.buf[:ctsLen]
 	out.add(peer, c)

@@ -50,8 +50,9 @@ type Request struct {
 	id   uint64
 
 	done      chan struct{}
-	finished  atomic.Bool // set with done's close; what a spinning waiter watches
-	completed bool        // guarded by e.mu
+	poke      chan struct{} // receives: the rendezvous matched, come and take the data
+	finished  atomic.Bool   // set with done's close; what a spinning waiter watches
+	completed bool          // guarded by e.mu
 	status    Status
 	err       error
 
@@ -79,17 +80,32 @@ type Request struct {
 func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Wait blocks until r completes or ctx ends; on ctx's end it returns
-// ctx.Err() and r stays pending (Wait again, or Cancel). It polls for up to
-// the engine's spin time before parking (see Config.SpinWait).
+// ctx.Err() and r stays pending (Wait again, or Cancel). It first polls
+// the network for the engine's adaptive spin budget (spinPolicy), then
+// parks; a parked receive whose rendezvous matches is woken to receive the
+// data itself, on its own processor.
 func (r *Request) Wait(ctx context.Context) (Status, error) {
-	if r.finished.Load() || r.spin(r.e.spinWait) {
+	if r.finished.Load() {
 		return r.status, r.err
 	}
-	select {
-	case <-r.done:
+	d := r.e.spin.next()
+	done := r.spin(d, r.peer)
+	r.e.spin.report(d, done)
+	if done {
 		return r.status, r.err
-	case <-ctx.Done():
-		return Status{}, ctx.Err()
+	}
+	for {
+		select {
+		case <-r.done:
+			return r.status, r.err
+		case <-ctx.Done():
+			return Status{}, ctx.Err()
+		case <-r.poke: // never for sends: nil channel
+			// r.src was set before the poke was sent.
+			if r.spin(time.Duration(r.e.spin.max), r.src) {
+				return r.status, r.err
+			}
+		}
 	}
 }
 
@@ -108,20 +124,19 @@ func (r *Request) Test() (Status, bool, error) {
 // if r was cancelled (it then completes with ErrCanceled).
 func (r *Request) Cancel() bool { return r.e.cancel(r) }
 
-// spin waits by polling the rails r's message comes on (or goes out on)
-// in the calling goroutine, until d passes with no byte arriving: the goroutine that needs the
+// spin waits by polling the rails to peer in the calling goroutine, until d
+// passes with no byte arriving: the goroutine that needs the
 // message receives it itself. Parking instead means another thread
 // receives it and wakes this one, and a thread wake-up on a virtual
 // machine takes 3–30 µs (DESIGN.md, facts measured here): more than a whole
 // small-message round trip. When nothing arrives it yields the processor,
 // so other goroutines (the rail's writer, the application's) still run,
 // also with GOMAXPROCS=1.
-func (r *Request) spin(d time.Duration) bool {
+func (r *Request) spin(d time.Duration, peer int) bool {
 	if d <= 0 {
 		return false
 	}
-	peer := r.peer // immutable; AnySource (-1) polls every peer
-	r.e.sched.StartPolling(peer)
+	r.e.sched.StartPolling(peer) // AnySource (-1): every peer
 	defer r.e.sched.StopPolling(peer)
 	deadline := time.Now().Add(d)
 	progressed := false
