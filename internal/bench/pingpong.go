@@ -89,6 +89,11 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 	for i := range buf {
 		buf[i] = byte(i)
 	}
+	// Warm up before the first size too: connections, pools, the spin
+	// budget and the scheduler settle in the first few hundred round trips.
+	if _, err := commtunePingPong(ctx, c, buf[:min(len(buf), 8)], 500, nil); err != nil {
+		return nil, nil, err
+	}
 	var res, base []Result
 	for _, size := range cfg.Sizes {
 		iters := Iterations(size, cfg.Iters)
