@@ -40,12 +40,10 @@ type Config struct {
 	// network itself, with no byte arriving, before parking. Polling lets
 	// the waiting goroutine receive its message with no thread wake-up
 	// (3–30 µs on a virtual machine) and keeps it on the processor that
-	// will use it; parking frees the processor. The budget adapts: it
-	// shrinks while waits outlast it (another rank, or another program,
-	// needs the processor) and grows back when polling pays. Default 200 µs,
-	// or never when more ranks run on this node than it has processors
-	// (a polling rank would take the processor the rank it waits for
-	// needs); negative means never poll.
+	// will use it; parking frees the processor. Default 200 µs, or never
+	// when more ranks run on this node than it has processors (a polling
+	// rank would take the processor the rank it waits for needs); negative
+	// means never poll.
 	// Env: COMMTUNE_SPIN_WAIT (a Go duration: 50us, 0s, -1s).
 	SpinWait time.Duration
 	// ConnectTimeout bounds how long Init waits for every peer to connect.

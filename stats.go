@@ -9,6 +9,9 @@ type Stats struct {
 	UnexpectedBytes int64  // eager payload bytes buffered now for unposted receives
 	UnexpectedPeak  int64  // the most ever buffered at once
 	CopiedBytes     uint64 // bytes copied from eager packets into receive buffers
+	PolledWaits     uint64 // waits that ended while the waiting goroutine polled the network
+	SpinMisses      uint64 // waits that polled for the whole spin budget, then parked
+	ParkedWaits     uint64 // waits that parked at once (spin budget exhausted or disabled)
 }
 
 // Stats returns the counters of the rank's engine (shared by every
@@ -23,5 +26,8 @@ func (c *Comm) Stats() Stats {
 		UnexpectedBytes: s.UnexpectedBytes,
 		UnexpectedPeak:  s.UnexpectedPeak,
 		CopiedBytes:     s.CopiedBytes,
+		PolledWaits:     s.PolledWaits,
+		SpinMisses:      s.SpinMisses,
+		ParkedWaits:     s.ParkedWaits,
 	}
 }

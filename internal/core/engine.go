@@ -55,6 +55,9 @@ type Stats struct {
 	UnexpectedPeak  int64  // the most ever buffered at once
 	CopiedBytes     uint64 // bytes the engine copied into receive buffers (eager only)
 	CreditFallbacks uint64 // eager-sized sends that went rendezvous for lack of credit
+	PolledWaits     uint64 // waits that ended while the waiter polled the network
+	SpinMisses      uint64 // waits that polled for the whole budget, then parked
+	ParkedWaits     uint64 // waits that parked at once (no polling budget)
 }
 
 // NewEngine returns the engine of rank in a job of size ranks, sending
@@ -116,8 +119,10 @@ func (e *Engine) Size() int { return e.size }
 // Stats returns a snapshot of the counters.
 func (e *Engine) Stats() Stats {
 	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.stats
+	s := e.stats
+	e.mu.Unlock()
+	s.PolledWaits, s.SpinMisses, s.ParkedWaits = e.spin.counts()
+	return s
 }
 
 func (e *Engine) newRequest(op opKind, peer, tag int, buf []byte) *Request {

@@ -81,8 +81,7 @@ func (r *Request) Done() <-chan struct{} { return r.done }
 
 // Wait blocks until r completes or ctx ends; on ctx's end it returns
 // ctx.Err() and r stays pending (Wait again, or Cancel). It first polls
-// the network for the engine's adaptive spin budget (spinPolicy), then
-// parks; a parked receive whose rendezvous matches is woken to receive the
+// the network for the engine's spin budget (spinPolicy), then parks; a parked receive whose rendezvous matches is woken to receive the
 // data itself, on its own processor.
 func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if r.finished.Load() {

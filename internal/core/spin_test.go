@@ -6,47 +6,25 @@ import (
 )
 
 func TestSpinPolicy(t *testing.T) {
-	const max = 200 * time.Microsecond
-	p := newSpinPolicy(max)
-	if p.next() != max {
-		t.Fatal("starts below the full budget")
+	tests := []struct {
+		max     time.Duration
+		reports []bool // done?
+		want    [3]uint64
+	}{
+		{200 * time.Microsecond, []bool{true, true, false}, [3]uint64{2, 1, 0}},
+		{-1, []bool{true, false}, [3]uint64{0, 0, 2}},
 	}
-	// Waits that outlast the budget shrink it to nothing.
-	for i := 0; i < 10; i++ {
-		p.report(p.next(), false)
-	}
-	if p.budget.Load() != 0 {
-		t.Fatalf("budget %v after failures", time.Duration(p.budget.Load()))
-	}
-	// Exhausted, it parks at once except for periodic probes.
-	probes := 0
-	for i := 0; i < 64; i++ {
-		if d := p.next(); d != 0 {
-			probes++
-			p.report(d, false)
+	for _, tc := range tests {
+		p := newSpinPolicy(tc.max)
+		for _, done := range tc.reports {
+			d := p.next()
+			if (d > 0) != (tc.max > 0) || (d > 0 && d != tc.max) {
+				t.Fatalf("max %v: budget %v", tc.max, d)
+			}
+			p.report(d, done)
 		}
-	}
-	if probes == 0 || probes > 64/probeFirst {
-		t.Fatalf("%d probes in 64 waits", probes)
-	}
-	if p.probe.Load() <= probeFirst {
-		t.Fatal("failed probes did not space out")
-	}
-	// A probe that succeeds brings polling back, doubling to the maximum.
-	for p.next() == 0 {
-	}
-	p.report(max, true)
-	for i := 0; i < 20; i++ {
-		p.report(p.next(), true)
-	}
-	if p.next() != max {
-		t.Fatalf("budget %v after successes", p.next())
-	}
-	// Never polling stays never.
-	off := newSpinPolicy(-1)
-	for i := 0; i < 100; i++ {
-		if off.next() != 0 {
-			t.Fatal("disabled policy polled")
+		if h, m, pk := p.counts(); [3]uint64{h, m, pk} != tc.want {
+			t.Errorf("max %v: counts %d %d %d, want %v", tc.max, h, m, pk, tc.want)
 		}
 	}
 }
