@@ -154,7 +154,6 @@ func TestOrderingUnderReordering(t *testing.T) {
 			rng := rand.New(rand.NewPCG(seed, 7))
 			n := newNet(t, 3, 2, Config{RendezvousThreshold: 2048, IovecThreshold: 64, UnexpectedLimit: 64 << 10})
 			const per = 60
-			type msg struct{ src, idx int }
 			var recvs []*Request
 			var bufs [][]byte
 			post := func() {

@@ -26,7 +26,6 @@ type fakeRail struct {
 	from, to int
 	idx      int
 	frame    *driver.Frame
-	copyBody []byte
 }
 
 func (r *fakeRail) Caps() driver.Caps {

@@ -101,7 +101,7 @@ func start(ctx context.Context, t *testing.T, n int, mode string, opt Options) (
 	return done, out
 }
 
-func runJob(t *testing.T, n int, mode string, opt Options) (error, string) {
+func runJob(t *testing.T, n int, mode string, opt Options) (string, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), testTimeout)
 	defer cancel()
@@ -110,13 +110,13 @@ func runJob(t *testing.T, n int, mode string, opt Options) (error, string) {
 	if ctx.Err() != nil {
 		t.Fatalf("job did not end by itself; output:\n%s", out)
 	}
-	return err, out.String()
+	return out.String(), err
 }
 
 func TestRunExchange(t *testing.T) {
 	for _, n := range []int{1, 3, 8} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			err, out := runJob(t, n, "exchange", Options{})
+			out, err := runJob(t, n, "exchange", Options{})
 			if err != nil {
 				t.Fatalf("Run: %v; output:\n%s", err, out)
 			}
@@ -149,7 +149,7 @@ func TestRunFailures(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cleaned := false
-			err, out := runJob(t, tc.n, tc.mode, Options{Env: tc.env, Cleanup: func() { cleaned = true }})
+			out, err := runJob(t, tc.n, tc.mode, Options{Env: tc.env, Cleanup: func() { cleaned = true }})
 			var re *RankError
 			if !errors.As(err, &re) {
 				t.Fatalf("Run = %v, want *RankError; output:\n%s", err, out)

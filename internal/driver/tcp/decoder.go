@@ -249,17 +249,3 @@ func (d *decoder) deliver() error {
 	}
 	return nil
 }
-
-// readerSource adapts an io.Reader (tests, fuzzing) to a source.
-func readerSource(r io.Reader) source {
-	return func(p []byte) (int, error) {
-		n, err := r.Read(p)
-		if n > 0 {
-			return n, nil
-		}
-		if err == nil {
-			return 0, errWouldBlock
-		}
-		return 0, err
-	}
-}

@@ -139,10 +139,9 @@ func chunkSource(data []byte, chunk int) source {
 // fuzzHandler is a Handler for decoder tests and fuzzing: one 100-byte
 // region (handle 1), and Packets starting with "reject" are refused.
 type fuzzHandler struct {
-	region         []byte
-	packets, puts  int
-	lastPut        [3]int64 // offset, n, and 1 while a Put is between Region and PutDone
-	regionAfterPut bool
+	region        []byte
+	packets, puts int
+	lastPut       [3]int64 // offset, n, and 1 while a Put is between Region and PutDone
 }
 
 func newFuzzHandler() *fuzzHandler { return &fuzzHandler{region: make([]byte, 100)} }

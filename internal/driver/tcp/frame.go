@@ -2,7 +2,6 @@ package tcp
 
 import (
 	"encoding/binary"
-	"math"
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/driver"
@@ -42,8 +41,6 @@ const (
 	byeSize = prefixSize
 	// maxHeaderSize is the longest header (a Put's).
 	maxHeaderSize = putHeaderSize
-	// maxFrameLen is the largest length prefix.
-	maxFrameLen = math.MaxUint32
 	// defaultPutChunk is the most payload one Put frame carries; a longer
 	// Put leaves as several frames at consecutive offsets. 1 GiB stays far
 	// from the u32 limit and still makes the per-frame header negligible.

@@ -2,6 +2,8 @@
 
 package tcp
 
+import "io"
+
 // readFrames feeds the decoder with blocking reads; without non-blocking
 // reads the reader goroutine keeps the read lock and Poll never runs.
 func (r *rail) readFrames() error {
@@ -15,3 +17,17 @@ func (r *rail) readFrames() error {
 }
 
 func (r *rail) pollLocked() (bool, error) { return false, nil }
+
+// readerSource adapts an io.Reader  to a source.
+func readerSource(r io.Reader) source {
+	return func(p []byte) (int, error) {
+		n, err := r.Read(p)
+		if n > 0 {
+			return n, nil
+		}
+		if err == nil {
+			return 0, errWouldBlock
+		}
+		return 0, err
+	}
+}

@@ -13,12 +13,10 @@ func (r *rail) writeLoop() {
 	for j := range r.jobs {
 		switch j {
 		case jobFrame:
-			if !r.writePending() {
-				// Flush took the frame: wait until it is out before any
-				// later job (a Bye must not cut into it).
-				r.wio.Lock()
-				r.wio.Unlock()
-			}
+			// If Flush took the frame, writePending returns only once
+			// Flush is done with it (both hold wio while writing), so a
+			// later Bye cannot cut into it.
+			r.writePending()
 		case jobBye:
 			if _, err := r.nc.Write(byeFrame[:]); err == nil {
 				r.nc.CloseWrite()
@@ -32,7 +30,8 @@ func (r *rail) writeLoop() {
 // writePending writes the rest of the pending frame with blocking
 // semantics (net.Buffers uses writev and parks on the netpoller) and
 // reports Idle, unless another goroutine claimed it first; it says whether
-// it did.
+// it did. It holds wio throughout, so it returns only after a concurrent
+// writer of the same frame is done.
 func (r *rail) writePending() bool {
 	r.wio.Lock()
 	defer r.wio.Unlock()
