@@ -46,6 +46,12 @@ type Config struct {
 	// means never poll.
 	// Env: COMMTUNE_SPIN_WAIT (a Go duration: 50us, 0s, -1s).
 	SpinWait time.Duration
+	// Transports names the transports to use: "shm" for ranks on this node
+	// (when listed), "tcp" for the others. Default shm,tcp.
+	// Env: COMMTUNE_TRANSPORTS (e.g. tcp to use TCP on one node too).
+	Transports []string
+	// Shm tunes the shared-memory transport.
+	Shm ShmConfig
 	// ConnectTimeout bounds how long Init waits for every peer to connect.
 	// Default 30 s. Env: COMMTUNE_CONNECT_TIMEOUT (a Go duration).
 	ConnectTimeout time.Duration
@@ -79,6 +85,9 @@ func buildConfig(opts []Option) (Config, error) {
 	}
 	if c.ConnectTimeout == 0 {
 		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if err := c.checkTransports(); err != nil {
+		return c, err
 	}
 	if err := c.coreConfig().Validate(); err != nil {
 		return c, fmt.Errorf("commtune: %w", err)
@@ -125,6 +134,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 		if d == 0 {
 			c.SpinWait = -1 // zero means "no polling" here, not "default"
 		}
+	}
+	if err := c.applyShmEnv(lookup); err != nil {
+		return err
 	}
 	if v, ok := lookup(EnvConnectTimeout); ok && strings.TrimSpace(v) != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))

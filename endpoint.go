@@ -20,6 +20,7 @@ type endpoint struct {
 	sched      *sched.Scheduler
 	transports []driver.Transport
 	release    func() error // boot resources (the key-value connection)
+	shmPeers   []int        // world ranks reached through shared memory
 
 	closeOnce sync.Once
 	closeErr  error
@@ -50,7 +51,7 @@ func (ep *endpoint) attach(t driver.Transport) {
 
 // ready applies the protocol policy once every rail is known and fails
 // peers no transport reaches.
-func (ep *endpoint) ready() error {
+func (ep *endpoint) ready(cfg Config) error {
 	var missing []int
 	for p := 0; p < ep.eng.Size(); p++ {
 		if len(ep.sched.Rails(p)) == 0 {
@@ -61,8 +62,18 @@ func (ep *endpoint) ready() error {
 		return fmt.Errorf("commtune: no transport reaches ranks %v", missing)
 	}
 	ep.eng.Configure()
+	for _, p := range ep.shmPeers {
+		pol := cfg.shmPolicy(ep.sched.CanPull(p) && ep.sched.Rails(p)[0].SingleCopy, dmaMin(p))
+		if err := ep.eng.SetPolicy(p, pol); err != nil {
+			return fmt.Errorf("commtune: shared memory with rank %d: %w", p, err)
+		}
+	}
 	return nil
 }
+
+// dmaMin is seed 004's DMA_min for this rank and a local peer, from the
+// machine's topology (0: unknown, no cachefree tier).
+var dmaMin = func(peer int) int64 { return 0 }
 
 // close drains what is queued, finalizes the engine and closes the
 // transports, in that order, so an orderly exit loses no message.

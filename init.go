@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"net"
 	"runtime"
+	"slices"
 	"strings"
 
 	"github.com/commtune/commtune/internal/boot"
+	"github.com/commtune/commtune/internal/driver/shm"
 	"github.com/commtune/commtune/internal/driver/tcp"
 )
 
@@ -35,19 +37,20 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	ep.release = job.Close
 	if job.Size > 1 {
-		if err := connectTCP(ctx, ep, job, cfg); err != nil {
+		if err := connectJob(ctx, ep, job, cfg); err != nil {
 			return nil, errors.Join(fmt.Errorf("commtune: init: %w", err), ep.close())
 		}
 	}
-	if err := ep.ready(); err != nil {
+	if err := ep.ready(cfg); err != nil {
 		return nil, errors.Join(err, ep.close())
 	}
 	return newWorld(ep, job.Rank, job.Size), nil
 }
 
-// connectTCP listens on the configured rails, publishes their addresses
-// through the job's key-value service and meshes with every other rank.
-func connectTCP(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config) error {
+// connectJob reaches every other rank: shared memory for the ranks of this
+// node (when enabled), TCP for the others. Ranks learn each other's node
+// through the job's key-value service; locality is never assumed.
+func connectJob(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config) error {
 	listen, err := listenAddrs(cfg.Rails)
 	if err != nil {
 		return err
@@ -59,22 +62,27 @@ func connectTCP(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config) er
 	if err != nil {
 		return err
 	}
-	if err := meshTCP(ctx, t, job); err != nil {
+	if err := meshJob(ctx, ep, t, job, cfg); err != nil {
 		return errors.Join(err, t.Close())
 	}
 	ep.attach(t)
 	return nil
 }
 
-// meshTCP publishes t's addresses and connects to every other rank's.
-func meshTCP(ctx context.Context, t *tcp.Transport, job *boot.Job) error {
+// meshJob publishes this rank's node and addresses, sets up shared memory
+// with the ranks of its node and connects TCP to the rest.
+func meshJob(ctx context.Context, ep *endpoint, t *tcp.Transport, job *boot.Job, cfg Config) error {
 	if err := job.KV.Put(ctx, tcpKey(job.Rank), strings.Join(t.Addrs(), ",")); err != nil {
 		return fmt.Errorf("publishing tcp addresses: %w", err)
+	}
+	if err := job.KV.Put(ctx, nodeKey(job.Rank), job.Node); err != nil {
+		return fmt.Errorf("publishing this rank's node: %w", err)
 	}
 	if err := job.KV.Fence(ctx); err != nil {
 		return fmt.Errorf("address exchange: %w", err)
 	}
 	peers := make([][]string, job.Size)
+	var local []int
 	for p := range peers {
 		v, err := job.KV.Get(ctx, tcpKey(p))
 		if err != nil {
@@ -85,9 +93,72 @@ func meshTCP(ctx context.Context, t *tcp.Transport, job *boot.Job) error {
 			return fmt.Errorf("rank %d has %d tcp rails, this rank %d: set %s alike on every rank",
 				p, len(peers[p]), len(t.Addrs()), EnvRails)
 		}
+		node, err := job.KV.Get(ctx, nodeKey(p))
+		if err != nil {
+			return fmt.Errorf("node of rank %d: %w", p, err)
+		}
+		if node == job.Node {
+			local = append(local, p)
+		}
+	}
+	if slices.Contains(cfg.Transports, "shm") {
+		s, err := setupShm(ctx, ep, job, cfg, local)
+		if err != nil {
+			return err
+		}
+		if s != nil {
+			for _, p := range local {
+				if p != job.Rank {
+					t.Skip(p)
+				}
+			}
+		}
 	}
 	return t.Connect(ctx, peers)
 }
+
+// setupShm creates this rank's segment, maps its node peers' and removes
+// the files once every rank has them mapped (so a crash leaves nothing
+// behind). Every rank takes part in the two fences, even alone on its
+// node.
+func setupShm(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config, local []int) (*shm.Transport, error) {
+	var s *shm.Transport
+	if len(local) > 1 {
+		var err error
+		s, err = shm.New(shm.Config{
+			Rank: job.Rank, Job: job.ID, Local: local, Handler: ep.eng,
+			RingSize: cfg.Shm.Ring, ChunkSize: cfg.Shm.Chunk, NoCMA: cfg.Shm.NoCMA,
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	fail := func(err error) (*shm.Transport, error) {
+		if s != nil {
+			s.Close()
+		}
+		return nil, err
+	}
+	if err := job.KV.Fence(ctx); err != nil {
+		return fail(fmt.Errorf("shared memory set-up: %w", err))
+	}
+	if s != nil {
+		if err := s.Connect(ctx); err != nil {
+			return fail(err)
+		}
+	}
+	if err := job.KV.Fence(ctx); err != nil {
+		return fail(fmt.Errorf("shared memory set-up: %w", err))
+	}
+	if s != nil {
+		s.Unlink()
+		ep.attach(s)
+		ep.shmPeers = slices.DeleteFunc(slices.Clone(local), func(p int) bool { return p == job.Rank })
+	}
+	return s, nil
+}
+
+func nodeKey(rank int) string { return fmt.Sprintf("node/%d", rank) }
 
 func tcpKey(rank int) string { return fmt.Sprintf("tcp/%d", rank) }
 

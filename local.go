@@ -34,7 +34,7 @@ func Local(n int, fn func(c *Comm) error, opts ...Option) error {
 		}
 		transports[r] = fabric.Attach(r, ep.eng)
 		ep.attach(transports[r])
-		if err := ep.ready(); err != nil {
+		if err := ep.ready(cfg); err != nil {
 			return err
 		}
 		comms[r] = newWorld(ep, r, n)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -35,8 +36,9 @@ func benchMain(args []string) int {
 		}
 		return usageError("bench", "want a benchmark name: pingpong")
 	}
-	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
-	transport := fs.String("transport", "tcp", "inproc (goroutine ranks) or tcp (two processes through the launcher)")
+	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
+	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
+	method := fs.String("method", "auto", "shm large-message method: "+strings.Join(commtune.ShmMethods, ", "))
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes, comma-separated (K, M suffixes are binary)")
 	iters := fs.Int("iters", 1000, "round trips per size for small messages; large sizes use fewer (at least 20)")
 	baseline := fs.Bool("baseline", false, "also time a plain Go TCP ping-pong between the same two ranks, interleaved, and print the ratios")
@@ -50,6 +52,12 @@ func benchMain(args []string) int {
 	}
 	if *iters < 1 {
 		return usageError("bench", "--iters must be at least 1 (got %d)", *iters)
+	}
+	if !slices.Contains(commtune.ShmMethods, *method) {
+		return usageError("bench", "--method %q: want one of %s", *method, strings.Join(commtune.ShmMethods, ", "))
+	}
+	if *method != "auto" && *transport != "shm" {
+		return usageError("bench", "--method applies to --transport shm only")
 	}
 	cfg := bench.PingPongConfig{Iters: *iters, Baseline: *baseline}
 	for _, s := range sizes {
@@ -65,10 +73,10 @@ func benchMain(args []string) int {
 	switch *transport {
 	case "inproc":
 		rep, err = pingPongLocal(ctx, cfg)
-	case "tcp":
-		rep, err = pingPongProcesses(ctx, cfg)
+	case "tcp", "shm":
+		rep, err = pingPongProcesses(ctx, cfg, *transport, *method)
 	default:
-		return usageError("bench", "--transport %q: want inproc or tcp", *transport)
+		return usageError("bench", "--transport %q: want inproc, tcp or shm", *transport)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
@@ -86,8 +94,8 @@ func benchMain(args []string) int {
 	return 0
 }
 
-func newReport(transport string, res, base []bench.Result) *bench.Report {
-	rep := &bench.Report{Bench: "pingpong", Transport: transport, Method: "auto", Ranks: 2, Results: res}
+func newReport(transport, method string, res, base []bench.Result) *bench.Report {
+	rep := &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Results: res}
 	if base != nil {
 		rep.Baseline = &bench.Baseline{Name: "raw-tcp", Results: base}
 	}
@@ -99,7 +107,7 @@ func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report
 	err := commtune.Local(2, func(c *commtune.Comm) error {
 		res, base, err := bench.PingPong(ctx, c, cfg)
 		if c.Rank() == 0 && err == nil {
-			rep = newReport("inproc", res, base)
+			rep = newReport("inproc", "auto", res, base)
 		}
 		return err
 	})
@@ -107,19 +115,25 @@ func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report
 }
 
 // pingPongProcesses starts two ranks of this executable through the
-// launcher; rank 0 prints its report as JSON on stdout.
-func pingPongProcesses(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {
+// launcher, on the given transport and shm method; rank 0 prints its report
+// as JSON on stdout.
+func pingPongProcesses(ctx context.Context, cfg bench.PingPongConfig, transport, method string) (*bench.Report, error) {
 	sizes := make([]string, len(cfg.Sizes))
 	for i, s := range cfg.Sizes {
 		sizes[i] = strconv.Itoa(s)
 	}
 	argv, err := launch.Self("bench-rank", "pingpong", "--sizes", strings.Join(sizes, ","),
-		"--iters", strconv.Itoa(cfg.Iters), "--baseline="+strconv.FormatBool(cfg.Baseline))
+		"--iters", strconv.Itoa(cfg.Iters), "--baseline="+strconv.FormatBool(cfg.Baseline),
+		"--transport", transport, "--method", method)
 	if err != nil {
 		return nil, err
 	}
+	env := []string{commtune.EnvTransports + "=tcp"}
+	if transport == "shm" {
+		env = []string{commtune.EnvTransports + "=shm,tcp", commtune.EnvShmMethod + "=" + method}
+	}
 	var out bytes.Buffer
-	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Stdout: &out}); err != nil {
+	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: env, Stdout: &out}); err != nil {
 		return nil, err
 	}
 	var rep bench.Report
@@ -139,6 +153,8 @@ func benchRankMain(args []string) int {
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes")
 	iters := fs.Int("iters", 1000, "round trips per size")
 	baseline := fs.Bool("baseline", false, "also time raw TCP")
+	transport := fs.String("transport", "tcp", "transport in use (for the report)")
+	method := fs.String("method", "auto", "shm method in use (for the report)")
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
@@ -158,7 +174,7 @@ func benchRankMain(args []string) int {
 	}
 	res, base, err := bench.PingPong(ctx, c, cfg)
 	if err == nil && c.Rank() == 0 {
-		err = bench.WriteJSON(os.Stdout, newReport("tcp", res, base))
+		err = bench.WriteJSON(os.Stdout, newReport(*transport, *method, res, base))
 	}
 	err = errors.Join(err, c.Close())
 	if err != nil {

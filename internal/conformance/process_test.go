@@ -90,6 +90,16 @@ func runSuite(ctx context.Context, c *commtune.Comm) error {
 	return nil
 }
 
+// transports are the ways the process tests connect their ranks: every
+// rank through TCP, or shared memory between the ranks of this node.
+var transports = []struct {
+	name string
+	env  string
+}{
+	{"tcp", "COMMTUNE_TRANSPORTS=tcp"},
+	{"shm", "COMMTUNE_TRANSPORTS=shm,tcp"},
+}
+
 // runJob starts n ranks of this test binary in mode through the launcher
 // and returns their output.
 func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error) {
@@ -110,15 +120,19 @@ func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error
 	return out.String(), err
 }
 
-// TestProcesses runs the semantics suite over real processes talking TCP.
+// TestProcesses runs the semantics suite over real processes, on TCP and
+// on shared memory (8 ranks on this 2-core machine are oversubscribed).
 func TestProcesses(t *testing.T) {
-	for _, n := range []int{2, 3, 4} {
-		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-			out, err := runJob(t, n, "suite", "")
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-		})
+	counts := map[string][]int{"tcp": {2, 3, 4}, "shm": {2, 4, 8}}
+	for _, tr := range transports {
+		for _, n := range counts[tr.name] {
+			t.Run(fmt.Sprintf("%s/n=%d", tr.name, n), func(t *testing.T) {
+				out, err := runJob(t, n, "suite", "", tr.env)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			})
+		}
 	}
 }
 
@@ -136,11 +150,15 @@ func TestStressProcesses(t *testing.T) {
 	} else if testing.Short() {
 		n = 4000
 	}
-	out, err := runJob(t, 4, "stress", strconv.Itoa(n))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			out, err := runJob(t, 4, "stress", strconv.Itoa(n), tr.env)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Logf("%d messages:\n%s", n, out)
+		})
 	}
-	t.Logf("%d messages:\n%s", n, out)
 }
 
 // Flood: rank 0 sends floodCount eager-sized messages to rank 1, which
@@ -235,11 +253,15 @@ func TestFloodProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("flood moves 100 MB; skipped with -short")
 	}
-	out, err := runJob(t, 2, "flood", "", fmt.Sprintf("COMMTUNE_UNEXPECTED_LIMIT=%d", floodLimit))
-	if err != nil {
-		t.Fatalf("%v\n%s", err, out)
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			out, err := runJob(t, 2, "flood", "", fmt.Sprintf("COMMTUNE_UNEXPECTED_LIMIT=%d", floodLimit), tr.env)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Log(out)
+		})
 	}
-	t.Log(out)
 }
 
 // killRing: ranks pass a token around a ring; the victim rank SIGKILLs
@@ -279,8 +301,14 @@ func killRing(ctx context.Context, c *commtune.Comm, arg string) error {
 // must fail with ErrPeerLost naming it, the launcher must blame it, and no
 // process of the job may remain.
 func TestKillProcesses(t *testing.T) {
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) { testKill(t, tr.env) })
+	}
+}
+
+func testKill(t *testing.T, env string) {
 	stamp := t.TempDir() + "/killed"
-	out, err := runJob(t, 4, "kill", stamp)
+	out, err := runJob(t, 4, "kill", stamp, env)
 	var re *launch.RankError
 	if !errors.As(err, &re) || re.Rank != 2 || re.Signal != syscall.SIGKILL {
 		t.Fatalf("launcher error %v, want rank 2 killed by SIGKILL\n%s", err, out)

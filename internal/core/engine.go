@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"unsafe"
 
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/sched"
@@ -43,6 +44,7 @@ type peer struct {
 	lost      error // *PeerLostError once it is unreachable
 	rndv      int   // largest message sent to it eagerly
 	iovec     int   // smallest eager payload sent to it by reference
+	methods   peerMethods
 	cancelled map[uint64]struct{}
 }
 
@@ -55,6 +57,9 @@ type Stats struct {
 	UnexpectedPeak  int64  // the most ever buffered at once
 	CopiedBytes     uint64 // bytes the engine copied into receive buffers (eager only)
 	CreditFallbacks uint64 // eager-sized sends that went rendezvous for lack of credit
+	PullSends       uint64 // rendezvous sends the receiver pulled (single copy)
+	PulledBytes     uint64 // bytes this rank pulled from senders' memory
+	PullFallbacks   uint64 // pulls that failed and fell back to the sender pushing
 	PolledWaits     uint64 // waits that ended while the waiter polled the network
 	SpinMisses      uint64 // waits that polled for the whole budget, then parked
 	ParkedWaits     uint64 // waits that parked at once (no polling budget)
@@ -86,28 +91,12 @@ func NewEngine(rank, size int, cfg Config, sc *sched.Scheduler) (*Engine, error)
 	return e, nil
 }
 
-// Configure sets every peer's protocol switch points from the config and the
-// rails that reach it: the eager limit never exceeds what one packet of the
-// smallest rail can carry.
+// Configure gives every peer the config's switch points and the rails'
+// default rendezvous method (SetPolicy for finer choices).
 func (e *Engine) Configure() {
 	for p := 0; p < e.size; p++ {
-		rndv := e.cfg.RendezvousThreshold
-		for _, c := range e.sched.Rails(p) {
-			if c.MaxPacket > 0 && rndv > c.MaxPacket-eagerHeaderLen {
-				rndv = c.MaxPacket - eagerHeaderLen
-			}
-		}
-		e.SetPeerPolicy(p, rndv, e.cfg.IovecThreshold)
+		e.SetPolicy(p, Policy{Rendezvous: e.cfg.RendezvousThreshold, Iovec: e.cfg.IovecThreshold})
 	}
-}
-
-// SetPeerPolicy sets the protocol switch points for messages to peer:
-// messages up to rndv bytes go eagerly, and eager payloads of at least iovec
-// bytes go by reference. The tuning profile sets them per transport.
-func (e *Engine) SetPeerPolicy(peer, rndv, iovec int) {
-	e.mu.Lock()
-	e.peers[peer].rndv, e.peers[peer].iovec = rndv, iovec
-	e.mu.Unlock()
 }
 
 // Rank returns the engine's world rank.
@@ -206,6 +195,18 @@ func (e *Engine) Isend(ctxID uint64, dest, tag int, buf []byte) *Request {
 		r.id = e.nextID
 		r.rtsQueued = true
 		e.sends[r.id] = r
+		if m := p.methods.pick(n); m == pullMethod && n > 0 {
+			// The receiver reads buf in place: it must not move (Go
+			// stacks do) and cannot be withdrawn once announced.
+			r.pin.Pin(&buf[0])
+			r.pinned, r.pull, r.bulkBusy = true, true, true
+			// While the receiver copies, this side has nothing to poll for:
+			// spinning would only take the processor the copy may need.
+			r.moving.Store(true)
+			e.stats.PullSends++
+		} else {
+			r.bulkMethod = m
+		}
 	}
 	e.mu.Unlock()
 
@@ -220,8 +221,13 @@ func (e *Engine) Isend(ctxID uint64, dest, tag int, buf []byte) *Request {
 		putEagerHeader(r.hdr[:], ctxID, int32(tag), seq, n)
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:eagerHeaderLen], Body: buf, Owner: r}
 	case protoRendezvous:
-		putRTS(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id)
-		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsLen], Owner: r}
+		if r.pull {
+			putRTSPull(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id, uint64(uintptr(unsafe.Pointer(&buf[0]))))
+			r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsPullLen], Owner: r}
+		} else {
+			putRTS(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id)
+			r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsLen], Owner: r}
+		}
 	}
 	e.sched.Submit(dest, &r.pkt)
 	return r
@@ -299,7 +305,7 @@ func (e *Engine) Irecv(ctxID uint64, src, tag int, buf []byte) *Request {
 // consumeLocked hands the unexpected message u to the receive r.
 func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
 	if u.rts {
-		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, out)
+		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, u.pullAddr, out)
 		return
 	}
 	e.fillLocked(r, u.peer, u.tag, (*u.data)[:u.size], out)
@@ -339,9 +345,11 @@ func (e *Engine) creditLocked(peer, n int, out *outbox) {
 	}
 }
 
-// acceptRTSLocked answers a matched rendezvous request with a CTS naming
-// r's buffer as the region the data lands in.
-func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID uint64, out *outbox) {
+// acceptRTSLocked answers a matched rendezvous request: with a CTS naming
+// r's buffer as the region the data lands in, or, when the sender exposed
+// its buffer (pullAddr ≠ 0), by pulling the data straight into r's buffer
+// once the lock is released.
+func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAddr uint64, out *outbox) {
 	r.src, r.msgLen, r.sendID = peer, size, sendID
 	r.status = Status{Source: peer, Tag: tag}
 	if lost := e.peers[peer].lost; lost != nil {
@@ -357,6 +365,11 @@ func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID uint64,
 		e.nextID++
 		r.id = e.nextID
 		e.regions[r.id] = r
+		if pullAddr != 0 {
+			ctrlPool.Put(c)
+			out.addPull(peer, r, pullAddr)
+			return
+		}
 		putCTS(c.buf[:], sendID, r.id, uint64(r.expect))
 		if r.poke != nil {
 			select { // a parked waiter comes to receive the data itself
@@ -516,6 +529,18 @@ type outbox struct {
 	n     int
 	items [4]outItem
 	more  []outItem
+	pulls []pullItem
+}
+
+// pullItem is a matched pull-rendezvous to carry out after the lock.
+type pullItem struct {
+	peer int
+	r    *Request
+	addr uint64
+}
+
+func (o *outbox) addPull(peer int, r *Request, addr uint64) {
+	o.pulls = append(o.pulls, pullItem{peer, r, addr})
 }
 
 type outItem struct {
@@ -540,6 +565,10 @@ func (o *outbox) flush(e *Engine) {
 	}
 	for _, it := range o.more {
 		e.sched.Submit(it.peer, it.pkt)
+	}
+	for _, p := range o.pulls {
+		err := e.sched.Pull(p.peer, p.r.buf[:p.r.expect], p.addr)
+		e.pullDone(p.peer, p.r, err)
 	}
 }
 

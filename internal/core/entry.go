@@ -14,19 +14,23 @@ import (
 const (
 	prefixLen = 8
 
-	kindEager  = 1 // ctx, tag, seq, payload
-	kindRTS    = 2 // ctx, tag, seq, size, sendID
-	kindCTS    = 3 // sendID, region, accept
-	kindCredit = 4 // bytes
-	kindCancel = 5 // sendID
+	kindEager   = 1 // ctx, tag, seq, payload
+	kindRTS     = 2 // ctx, tag, seq, size, sendID
+	kindCTS     = 3 // sendID, region, accept
+	kindCredit  = 4 // bytes
+	kindCancel  = 5 // sendID
+	kindRTSPull = 6 // ctx, tag, seq, size, sendID, addr: the receiver pulls the data
+	kindFin     = 7 // sendID: the receiver pulled it all
 
 	eagerHeaderLen = prefixLen + 16 // + ctx u64, tag i32, seq u32
 	rtsLen         = prefixLen + 32 // + ctx, tag, seq, size u64, sendID u64
 	ctsLen         = prefixLen + 24 // + sendID, region, accept
 	creditLen      = prefixLen + 8
 	cancelLen      = prefixLen + 8
+	rtsPullLen     = rtsLen + 8
+	finLen         = prefixLen + 8
 
-	maxHeaderLen = rtsLen
+	maxHeaderLen = rtsPullLen
 )
 
 var le = binary.LittleEndian
@@ -40,6 +44,7 @@ type entry struct {
 	size    uint64 // RTS: message size; CTS: accepted bytes; Credit: bytes
 	id      uint64 // RTS, CTS, Cancel: sender's request id
 	region  uint64 // CTS: receiver's region handle
+	addr    uint64 // RTSPull: the sender's buffer address
 	payload []byte // Eager
 }
 
@@ -64,6 +69,17 @@ func putRTS(b []byte, ctx uint64, tag int32, seq uint32, size, id uint64) {
 	le.PutUint32(b[20:], seq)
 	le.PutUint64(b[24:], size)
 	le.PutUint64(b[32:], id)
+}
+
+func putRTSPull(b []byte, ctx uint64, tag int32, seq uint32, size, id, addr uint64) {
+	putRTS(b, ctx, tag, seq, size, id)
+	putPrefix(b, kindRTSPull, rtsPullLen-prefixLen)
+	le.PutUint64(b[40:], addr)
+}
+
+func putFin(b []byte, id uint64) {
+	putPrefix(b, kindFin, finLen-prefixLen)
+	le.PutUint64(b[8:], id)
 }
 
 func putCTS(b []byte, id, region, accept uint64) {
@@ -114,6 +130,10 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		want = creditLen - prefixLen
 	case kindCancel:
 		want = cancelLen - prefixLen
+	case kindRTSPull:
+		want = rtsPullLen - prefixLen
+	case kindFin:
+		want = finLen - prefixLen
 	default:
 		return nil, driver.ProtocolError("unknown entry kind %d", kind)
 	}
@@ -125,14 +145,17 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 	case kindEager:
 		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
 		e.payload = b[16:]
-	case kindRTS:
+	case kindRTS, kindRTSPull:
 		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
 		e.size, e.id = le.Uint64(b[16:]), le.Uint64(b[24:])
+		if kind == kindRTSPull {
+			e.addr = le.Uint64(b[32:])
+		}
 	case kindCTS:
 		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
 	case kindCredit:
 		e.size = le.Uint64(b)
-	case kindCancel:
+	case kindCancel, kindFin:
 		e.id = le.Uint64(b)
 	}
 	return rest, nil

@@ -31,8 +31,10 @@ func (e *Engine) Packet(peer int, body []byte) error {
 
 func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 	switch en.kind {
-	case kindEager, kindRTS:
+	case kindEager, kindRTS, kindRTSPull:
 		return e.sequencedLocked(peer, en, out)
+	case kindFin:
+		return e.finLocked(peer, en)
 	case kindCTS:
 		return e.ctsLocked(peer, en, out)
 	case kindCredit:
@@ -92,8 +94,8 @@ func (e *Engine) sequencedLocked(peer int, en *entry, out *outbox) error {
 // payload.
 func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
 	u := &unexpected{peer: peer, tag: int(en.tag), seq: en.seq}
-	if en.kind == kindRTS {
-		u.rts, u.size, u.sendID = true, int(en.size), en.id
+	if en.kind != kindEager {
+		u.rts, u.size, u.sendID, u.pullAddr = true, int(en.size), en.id, en.addr
 		return u
 	}
 	u.size = len(en.payload)
@@ -110,11 +112,11 @@ func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
 func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, out *outbox) {
 	var tag int
 	var rts bool
-	var sendID uint64
+	var sendID, pullAddr uint64
 	if en != nil {
-		tag, rts, sendID = int(en.tag), en.kind == kindRTS, en.id
+		tag, rts, sendID, pullAddr = int(en.tag), en.kind != kindEager, en.id, en.addr
 	} else {
-		tag, rts, sendID = u.tag, u.rts, u.sendID
+		tag, rts, sendID, pullAddr = u.tag, u.rts, u.sendID, u.pullAddr
 	}
 	if rts {
 		if _, ok := e.peers[peer].cancelled[sendID]; ok {
@@ -133,7 +135,7 @@ func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, o
 	case u != nil:
 		e.consumeLocked(r, u, out)
 	case rts:
-		e.acceptRTSLocked(r, peer, tag, int(en.size), sendID, out)
+		e.acceptRTSLocked(r, peer, tag, int(en.size), sendID, pullAddr, out)
 	default:
 		e.fillLocked(r, peer, tag, en.payload, out)
 	}
@@ -160,7 +162,7 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 	}
 	s.bulkBusy = true
 	s.moving.Store(true)
-	s.bulk = sched.Packet{Kind: sched.Bulk, Body: s.buf[:en.size], Region: en.region, Owner: s}
+	s.bulk = sched.Packet{Kind: sched.Bulk, Method: s.bulkMethod, Body: s.buf[:en.size], Region: en.region, Owner: s}
 	out.addPacket(peer, &s.bulk)
 	return nil
 }
@@ -259,4 +261,49 @@ func (e *Engine) PeerLost(peer int, err error) {
 	e.wakeProbesLocked()
 	e.mu.Unlock()
 	e.sched.Fail(peer, lost)
+}
+
+// finLocked completes a send the receiver pulled entirely.
+func (e *Engine) finLocked(peer int, en *entry) error {
+	s := e.sends[en.id]
+	if s == nil || !s.pull {
+		return driver.ProtocolError("rank %d finished unknown pulled send %d", peer, en.id)
+	}
+	if s.peer != peer {
+		return driver.ProtocolError("rank %d finished rank %d's send %d", peer, s.peer, en.id)
+	}
+	delete(e.sends, en.id)
+	s.rtsQueued = false
+	s.complete(Status{Source: e.rank, Tag: s.tag, Count: len(s.buf)}, nil)
+	return nil
+}
+
+// pullDone ends a pull: the receive completes and the sender hears it may
+// reuse its buffer. A failed pull falls back to the sender pushing the data
+// (a CTS for the same region): a peer that forbids reads of its memory
+// mid-job costs speed, not correctness.
+func (e *Engine) pullDone(peer int, r *Request, err error) {
+	var out outbox
+	e.mu.Lock()
+	if _, ok := e.regions[r.id]; !ok || r.completed {
+		e.mu.Unlock()
+		return // the peer was lost meanwhile
+	}
+	c := newCtrl()
+	if err == nil {
+		delete(e.regions, r.id)
+		st := r.status
+		st.Count = r.expect
+		r.complete(st, e.truncation(r.msgLen, len(r.buf)))
+		putFin(c.buf[:], r.sendID)
+		c.pkt.Head = c.buf[:finLen]
+		e.stats.PulledBytes += uint64(r.expect)
+	} else {
+		e.stats.PullFallbacks++
+		putCTS(c.buf[:], r.sendID, r.id, uint64(r.expect))
+		c.pkt.Head = c.buf[:ctsLen]
+	}
+	out.add(peer, c)
+	e.mu.Unlock()
+	out.flush(e)
 }

@@ -23,13 +23,14 @@ type heldKey struct {
 // unexpected is an arrived message no posted receive wanted yet: an eager
 // message with its payload copied, or a rendezvous RTS.
 type unexpected struct {
-	peer   int
-	tag    int
-	size   int // message size in bytes
-	seq    uint32
-	rts    bool
-	sendID uint64  // rts
-	data   *[]byte // eager payload, pooled; (*data)[:size]
+	peer     int
+	tag      int
+	size     int // message size in bytes
+	seq      uint32
+	rts      bool
+	sendID   uint64  // rts
+	pullAddr uint64  // rts: the sender's buffer when the receiver pulls
+	data     *[]byte // eager payload, pooled; (*data)[:size]
 
 	prev, next *unexpected
 }

@@ -57,14 +57,18 @@ type Request struct {
 	err       error
 
 	// send side
-	proto     protocol
-	pkt       sched.Packet // eager or RTS; never reused for bulk (they may overlap)
-	bulk      sched.Packet // rendezvous data
-	hdr       [maxHeaderLen]byte
-	copyBuf   *[]byte     // pooled eager-copy packet
-	bulkBusy  bool        // data phase started: no more cancelling
-	moving    atomic.Bool // rendezvous data is with the rails: nothing to poll for
-	rtsQueued bool        // waiting for CTS in e.sends
+	proto      protocol
+	pkt        sched.Packet // eager or RTS; never reused for bulk (they may overlap)
+	bulk       sched.Packet // rendezvous data
+	hdr        [maxHeaderLen]byte
+	copyBuf    *[]byte // pooled eager-copy packet
+	bulkBusy   bool    // data phase started: no more cancelling
+	bulkMethod uint8   // the rail's Put method for the data
+	pull       bool    // the receiver pulls the data (single copy)
+	pin        runtime.Pinner
+	pinned     bool
+	moving     atomic.Bool // rendezvous data is with the rails: nothing to poll for
+	rtsQueued  bool        // waiting for CTS in e.sends
 
 	// receive side
 	prev, next *Request // posted list
@@ -172,6 +176,10 @@ func (r *Request) complete(st Status, err error) {
 	}
 	r.completed = true
 	r.status, r.err = st, err
+	if r.pinned {
+		r.pin.Unpin()
+		r.pinned = false
+	}
 	r.finished.Store(true)
 	close(r.done)
 }

@@ -27,6 +27,7 @@ const (
 // Frame is one unit of work handed to a rail.
 type Frame struct {
 	Kind   FrameKind
+	Method uint8    // Put: 1-based index into Caps.Methods; 0 is the rail's first method
 	Region uint64   // Put: the peer's region handle
 	Offset int64    // Put: byte offset of Iov's data inside the region
 	Iov    [][]byte // the bytes, gathered in order
@@ -50,7 +51,10 @@ type Caps struct {
 	Local      bool   // the peer runs on the same node
 	MaxPacket  int    // largest Packet body the rail accepts, in bytes
 	Iovec      bool   // gathers an iovec natively (writev); else flattens by copy
-	SingleCopy bool   // Put data moves with one copy (in-process, CMA)
+	SingleCopy bool   // the peer can read our memory directly (in-process, CMA): a receiver-pull rendezvous works
+	// Methods names the ways this rail can move Put data (shm: "copy",
+	// "cachefree", "vmsplice"); Frame.Method picks one. Empty: one way.
+	Methods []string
 }
 
 // Rail is one connection to one peer.
@@ -94,6 +98,15 @@ type Poller interface {
 // parking.
 type Flusher interface {
 	Flush() bool
+}
+
+// Puller is implemented by rails whose receiving side can copy a message
+// straight out of the sender's memory (Linux CMA for shm): the sender
+// exposes its buffer's address in the rendezvous request, the receiver
+// pulls it into the receive buffer — one copy, no intermediate buffer.
+type Puller interface {
+	// Pull copies len(dst) bytes at addr in the peer's memory into dst.
+	Pull(dst []byte, addr uint64) error
 }
 
 // Handler receives what rails produce. The core implements it; rails call it

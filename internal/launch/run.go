@@ -11,6 +11,7 @@ import (
 
 	"github.com/commtune/commtune/internal/auth"
 	"github.com/commtune/commtune/internal/boot"
+	"github.com/commtune/commtune/internal/driver/shm"
 )
 
 // Run starts opt.N ranks of opt.Args on this node and waits for all of
@@ -45,6 +46,7 @@ func Run(ctx context.Context, opt Options) error {
 	}
 
 	j := &job{
+		id:    id,
 		opt:   opt,
 		srv:   srv,
 		out:   &output{prefix: opt.Prefix, log: opt.Logger},
@@ -74,6 +76,7 @@ type rankExit struct {
 
 // job is one Run's state.
 type job struct {
+	id      string
 	opt     Options
 	srv     *boot.Server
 	out     *output
@@ -244,6 +247,10 @@ func (j *job) logExit(ex rankExit) {
 func (j *job) finish() {
 	j.reapers.Wait()
 	j.out.drain(j.opt.KillGrace)
+	// Shared-memory files of ranks that died before removing them.
+	if err := shm.RemoveJobFiles(shm.DefaultDir, j.id); err != nil {
+		j.opt.Logger.Warn("launch: removing the job's shared memory files", "err", err)
+	}
 	if j.opt.Cleanup != nil {
 		j.opt.Cleanup()
 	}

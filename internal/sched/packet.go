@@ -31,6 +31,7 @@ type Packet struct {
 	Kind   Kind
 	Head   []byte // Eager: the entry header (it may already hold a copied payload)
 	Body   []byte // payload sent by reference (iovec): Eager payload or Bulk data
+	Method uint8  // Bulk: the rail's method for moving it (driver.Frame.Method)
 	Region uint64 // Bulk: the peer's region handle
 	Offset int64  // Bulk: offset of Body[0] inside the region
 	Owner  Completer

@@ -86,6 +86,30 @@ func addPoller(list *atomic.Pointer[[]driver.Poller], p driver.Poller) {
 	list.Store(&ps)
 }
 
+// CanPull reports whether the first rail to peer can pull (driver.Puller).
+func (s *Scheduler) CanPull(peer int) bool { return s.puller(peer) != nil }
+
+// Pull copies len(dst) bytes at addr in peer's memory into dst through the
+// first rail to peer that can (driver.Puller), in the calling goroutine.
+func (s *Scheduler) Pull(peer int, dst []byte, addr uint64) error {
+	p := s.puller(peer)
+	if p == nil {
+		return fmt.Errorf("sched: no rail to rank %d can pull", peer)
+	}
+	return p.Pull(dst, addr)
+}
+
+func (s *Scheduler) puller(peer int) driver.Puller {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.slots) == 0 {
+		return nil
+	}
+	p, _ := d.slots[0].rail.(driver.Puller)
+	return p
+}
+
 // Flush writes, in the calling goroutine, the rest of any frame to peer
 // that a rail left to its background writer and the writer has not started
 // (driver.Flusher); it reports whether it wrote anything.
@@ -369,13 +393,14 @@ func (sl *slot) load(a *Assignment) {
 		p := a.Packets[0]
 		sl.chunk = a.Len
 		f.Kind = driver.Put
+		f.Method = p.Method
 		f.Region = p.Region
 		f.Offset = p.Offset + int64(a.Off)
 		sl.iov = append(sl.iov, p.Body[a.Off:a.Off+a.Len])
 	} else {
 		sl.chunk = 0
 		f.Kind = driver.Packet
-		f.Region, f.Offset = 0, 0
+		f.Method, f.Region, f.Offset = 0, 0, 0
 		for _, p := range a.Packets {
 			if len(p.Head) > 0 {
 				sl.iov = append(sl.iov, p.Head)

@@ -19,7 +19,7 @@ const (
 // Connect builds the full mesh: this rank dials every lower rank on every
 // rail, while the accept loop takes connections from the higher ones.
 // peerAddrs[rank][rail] is each rank's Addrs (our own entry and those of
-// higher ranks are not used). It returns once every connection is up and
+// higher ranks are not used). Ranks passed to Skip are left out. It returns once every connection is up and
 // authenticated; it fails at once on a connection the peer rejects or that
 // fails authentication, and after Config.ConnectTimeout (or when ctx ends)
 // with an error naming the ranks still missing. Once the mesh is complete,
@@ -35,7 +35,7 @@ func (t *Transport) Connect(ctx context.Context, peerAddrs [][]string) error {
 		return fmt.Errorf("tcp: %d address lists for a job of %d ranks", len(peerAddrs), t.cfg.Size)
 	}
 	for rank := range t.cfg.Rank {
-		if len(peerAddrs[rank]) != rails {
+		if !t.skipped(rank) && len(peerAddrs[rank]) != rails {
 			return fmt.Errorf("tcp: rank %d has %d addresses, want one per rail (%d)", rank, len(peerAddrs[rank]), rails)
 		}
 	}
@@ -49,6 +49,9 @@ func (t *Transport) Connect(ctx context.Context, peerAddrs [][]string) error {
 	errc := make(chan error, t.cfg.Rank*rails)
 	var wg sync.WaitGroup
 	for rank := range t.cfg.Rank {
+		if t.skipped(rank) {
+			continue
+		}
 		for rail, addr := range peerAddrs[rank] {
 			wg.Add(1)
 			go func() {

@@ -16,7 +16,12 @@ type peer struct {
 	// gone is why the peer can no longer be reached (it wraps
 	// driver.ErrPeerClosed after a Bye); nil while it can. Set once.
 	gone atomic.Pointer[error]
+	// skipped: another transport reaches this rank (guarded by Transport.mu).
+	skipped bool
 }
+
+// errSkipped rejects a connection from a rank another transport reaches.
+var errSkipped = errors.New("reached by another transport")
 
 // err returns why the peer is unreachable, or nil.
 func (p *peer) err() error {

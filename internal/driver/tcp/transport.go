@@ -51,6 +51,7 @@ type Transport struct {
 	handshaking map[*net.TCPConn]struct{} // accepted, not yet registered
 	connected   int
 	meshed      chan struct{} // closed when connected == expected
+	meshDone    bool
 
 	wg        sync.WaitGroup // every goroutine the transport started
 	closeOnce sync.Once
@@ -106,14 +107,42 @@ func Listen(cfg Config) (*Transport, error) {
 			t.peers[rank] = &peer{rank: rank, rails: make([]*rail, nrails)}
 		}
 	}
-	if t.expected == 0 {
-		close(t.meshed)
-	}
+	t.checkMeshedLocked()
 	for i, ln := range t.lns {
 		t.wg.Add(1)
 		go t.acceptLoop(ln, i)
 	}
 	return t, nil
+}
+
+// checkMeshedLocked closes meshed once every expected rail is up.
+func (t *Transport) checkMeshedLocked() {
+	if !t.meshDone && t.connected == t.expected {
+		t.meshDone = true
+		close(t.meshed)
+	}
+}
+
+// Skip leaves ranks out of the mesh (another transport reaches them; every
+// rank must skip symmetrically): no connection with them is expected,
+// dialled or accepted. Call it before Connect.
+func (t *Transport) Skip(ranks ...int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, rank := range ranks {
+		if rank < 0 || rank >= len(t.peers) || t.peers[rank] == nil || t.peers[rank].skipped {
+			continue
+		}
+		t.peers[rank].skipped = true
+		t.expected -= len(t.lns)
+	}
+	t.checkMeshedLocked()
+}
+
+func (t *Transport) skipped(rank int) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.peers[rank] != nil && t.peers[rank].skipped
 }
 
 // Addrs returns the actual listen address of each rail (ports resolved), to
@@ -163,9 +192,7 @@ func (t *Transport) register(nc *net.TCPConn, res handshakeResult) error {
 		}
 		p.view.Store(&view)
 	}
-	if t.connected == t.expected {
-		close(t.meshed)
-	}
+	t.checkMeshedLocked()
 	t.wg.Add(2)
 	go r.readLoop()
 	go r.writeLoop()
@@ -187,6 +214,8 @@ func (t *Transport) admitLocked(peer, rail int) error {
 		return errClosing
 	case p.err() != nil:
 		return fmt.Errorf("rank %d: %w", peer, p.err())
+	case p.skipped:
+		return fmt.Errorf("rank %d: %w", peer, errSkipped)
 	case p.rails[rail] != nil:
 		return errDuplicate
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net"
+	"reflect"
 	"runtime"
 	"strings"
 	"testing"
@@ -41,7 +42,7 @@ func TestCaps(t *testing.T) {
 		}
 		for i, r := range rails {
 			want := driver.Caps{Transport: "tcp", Rail: i, MaxPacket: 4096, Iovec: true}
-			if r.Caps() != want {
+			if !reflect.DeepEqual(r.Caps(), want) {
 				t.Errorf("rank %d rail %d: Caps() = %+v, want %+v", rank, i, r.Caps(), want)
 			}
 			if r.Peer() != 1-rank {
@@ -322,5 +323,35 @@ func TestCloseLeavesNoGoroutines(t *testing.T) {
 			t.Fatalf("%d goroutines before, %d after Close:\n%s", before, runtime.NumGoroutine(), buf[:runtime.Stack(buf, true)])
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestSkippedPeers: Skip leaves a rank out of the mesh (another transport
+// reaches it): Connect completes without it.
+func TestSkippedPeers(t *testing.T) {
+	var trs []*Transport
+	for rank := 0; rank < 3; rank++ {
+		tr, err := Listen(Config{Rank: rank, Size: 3, Secret: testSecret, Handler: newRecorder(), Logger: discardLogger(), ConnectTimeout: 10 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tr.Close()
+		trs = append(trs, tr)
+	}
+	addrs := [][]string{trs[0].Addrs(), trs[1].Addrs(), trs[2].Addrs()}
+	// Ranks 0 and 1 share a node: they skip each other over tcp.
+	trs[0].Skip(1)
+	trs[1].Skip(0)
+	errc := make(chan error, 3)
+	for _, tr := range trs {
+		go func() { errc <- tr.Connect(context.Background(), addrs) }()
+	}
+	for range trs {
+		if err := <-errc; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if trs[0].Rails(1) != nil || trs[1].Rails(0) != nil || trs[0].Rails(2) == nil || trs[2].Rails(1) == nil {
+		t.Fatal("rails do not follow the skip lists")
 	}
 }

@@ -1,0 +1,140 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/commtune/commtune/internal/topo"
+)
+
+// e5345Tree is seed 004's two-socket Xeon E5345, as a sysfs tree.
+var e5345Tree = filepath.Join("..", "..", "internal", "topo", "testdata", "e5345")
+
+func TestInfo(t *testing.T) {
+	badTree := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(badTree, "devices", "system", "cpu"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(badTree, "devices", "system", "cpu", "online"), []byte("0-x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name       string
+		args       []string
+		code       int
+		wantStdout []string
+		wantStderr string
+	}{
+		{"all sections", []string{"info"}, 0, []string{
+			"Topology (/sys):\nMachine: ", "\nCaches (size, line, instances × CPUs sharing each):\n",
+			"\nAllowed CPUs: ", ", from sched_getaffinity\n",
+			"\nDMA_min (seed 004 §3.3) = cache size / (2 × cores sharing the cache)",
+			"\nAssuming one rank pinned on each allowed CPU; every pair of those ranks:\n",
+		}, ""},
+		{"--topology", []string{"info", "--topology"}, 0, []string{"Topology (/sys):\nMachine: ", "Allowed CPUs: "}, ""},
+		// Seed 004's example machine: 1 MB under a shared 4 MB L2, 2 MB apart.
+		{"--sysfs e5345", []string{"info", "--sysfs", e5345Tree}, 0, []string{
+			"Machine: 8 CPUs (0-7), 2 packages, 8 cores\n  Package 0\n    L2 4M\n      L1d 32K + L1i 32K + Core 0 + CPU 0\n      L1d 32K + L1i 32K + Core 1 + CPU 4\n",
+			"\nAllowed CPUs: 0-7, from --sysfs: all CPUs of the tree\n",
+			"\n  1M      sharing L2 4M among 2 CPUs (4 pairs, e.g. CPUs 0 and 4)\n" +
+				"  2M      sharing no cache, each alone in its own L2 4M (24 pairs, e.g. CPUs 0 and 1)\n",
+		}, ""},
+		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--json] [--sysfs DIR]"},
+		{"argument", []string{"info", "cpus"}, 2, nil, `commtune info: unexpected argument "cpus"`},
+		{"unknown flag", []string{"info", "--profile"}, 2, nil, "flag provided but not defined: -profile"},
+		{"absent tree", []string{"info", "--sysfs", filepath.Join(badTree, "absent")}, 1, nil, "no such file or directory"},
+		{"malformed tree", []string{"info", "--sysfs", badTree}, 1, nil, `online: malformed: CPU list "0-x"`},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := runCLI(t, tc.args...)
+			ok := r.code == tc.code && strings.Contains(r.stderr, tc.wantStderr)
+			for _, w := range tc.wantStdout {
+				ok = ok && strings.Contains(r.stdout, w)
+			}
+			if !ok {
+				t.Fatalf("commtune %q: exit %d, stdout\n%s\nstderr %q\nwant exit %d, stdout with %q, stderr with %q",
+					tc.args, r.code, r.stdout, r.stderr, tc.code, tc.wantStdout, tc.wantStderr)
+			}
+		})
+	}
+}
+
+// TestInfoJSON checks that --json prints one object whose topology section
+// is what package topo finds when called in this process.
+func TestInfoJSON(t *testing.T) {
+	r := runCLI(t, "info", "--json")
+	if r.code != 0 {
+		t.Fatalf("commtune info --json: exit %d, stderr %q", r.code, r.stderr)
+	}
+	var got map[string]*topologyReport
+	dec := json.NewDecoder(strings.NewReader(r.stdout))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&got); err != nil || dec.More() {
+		t.Fatalf("commtune info --json printed %q: not one JSON object (%v)", r.stdout, err)
+	}
+	rep, ok := got["topology"]
+	if !ok || len(got) != 1 || rep.Topology == nil {
+		t.Fatalf("commtune info --json printed %q; want one key, topology", r.stdout)
+	}
+	want, err := topo.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	allowed, err := topo.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(rep.Topology, want) {
+		t.Errorf("JSON topology %+v; topo.Read() = %+v", rep.Topology, want)
+	}
+	if !reflect.DeepEqual(rep.Allowed, allowed) || rep.AllowedFrom != "sched_getaffinity" {
+		t.Errorf("JSON allowed %v from %q; topo.Allowed() = %v", rep.Allowed, rep.AllowedFrom, allowed)
+	}
+	if groups := want.DMAMinPairs(allowed); !reflect.DeepEqual(rep.DMAMin.Groups, groups) {
+		t.Errorf("JSON dma_min groups %+v; DMAMinPairs(allowed) = %+v", rep.DMAMin.Groups, groups)
+	}
+	if rep.DMAMin.Rule != dmaMinRule || rep.DMAMin.Assumption != dmaMinAssumption {
+		t.Errorf("JSON dma_min rule %q, assumption %q", rep.DMAMin.Rule, rep.DMAMin.Assumption)
+	}
+	for _, g := range rep.DMAMin.Groups {
+		t.Logf("DMA_min here: %d bytes for %d pair(s), e.g. CPUs %v", g.Bytes, g.Pairs, g.CPUs)
+	}
+}
+
+// TestInfoPinned runs `commtune info` under taskset on one CPU: the
+// allowed CPUs are that one, and DMA_min is for two ranks sharing it.
+func TestInfoPinned(t *testing.T) {
+	taskset, err := exec.LookPath("taskset")
+	if err != nil {
+		t.Skip("taskset (util-linux) not found")
+	}
+	allowed, err := topo.Allowed()
+	if err != nil {
+		t.Skipf("topo.Allowed: %v", err)
+	}
+	cpu := strconv.Itoa(allowed[len(allowed)-1])
+	cmd := cliCommand("info")
+	cmd.Args = append([]string{taskset, "-c", cpu}, cmd.Args...)
+	cmd.Path = taskset
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("taskset -c %s commtune info: %v, stderr %q", cpu, err, stderr.String())
+	}
+	for _, want := range []string{
+		"\nAllowed CPUs: " + cpu + ", from sched_getaffinity\n",
+		"both ranks on CPU " + cpu + " (the only one allowed), under L1d ",
+	} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Fatalf("taskset -c %s commtune info printed\n%s\nwant %q in it", cpu, stdout.String(), want)
+		}
+	}
+}

@@ -1,0 +1,99 @@
+package core
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// Policy is how messages to one peer travel: the eager and iovec switch
+// points, then, for rendezvous messages, a method by size. The tuning
+// profile sets it per transport; until then the public layer's defaults.
+type Policy struct {
+	// Rendezvous is the largest message sent eagerly.
+	Rendezvous int
+	// Iovec is the smallest eager payload sent by reference.
+	Iovec int
+	// Large lists rendezvous methods by size: each applies from its Min
+	// bytes to the next entry's Min. Method "pull" has the receiver copy
+	// straight from the sender's memory (driver.Puller); other names are
+	// the rail's Put methods (driver.Caps.Methods). Empty: the rail's
+	// default push.
+	Large []LargeMethod
+}
+
+// LargeMethod is one entry of Policy.Large.
+type LargeMethod struct {
+	Min    int
+	Method string
+}
+
+// MethodPull names the receiver-pull rendezvous in Policy.Large.
+const MethodPull = "pull"
+
+// peerMethods is Policy.Large resolved against a peer's rail.
+type peerMethods struct {
+	min    []int
+	method []uint8 // Put method index; pullMethod for a pull
+}
+
+const pullMethod = 0xFF
+
+// resolve checks a policy's methods against the rail that reaches a peer.
+func resolveMethods(large []LargeMethod, caps driver.Caps, puller bool) (peerMethods, error) {
+	var pm peerMethods
+	sorted := slices.Clone(large)
+	slices.SortStableFunc(sorted, func(a, b LargeMethod) int { return a.Min - b.Min })
+	for _, lm := range sorted {
+		switch i := slices.Index(caps.Methods, lm.Method); {
+		case lm.Method == MethodPull:
+			if !puller || !caps.SingleCopy {
+				return pm, fmt.Errorf("method %q: the %s rail cannot pull (single copy unavailable)", lm.Method, caps.Transport)
+			}
+			pm.min, pm.method = append(pm.min, lm.Min), append(pm.method, pullMethod)
+		case i >= 0:
+			pm.min, pm.method = append(pm.min, lm.Min), append(pm.method, uint8(i+1))
+		default:
+			return pm, fmt.Errorf("method %q: the %s rail offers %v", lm.Method, caps.Transport, caps.Methods)
+		}
+	}
+	return pm, nil
+}
+
+// pick returns the method for a rendezvous message of n bytes (0: the
+// rail's default push).
+func (pm *peerMethods) pick(n int) uint8 {
+	m := uint8(0)
+	for i, lo := range pm.min {
+		if n >= lo {
+			m = pm.method[i]
+		}
+	}
+	return m
+}
+
+// SetPolicy sets how messages to peer travel. The eager limit is capped by
+// what one packet of the peer's rails can carry.
+func (e *Engine) SetPolicy(peer int, p Policy) error {
+	rails := e.sched.Rails(peer)
+	for _, c := range rails {
+		if c.MaxPacket > 0 && p.Rendezvous > c.MaxPacket-eagerHeaderLen {
+			p.Rendezvous = c.MaxPacket - eagerHeaderLen
+		}
+	}
+	var pm peerMethods
+	if len(p.Large) > 0 {
+		if len(rails) == 0 {
+			return fmt.Errorf("no rail reaches rank %d", peer)
+		}
+		var err error
+		if pm, err = resolveMethods(p.Large, rails[0], e.sched.CanPull(peer)); err != nil {
+			return fmt.Errorf("rank %d: %w", peer, err)
+		}
+	}
+	e.mu.Lock()
+	e.peers[peer].rndv, e.peers[peer].iovec, e.peers[peer].methods = p.Rendezvous, p.Iovec, pm
+	e.mu.Unlock()
+	return nil
+}

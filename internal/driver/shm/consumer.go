@@ -1,0 +1,149 @@
+package shm
+
+import (
+	"fmt"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// consume is the consumer goroutine: it drains the rings while nobody
+// polls, and otherwise sleeps on the segment's bell, which producers ring
+// only when it sleeps and no poller is at work. Announcing sleep, then
+// checking the rings once more, then sleeping (and producers committing,
+// then checking for sleepers) means no record is left unseen.
+func (t *Transport) consume() {
+	defer t.wg.Done()
+	bell, sleepers, polling := t.in.word32(offBell), t.in.word32(offSleepers), t.in.word32(offPolling)
+	for !t.closing.Load() {
+		if polling.Load() == 0 && t.drainAll() {
+			continue
+		}
+		v := bell.Load()
+		sleepers.Add(1)
+		if t.closing.Load() || (polling.Load() == 0 && t.anyPending()) {
+			sleepers.Add(^uint32(0))
+			continue
+		}
+		futexSleep(bell, v, 0)
+		sleepers.Add(^uint32(0))
+	}
+}
+
+func (t *Transport) anyPending() bool {
+	for _, ir := range t.rings {
+		if ir.r.pending() {
+			return true
+		}
+	}
+	return false
+}
+
+// drainAll delivers what every inbound ring holds and reports whether
+// anything was delivered.
+func (t *Transport) drainAll() bool {
+	progress := false
+	for _, ir := range t.rings {
+		if t.drain(ir) {
+			progress = true
+		}
+	}
+	return progress
+}
+
+// drain delivers every record of one ring, unless another goroutine holds
+// it (it is draining it then). A record that breaks the format, or that the
+// core rejects, loses the peer.
+func (t *Transport) drain(ir *inRing) bool {
+	if ir.rail == nil || !ir.mu.TryLock() {
+		return false
+	}
+	defer ir.mu.Unlock()
+	progress := false
+	for {
+		rec, err := ir.r.peek()
+		if err == nil && rec == nil {
+			return progress
+		}
+		if err == nil {
+			err = t.handle(ir.rail, rec)
+		}
+		if err != nil {
+			t.protocolError(ir.rail, err)
+			return progress
+		}
+		ir.r.release(rec)
+		progress = true
+	}
+}
+
+// handle delivers one record from rl's peer.
+func (t *Transport) handle(rl *rail, rec []byte) error {
+	h := t.cfg.Handler
+	switch rec[4] {
+	case kindPacket:
+		return h.Packet(rl.peer, rec[recHeader:])
+	case kindPut:
+		pad := int(rec[5])
+		if len(rec) < recHeader+putFields+pad || pad >= payloadAln {
+			return driver.ProtocolError("shm Put record of %d bytes with pad %d", len(rec), pad)
+		}
+		region, offset := le.Uint64(rec[8:]), le.Uint64(rec[16:])
+		payload := rec[recHeader+putFields+pad:]
+		if offset > 1<<62 {
+			return driver.ProtocolError("shm Put offset %d", offset)
+		}
+		dst, err := h.Region(rl.peer, region, int64(offset), len(payload))
+		if err != nil {
+			return err
+		}
+		if len(payload) >= cacheFreeMin {
+			copyCacheFree(dst, payload)
+		} else {
+			copy(dst, payload)
+		}
+		h.PutDone(rl.peer, region, int64(offset), len(payload))
+	case kindPipePut:
+		if len(rec) != recHeader+16 {
+			return driver.ProtocolError("shm pipe record of %d bytes", len(rec))
+		}
+		return rl.readPipe(le.Uint64(rec[8:]), le.Uint64(rec[16:]), le.Uint64(rec[24:]))
+	case kindPipeAck:
+		rl.pipeAcked(int64(le.Uint64(rec[8:])))
+	case kindBye:
+		rl.byeSeen.Store(true)
+		if rl.lost.CompareAndSwap(false, true) {
+			err := fmt.Errorf("shm: %w", driver.ErrPeerClosed)
+			rl.fail(err)
+			h.PeerLost(rl.peer, err)
+		}
+	default:
+		return driver.ProtocolError("shm record of unknown kind %d", rec[4])
+	}
+	return nil
+}
+
+func (t *Transport) protocolError(rl *rail, err error) {
+	if !rl.lost.CompareAndSwap(false, true) {
+		return
+	}
+	t.log.Warn(fmt.Sprintf("shm: dropping rank %d: %v", rl.peer, err))
+	rl.fail(err)
+	t.cfg.Handler.PeerLost(rl.peer, fmt.Errorf("shm: %w", err))
+}
+
+// Poll delivers what the inbound rings hold, in the calling goroutine
+// (driver.Poller). Shared-memory rings cost one load each to check, so
+// every ring is polled, whichever peer the caller waits for.
+func (rl *rail) Poll() bool { return rl.t.drainAll() }
+
+// StartPolling tells producers not to wake the consumer goroutine: a
+// poller will see their records (and receive them on its own processor).
+func (rl *rail) StartPolling() { rl.t.in.word32(offPolling).Add(1) }
+
+// StopPolling ends StartPolling. A producer that skipped the wake while we
+// polled committed before we stopped: the last poller drains once more.
+func (rl *rail) StopPolling() {
+	if rl.t.in.word32(offPolling).Add(^uint32(0)) == 0 {
+		rl.t.drainAll()
+	}
+}

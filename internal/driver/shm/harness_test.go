@@ -1,0 +1,91 @@
+package shm
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"testing"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// recorder is a Handler that keeps packets, lands Puts in registered
+// regions and reports events on channels.
+type recorder struct {
+	mu      sync.Mutex
+	packets [][]byte
+	regions map[uint64][]byte
+	puts    map[uint64]int // bytes landed per region
+	idle    chan error
+	lost    chan error
+	pkt     chan struct{}
+}
+
+func newRecorder() *recorder {
+	return &recorder{regions: map[uint64][]byte{}, puts: map[uint64]int{}, idle: make(chan error, 64), lost: make(chan error, 8), pkt: make(chan struct{}, 1<<16)}
+}
+
+func (h *recorder) Packet(peer int, body []byte) error {
+	h.mu.Lock()
+	h.packets = append(h.packets, append([]byte(nil), body...))
+	h.mu.Unlock()
+	h.pkt <- struct{}{}
+	return nil
+}
+
+func (h *recorder) Region(peer int, region uint64, off int64, n int) ([]byte, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	b := h.regions[region]
+	if b == nil || off < 0 || int(off)+n > len(b) {
+		return nil, driver.ProtocolError("region %d [%d,+%d)", region, off, n)
+	}
+	return b[off : int(off)+n], nil
+}
+
+func (h *recorder) PutDone(peer int, region uint64, off int64, n int) {
+	h.mu.Lock()
+	h.puts[region] += n
+	h.mu.Unlock()
+}
+
+func (h *recorder) Idle(r driver.Rail, err error) { h.idle <- err }
+func (h *recorder) PeerLost(peer int, err error)  { h.lost <- err }
+
+func (h *recorder) landed(region uint64) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.puts[region]
+}
+
+// pair builds two connected transports (ranks 0 and 1) in this process.
+func pair(t *testing.T, mod func(*Config)) (a, b *Transport, ha, hb *recorder) {
+	t.Helper()
+	dir := t.TempDir()
+	ha, hb = newRecorder(), newRecorder()
+	job := fmt.Sprintf("t%d", len(dir))
+	mk := func(rank int, h *recorder) *Transport {
+		cfg := Config{Rank: rank, Job: job, Local: []int{0, 1}, Handler: h, Dir: dir, RingSize: 64 << 10, ChunkSize: 8 << 10,
+			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+		if mod != nil {
+			mod(&cfg)
+		}
+		tr, err := New(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tr
+	}
+	a, b = mk(0, ha), mk(1, hb)
+	for _, tr := range []*Transport{a, b} {
+		if err := tr.Connect(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Unlink()
+	b.Unlink()
+	t.Cleanup(func() { a.Close(); b.Close() })
+	return a, b, ha, hb
+}

@@ -1,0 +1,158 @@
+package shm
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+	"unsafe"
+
+	"github.com/commtune/commtune/internal/driver"
+	"golang.org/x/sys/unix"
+)
+
+// pipeSize is what the vmsplice pipes are grown to: the most an
+// unprivileged process may ask for here (/proc/sys/fs/pipe-max-size).
+const pipeSize = 1 << 20
+
+func pipePath(dir, job string, from, to int) string {
+	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d-%d.pipe", job, from, to))
+}
+
+// makePipe creates the FIFO from a sender and opens its read end (opening
+// it first lets the sender open the write end without blocking).
+func makePipe(path string) (*os.File, error) {
+	if err := unix.Mkfifo(path, 0o600); err != nil {
+		return nil, fmt.Errorf("shm: creating pipe %s: %w", path, err)
+	}
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("shm: opening pipe %s: %w", path, err)
+	}
+	unix.FcntlInt(uintptr(fd), unix.F_SETPIPE_SZ, pipeSize) // best effort: smaller pipes only cost calls
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// openPipeWriter opens the write end of the FIFO to a peer.
+func openPipeWriter(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: opening pipe %s: %w", path, err)
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
+// writePipe moves a Put by vmsplice (seed 004 §2.2): a record announces
+// region, offset and length, then the sender's pages are spliced into the
+// pipe and the receiver reads them out with one copy. The pages stay the
+// sender's: the frame is done only when the receiver acknowledges.
+func (rl *rail) writePipe(st *putState, block bool) (progressed, finished bool, err error) {
+	if !st.announced {
+		n := 0
+		for _, b := range st.iov {
+			n += len(b)
+		}
+		if !rl.writeRecord(func(w []byte) int {
+			le.PutUint32(w, recHeader+16)
+			w[4] = kindPipePut
+			le.PutUint64(w[8:], st.region)
+			le.PutUint64(w[16:], uint64(st.offset))
+			le.PutUint64(w[24:], uint64(n))
+			return recHeader + 16
+		}, recHeader+16) {
+			return false, false, nil
+		}
+		rl.pipeOwed.Add(int64(n))
+		st.announced = true
+		progressed = true
+	}
+	fd := int(rl.pipe.Fd())
+	for len(st.iov) > 0 {
+		var iov [16]unix.Iovec
+		k := 0
+		for ; k < len(iov) && k < len(st.iov); k++ {
+			iov[k].Base = unsafe.SliceData(st.iov[k])
+			iov[k].SetLen(len(st.iov[k]))
+		}
+		n, _, errno := unix.Syscall6(unix.SYS_VMSPLICE, uintptr(fd), uintptr(unsafe.Pointer(&iov[0])), uintptr(k), unix.SPLICE_F_NONBLOCK, 0, 0)
+		switch {
+		case errno == unix.EAGAIN:
+			if !block {
+				return progressed, false, nil
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLOUT}}
+			unix.Poll(pfd, 10)
+			continue
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			return progressed, false, fmt.Errorf("shm: vmsplice to rank %d: %w", rl.peer, errno)
+		}
+		progressed = true
+		for done := int(n); done > 0; {
+			if done >= len(st.iov[0]) {
+				done -= len(st.iov[0])
+				st.iov = st.iov[1:]
+			} else {
+				st.iov[0] = st.iov[0][done:]
+				done = 0
+			}
+		}
+	}
+	return progressed, true, nil
+}
+
+// readPipe receives an announced pipe Put straight into its region, then
+// acknowledges it so the sender may reuse its pages.
+func (rl *rail) readPipe(region, offset, n uint64) error {
+	if rl.pipeIn == nil || n > 1<<40 || offset > 1<<62 {
+		return driver.ProtocolError("shm pipe Put of %d bytes at %d without a pipe", n, offset)
+	}
+	h := rl.t.cfg.Handler
+	dst, err := h.Region(rl.peer, region, int64(offset), int(n))
+	if err != nil {
+		return err
+	}
+	fd := int(rl.pipeIn.Fd())
+	deadline := time.Now().Add(30 * time.Second)
+	for got := 0; got < len(dst); {
+		m, err := unix.Read(fd, dst[got:])
+		switch {
+		case m > 0:
+			got += m
+		case err == unix.EAGAIN:
+			if time.Now().After(deadline) || rl.lost.Load() {
+				return fmt.Errorf("shm: rank %d announced %d bytes in its pipe, %d came", rl.peer, n, got)
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			unix.Poll(pfd, 10)
+		case err == unix.EINTR:
+		default:
+			return fmt.Errorf("shm: reading rank %d's pipe: %v", rl.peer, err)
+		}
+	}
+	h.PutDone(rl.peer, region, int64(offset), int(n))
+	rl.writeRecordWait(func(w []byte) int {
+		le.PutUint32(w, recHeader)
+		w[4] = kindPipeAck
+		le.PutUint64(w[8:], n)
+		return recHeader
+	}, recHeader)
+	return nil
+}
+
+// pipeAcked counts pipe bytes the peer read; when all are in, the frame
+// in flight is done.
+func (rl *rail) pipeAcked(n int64) {
+	if rl.pipeOwed.Add(-n) != 0 {
+		return
+	}
+	rl.wmu.Lock()
+	busy := rl.busy
+	rl.rest, rl.busy = putState{}, false
+	rl.wmu.Unlock()
+	if busy {
+		rl.t.cfg.Handler.Idle(rl, nil)
+	}
+}

@@ -1,0 +1,398 @@
+package shm
+
+import (
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// Methods a shm rail offers for Put frames (driver.Frame.Method is an index
+// into Caps.Methods plus one; 0 is the first). "cma" is not among them: it
+// is a pull by the receiver (Caps.SingleCopy), not a Put.
+var methods = []string{"copy", "cachefree", "vmsplice"}
+
+const (
+	methodCopy = iota + 1
+	methodCacheFree
+	methodVmsplice
+)
+
+// rail is this rank's connection to one local peer: it writes the peer's
+// ring for us, and its Poll drains the rings of our segment.
+type rail struct {
+	t      *Transport
+	peer   int
+	pid    int
+	seg    *segment   // the peer's inbound segment
+	out    *ring      // our ring in it
+	pmu    sync.Mutex // one writer of out at a time: frames, Byes and pipe acknowledgments
+	in     *inRing    // its ring in our segment
+	pipe   *os.File   // vmsplice: our pipe to the peer
+	pipeIn *os.File   // vmsplice: the peer's pipe to us
+	caps   driver.Caps
+
+	// One frame at a time: what Post could not finish, for the writer
+	// goroutine or a flushing waiter (claim says which).
+	wmu     sync.Mutex
+	busy    bool
+	rest    putState
+	claim   atomic.Bool
+	wio     sync.Mutex
+	work    chan struct{}
+	stop    chan struct{}
+	stopped chan struct{}
+
+	pipeOwed atomic.Int64 // vmsplice bytes the peer has not acknowledged yet
+
+	lost    atomic.Bool
+	byeSeen atomic.Bool
+	errMu   sync.Mutex
+	err     error
+}
+
+// putState is a frame being written: a Packet waiting for room, or the
+// remaining chunks of a Put.
+type putState struct {
+	kind      driver.FrameKind
+	method    int
+	region    uint64
+	offset    int64
+	iov       [][]byte
+	announced bool // vmsplice: the pipe record is written
+}
+
+var (
+	_ driver.Rail    = (*rail)(nil)
+	_ driver.Poller  = (*rail)(nil)
+	_ driver.Flusher = (*rail)(nil)
+	_ driver.Puller  = (*rail)(nil)
+)
+
+// finish computes the capabilities (the peer's probe of our memory is
+// known once every local rank has connected) and starts the writer.
+func (rl *rail) finish() {
+	idx := rl.seg.ringFor(rl.t.cfg.Rank)
+	canPull := idx >= 0 && rl.seg.mem[offCanPull+idx] == 1
+	ms := methods
+	if rl.pipe == nil {
+		ms = methods[:2] // no vmsplice pipes
+	}
+	rl.caps = driver.Caps{
+		Transport:  "shm",
+		Local:      true,
+		MaxPacket:  rl.out.maxRecord() - recHeader,
+		Iovec:      true,
+		SingleCopy: canPull,
+		Methods:    ms,
+	}
+	rl.work = make(chan struct{}, 1)
+	rl.stop = make(chan struct{})
+	rl.stopped = make(chan struct{})
+	rl.t.wg.Add(1)
+	go rl.writer()
+}
+
+func (rl *rail) Caps() driver.Caps { return rl.caps }
+func (rl *rail) Peer() int         { return rl.peer }
+
+// Pull reads len(dst) bytes at addr in the peer's process (CMA, one copy;
+// driver.Puller).
+func (rl *rail) Pull(dst []byte, addr uint64) error {
+	_, err := processVMRead(rl.pid, dst, addr)
+	return err
+}
+
+func (rl *rail) failure() error {
+	rl.errMu.Lock()
+	defer rl.errMu.Unlock()
+	return rl.err
+}
+
+func (rl *rail) fail(err error) {
+	rl.errMu.Lock()
+	if rl.err == nil {
+		rl.err = err
+	}
+	rl.errMu.Unlock()
+}
+
+// Post copies f into the peer's ring. Packets and Put chunks that find room
+// are written at once; the rest continues in the writer goroutine (or in a
+// waiter that flushes), which reports Idle.
+func (rl *rail) Post(f *driver.Frame) (bool, error) {
+	if err := rl.failure(); err != nil {
+		return false, err
+	}
+	rl.wmu.Lock()
+	defer rl.wmu.Unlock()
+	if rl.busy {
+		return false, fmt.Errorf("shm rail to rank %d: Post while a frame is in flight", rl.peer)
+	}
+	st := putState{kind: f.Kind, method: int(f.Method), region: f.Region, offset: f.Offset, iov: f.Iov}
+	if st.method == 0 {
+		st.method = methodCopy
+	}
+	switch f.Kind {
+	case driver.Packet:
+		if n := f.Len(); n > rl.caps.MaxPacket {
+			return false, fmt.Errorf("shm rail to rank %d: Packet of %d bytes exceeds %d", rl.peer, n, rl.caps.MaxPacket)
+		}
+	case driver.Put:
+		if st.method < methodCopy || st.method > len(rl.caps.Methods) {
+			return false, fmt.Errorf("shm rail to rank %d: unknown Put method %d", rl.peer, st.method)
+		}
+	default:
+		return false, fmt.Errorf("shm rail to rank %d: unknown frame kind %d", rl.peer, f.Kind)
+	}
+	done, err := rl.write(&st, false)
+	if err != nil || done {
+		return done, err
+	}
+	rl.rest = st
+	rl.busy = true
+	rl.claim.Store(false)
+	select {
+	case rl.work <- struct{}{}:
+	default:
+	}
+	return false, nil
+}
+
+// write puts as much of st as fits into the ring (all of it when block
+// is set, waiting for room) and reports whether it is done. For vmsplice,
+// done means handed to the pipe: completion waits for the peer's
+// acknowledgment.
+func (rl *rail) write(st *putState, block bool) (bool, error) {
+	for {
+		if err := rl.failure(); err != nil {
+			return false, err
+		}
+		var progressed, finished bool
+		switch {
+		case st.kind == driver.Packet:
+			progressed = rl.writePacket(st.iov)
+			finished = progressed
+		case st.method == methodVmsplice:
+			var err error
+			progressed, finished, err = rl.writePipe(st, block)
+			if err != nil {
+				return false, err
+			}
+		default:
+			progressed = rl.writeChunk(st)
+			finished = progressed && len(st.iov) == 0
+		}
+		if finished {
+			return st.method != methodVmsplice || st.kind == driver.Packet, nil
+		}
+		if progressed {
+			continue
+		}
+		if !block {
+			return false, nil
+		}
+		rl.waitRoom()
+	}
+}
+
+// waitRoom waits for the peer to free ring space: briefly polling, then on
+// the ring's futex.
+func (rl *rail) waitRoom() {
+	for i := 0; i < 64; i++ {
+		if rl.out.free() >= 2*rl.t.cfg.ChunkSize+2*recHeader {
+			return
+		}
+		runtime.Gosched()
+	}
+	rl.out.waitSpace(rl.t.cfg.ChunkSize+recHeader+payloadAln, 10*time.Millisecond)
+}
+
+// writePacket copies a whole packet into one record.
+func (rl *rail) writePacket(iov [][]byte) bool {
+	n := recHeader
+	for _, b := range iov {
+		n += len(b)
+	}
+	return rl.writeRecord(func(w []byte) int {
+		le.PutUint32(w, uint32(n))
+		w[4], w[5] = kindPacket, 0
+		off := recHeader
+		for _, b := range iov {
+			off += copy(w[off:], b)
+		}
+		return n
+	}, n)
+}
+
+// writeRecord reserves n bytes of the peer's ring, lets fill write the
+// record (it returns the record's length) and publishes it; false when the
+// ring lacks room.
+func (rl *rail) writeRecord(fill func(w []byte) int, n int) bool {
+	rl.pmu.Lock()
+	w := rl.out.reserve(n)
+	if w == nil {
+		rl.pmu.Unlock()
+		return false
+	}
+	rl.out.commit(fill(w))
+	rl.pmu.Unlock()
+	rl.ring()
+	return true
+}
+
+// writeRecordWait is writeRecord waiting for room (bounded: a peer that
+// stops draining is lost anyway).
+func (rl *rail) writeRecordWait(fill func(w []byte) int, n int) bool {
+	deadline := time.Now().Add(10 * time.Second)
+	for !rl.writeRecord(fill, n) {
+		if rl.failure() != nil || time.Now().After(deadline) {
+			return false
+		}
+		rl.out.waitSpace(n, time.Millisecond)
+	}
+	return true
+}
+
+// writeChunk copies the next chunk of a Put into one record.
+func (rl *rail) writeChunk(st *putState) bool {
+	if len(st.iov) == 0 {
+		return true
+	}
+	b := st.iov[0]
+	n := min(len(b), rl.t.cfg.ChunkSize)
+	rl.pmu.Lock()
+	defer rl.pmu.Unlock()
+	// Pad so the payload starts on a cache line of the ring, wherever the
+	// record lands (at the tail, or at 0 if it must wrap).
+	padAt := func(pos int) int { return (payloadAln - (pos+recHeader+putFields)%payloadAln) % payloadAln }
+	pos := int(rl.out.ptail & rl.out.mask)
+	pad := padAt(pos)
+	if int(rl.out.size)-pos < align(recHeader+putFields+pad+n, recAlign) {
+		pad = padAt(0)
+	}
+	size := recHeader + putFields + pad + n
+	w := rl.out.reserve(size)
+	if w == nil {
+		return false
+	}
+	le.PutUint32(w, uint32(size))
+	w[4], w[5] = kindPut, byte(pad)
+	le.PutUint64(w[8:], st.region)
+	le.PutUint64(w[16:], uint64(st.offset))
+	dst := w[recHeader+putFields+pad : size]
+	if st.method == methodCacheFree {
+		copyCacheFree(dst, b[:n])
+	} else {
+		copy(dst, b[:n])
+	}
+	rl.out.commit(size)
+	rl.ring()
+	st.offset += int64(n)
+	if n == len(b) {
+		st.iov = st.iov[1:]
+	} else {
+		st.iov[0] = b[n:]
+	}
+	return true
+}
+
+// ring wakes the peer's consumer if it sleeps and nobody there polls.
+func (rl *rail) ring() {
+	if rl.seg.word32(offPolling).Load() == 0 && rl.seg.word32(offSleepers).Load() != 0 {
+		bell := rl.seg.word32(offBell)
+		bell.Add(1)
+		futexWakeAll(bell)
+	}
+}
+
+// writer finishes frames Post could not, unless a waiter flushes first.
+func (rl *rail) writer() {
+	defer rl.t.wg.Done()
+	defer close(rl.stopped)
+	for {
+		select {
+		case <-rl.stop:
+			return
+		case <-rl.work:
+			rl.writeRest(true)
+		}
+	}
+}
+
+// writeRest writes the pending frame if nobody claimed it yet, waiting for
+// room, and reports the rail idle (or, for vmsplice, leaves that to the
+// acknowledgment). It reports whether it did the work.
+func (rl *rail) writeRest(block bool) bool {
+	rl.wio.Lock()
+	defer rl.wio.Unlock()
+	if !rl.claim.CompareAndSwap(false, true) {
+		return false
+	}
+	rl.wmu.Lock()
+	st := rl.rest
+	rl.wmu.Unlock()
+	done, err := rl.write(&st, block)
+	if err == nil && !done {
+		return true // vmsplice: Idle comes with the acknowledgment
+	}
+	rl.wmu.Lock()
+	rl.rest, rl.busy = putState{}, false
+	rl.wmu.Unlock()
+	rl.t.cfg.Handler.Idle(rl, err)
+	return true
+}
+
+// Flush writes the rest of the frame in flight in the calling goroutine
+// (driver.Flusher): a sender waiting for its large message streams the
+// chunks itself as the receiver drains them.
+func (rl *rail) Flush() bool {
+	rl.wmu.Lock()
+	pending := rl.busy && !rl.claim.Load()
+	rl.wmu.Unlock()
+	return pending && rl.writeRest(true)
+}
+
+// bye tells the peer we finalize: after any frame in flight.
+func (rl *rail) bye() {
+	if rl.failure() != nil || rl.lost.Load() {
+		return
+	}
+	deadline := time.Now().Add(2 * time.Second)
+	for {
+		rl.wmu.Lock()
+		busy := rl.busy
+		rl.wmu.Unlock()
+		if !busy || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(50 * time.Microsecond)
+	}
+	rl.writeRecordWait(func(w []byte) int {
+		le.PutUint32(w, recHeader)
+		w[4] = kindBye
+		return recHeader
+	}, recHeader)
+}
+
+// stopWriter ends the writer goroutine.
+func (rl *rail) stopWriter() {
+	if rl.stop != nil {
+		close(rl.stop)
+	}
+}
+
+// close releases the peer's segment and pipes (the writer has stopped).
+func (rl *rail) close() {
+	if rl.pipe != nil {
+		rl.pipe.Close()
+	}
+	if rl.pipeIn != nil {
+		rl.pipeIn.Close()
+	}
+	rl.seg.unmap()
+}

@@ -1,0 +1,200 @@
+package shm
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Segment layout (docs/wire-shm.md). Words written by different processes
+// sit 128 bytes apart: adjacent cache lines are fetched in pairs, and a
+// producer's tail must not share a fetch with the consumer's head.
+const (
+	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
+	segVersion = 1
+	pageSize   = 4096
+	wordGap    = 128
+
+	offMagic    = 0
+	offVersion  = 8
+	offRings    = 12
+	offCapacity = 16
+	offPid      = 24
+	offRank     = 28
+	offProbe    = 32 // owner's address of its CMA probe word
+	offProbeVal = 40 // the value there
+	offBell     = 1 * wordGap
+	offSleepers = 2 * wordGap
+	offPolling  = 3 * wordGap
+	offCanPull  = 4 * wordGap // u8 per ring: the owner can read that sender's memory (CMA)
+	offSenders  = 8 * wordGap // u32 per ring: the world rank writing that ring
+	maxRings    = (pageSize - offSenders) / 4
+
+	// Ring block: a header page, then the data.
+	ringTail    = 0
+	ringHead    = 1 * wordGap
+	ringWaiting = 2 * wordGap // the producer sleeps for space
+	ringSpace   = 3 * wordGap // futex: bumped when space frees while the producer sleeps
+)
+
+// DefaultDir is where segments are created: tmpfs on Linux.
+const DefaultDir = "/dev/shm"
+
+// segment is a mapped inbound segment: the header page, then one ring
+// block per local sender.
+type segment struct {
+	mem      []byte
+	path     string
+	nrings   int
+	capacity int
+}
+
+func segmentSize(nrings, capacity int) int {
+	return pageSize + nrings*(pageSize+capacity)
+}
+
+// SegmentPath returns the path of world rank's inbound segment in job.
+func SegmentPath(dir, job string, rank int) string {
+	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d", job, rank))
+}
+
+// createSegment creates and maps a new segment (0600; it must not exist).
+func createSegment(path string, rank int, senders []int, capacity int) (*segment, error) {
+	if len(senders) > maxRings {
+		return nil, fmt.Errorf("shm: %d local ranks, at most %d", len(senders), maxRings)
+	}
+	if capacity < pageSize || capacity&(capacity-1) != 0 {
+		return nil, fmt.Errorf("shm: ring capacity %d is not a power of two ≥ %d", capacity, pageSize)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("shm: creating %s: %w", path, err)
+	}
+	defer f.Close()
+	size := segmentSize(len(senders), capacity)
+	if err := f.Truncate(int64(size)); err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("shm: sizing %s to %d bytes: %w", path, size, err)
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		os.Remove(path)
+		return nil, fmt.Errorf("shm: mapping %s: %w", path, err)
+	}
+	s := &segment{mem: mem, path: path, nrings: len(senders), capacity: capacity}
+	le := binary.LittleEndian
+	le.PutUint32(mem[offVersion:], segVersion)
+	le.PutUint32(mem[offRings:], uint32(len(senders)))
+	le.PutUint64(mem[offCapacity:], uint64(capacity))
+	le.PutUint32(mem[offPid:], uint32(os.Getpid()))
+	le.PutUint32(mem[offRank:], uint32(rank))
+	for i, r := range senders {
+		le.PutUint32(mem[offSenders+4*i:], uint32(r))
+	}
+	s.word64(offMagic).Store(segMagic) // last: the header is complete
+	return s, nil
+}
+
+// openSegment maps an existing segment and checks its header.
+func openSegment(path string) (*segment, error) {
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		return nil, fmt.Errorf("shm: opening %s: %w", path, err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() < pageSize || st.Size() > 1<<40 {
+		return nil, fmt.Errorf("shm: %s is %d bytes, not a segment", path, st.Size())
+	}
+	mem, err := unix.Mmap(int(f.Fd()), 0, int(st.Size()), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("shm: mapping %s: %w", path, err)
+	}
+	s := &segment{mem: mem, path: path}
+	if err := s.check(int(st.Size())); err != nil {
+		unix.Munmap(mem)
+		return nil, fmt.Errorf("shm: %s: %w", path, err)
+	}
+	return s, nil
+}
+
+var errBadSegment = errors.New("not a valid commtune segment")
+
+func (s *segment) check(size int) error {
+	le := binary.LittleEndian
+	if s.word64(offMagic).Load() != segMagic || le.Uint32(s.mem[offVersion:]) != segVersion {
+		return errBadSegment
+	}
+	n, c := le.Uint32(s.mem[offRings:]), le.Uint64(s.mem[offCapacity:])
+	if n == 0 || n > maxRings || c < pageSize || c > 1<<34 || c&(c-1) != 0 || segmentSize(int(n), int(c)) != size {
+		return fmt.Errorf("%w: %d rings of %d bytes in %d bytes", errBadSegment, n, c, size)
+	}
+	s.nrings, s.capacity = int(n), int(c)
+	return nil
+}
+
+func (s *segment) word32(off int) *atomic.Uint32 {
+	return (*atomic.Uint32)(unsafe.Pointer(&s.mem[off]))
+}
+
+func (s *segment) word64(off int) *atomic.Uint64 {
+	return (*atomic.Uint64)(unsafe.Pointer(&s.mem[off]))
+}
+
+func (s *segment) pid() int   { return int(binary.LittleEndian.Uint32(s.mem[offPid:])) }
+func (s *segment) owner() int { return int(binary.LittleEndian.Uint32(s.mem[offRank:])) }
+
+// sender returns the world rank that writes ring i.
+func (s *segment) sender(i int) int { return int(binary.LittleEndian.Uint32(s.mem[offSenders+4*i:])) }
+
+// ringFor returns the index of the ring world rank writes, or -1.
+func (s *segment) ringFor(rank int) int {
+	for i := 0; i < s.nrings; i++ {
+		if s.sender(i) == rank {
+			return i
+		}
+	}
+	return -1
+}
+
+// ringBlock returns ring i's header page and data.
+func (s *segment) ringBlock(i int) (hdr, data []byte) {
+	off := pageSize + i*(pageSize+s.capacity)
+	return s.mem[off : off+pageSize], s.mem[off+pageSize : off+pageSize+s.capacity]
+}
+
+func (s *segment) unmap() error {
+	if s.mem == nil {
+		return nil
+	}
+	err := unix.Munmap(s.mem)
+	s.mem = nil
+	return err
+}
+
+// RemoveJobFiles removes every segment and pipe of job left in dir: ranks
+// unlink their files as soon as all peers have them open, but a rank that
+// dies during start-up leaves them; the launcher calls this when the job
+// has ended.
+func RemoveJobFiles(dir, job string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "commtune-"+job+"-*"))
+	if err != nil {
+		return err
+	}
+	var errs []error
+	for _, n := range names {
+		if err := os.Remove(n); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}

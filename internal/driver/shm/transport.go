@@ -1,0 +1,272 @@
+package shm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// Defaults for Config.
+const (
+	// DefaultRingSize is each ring's capacity: room for four 128 KiB
+	// chunks of a large message in flight (double-buffering with slack).
+	DefaultRingSize = 512 << 10
+	// DefaultChunkSize is how much of a large message one ring record
+	// carries with the copy methods; seed 004 §2.1 notes MPICH uses 64 KiB
+	// buffers. Measured here, 128 KiB streams faster through this ring.
+	DefaultChunkSize = 128 << 10
+)
+
+// Config describes one rank's end of the node's shared memory.
+type Config struct {
+	Rank    int    // world rank
+	Job     string // job id: names the files
+	Local   []int  // world ranks on this node, this one included
+	Handler driver.Handler
+	// Dir holds the segments and pipes; default /dev/shm.
+	Dir string
+	// RingSize is each ring's capacity, a power of two ≥ 4 KiB; default
+	// DefaultRingSize.
+	RingSize int
+	// ChunkSize is the most data one ring record carries for the copy
+	// methods; default DefaultChunkSize, at most RingSize/4.
+	ChunkSize int
+	// NoCMA pretends process_vm_readv is forbidden (tests, and users who
+	// want it off).
+	NoCMA bool
+	// NoVmsplice skips creating the pipes the vmsplice method needs.
+	NoVmsplice bool
+	// Logger receives the one line saying CMA is unavailable, and
+	// protocol violations. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// Transport is one rank's shared-memory end.
+type Transport struct {
+	cfg   Config
+	log   *slog.Logger
+	in    *segment      // our inbound segment: the rings local peers write
+	rings []*inRing     // by ring index in `in`
+	peers map[int]*rail // by world rank
+	rails map[int][]driver.Rail
+
+	consumerOn atomic.Bool
+	closing    atomic.Bool
+	wg         sync.WaitGroup
+	watch      *watcher
+	closeOnce  sync.Once
+	files      []string         // created by us; removed at Unlink or Close
+	pipesIn    map[int]*os.File // read ends of the pipes from each local sender
+}
+
+// inRing is an inbound ring and the lock its consumers share.
+type inRing struct {
+	r    *ring
+	peer int   // world rank writing it
+	rail *rail // our rail to that peer (delivery context)
+	mu   sync.Mutex
+}
+
+// New creates this rank's inbound segment (and the pipes the vmsplice
+// method reads from). Every local rank must have called New before any
+// calls Connect: exchange a fence in between.
+func New(cfg Config) (*Transport, error) {
+	if cfg.Dir == "" {
+		cfg.Dir = DefaultDir
+	}
+	if cfg.RingSize == 0 {
+		cfg.RingSize = DefaultRingSize
+	}
+	if cfg.ChunkSize == 0 {
+		cfg.ChunkSize = DefaultChunkSize
+	}
+	if cfg.ChunkSize <= 0 || cfg.ChunkSize > cfg.RingSize/4 {
+		return nil, fmt.Errorf("shm: chunk size %d must be in (0, ring size/4 = %d]", cfg.ChunkSize, cfg.RingSize/4)
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	if cfg.Handler == nil || !slices.Contains(cfg.Local, cfg.Rank) {
+		return nil, errors.New("shm: a handler and a local rank list containing this rank are required")
+	}
+	var senders []int
+	for _, r := range cfg.Local {
+		if r != cfg.Rank {
+			senders = append(senders, r)
+		}
+	}
+	t := &Transport{cfg: cfg, log: cfg.Logger, peers: map[int]*rail{}, rails: map[int][]driver.Rail{}, pipesIn: map[int]*os.File{}}
+	if len(senders) == 0 {
+		return t, nil
+	}
+	path := SegmentPath(cfg.Dir, cfg.Job, cfg.Rank)
+	seg, err := createSegment(path, cfg.Rank, senders, cfg.RingSize)
+	if err != nil {
+		return nil, err
+	}
+	t.in = seg
+	t.files = append(t.files, path)
+	publishProbe(seg)
+	if !cfg.NoVmsplice {
+		for _, s := range senders {
+			p := pipePath(cfg.Dir, cfg.Job, s, cfg.Rank)
+			f, err := makePipe(p)
+			if err != nil {
+				t.removeFiles()
+				for _, f := range t.pipesIn {
+					f.Close()
+				}
+				seg.unmap()
+				return nil, err
+			}
+			t.files = append(t.files, p)
+			t.pipesIn[s] = f
+		}
+	}
+	for i := range senders {
+		hdr, data := seg.ringBlock(i)
+		t.rings = append(t.rings, &inRing{r: newRing(hdr, data), peer: seg.sender(i)})
+	}
+	return t, nil
+}
+
+// Connect maps every local peer's inbound segment, probes whether this rank
+// may read their memory (CMA) and opens the pipes. Call it once every local
+// rank has called New; then fence again and call Unlink.
+func (t *Transport) Connect(ctx context.Context) error {
+	if t.in == nil {
+		return nil
+	}
+	pids := map[int]int{}
+	cmaOK, cmaWhy := true, ""
+	for i, ir := range t.rings {
+		peerSeg, err := openSegment(SegmentPath(t.cfg.Dir, t.cfg.Job, ir.peer))
+		if err != nil {
+			return err
+		}
+		idx := peerSeg.ringFor(t.cfg.Rank)
+		if idx < 0 || peerSeg.owner() != ir.peer {
+			peerSeg.unmap()
+			return fmt.Errorf("shm: rank %d's segment has no ring for rank %d", ir.peer, t.cfg.Rank)
+		}
+		hdr, data := peerSeg.ringBlock(idx)
+		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), in: ir, pid: peerSeg.pid()}
+		ir.rail = rl
+		// May we pull from this peer? Record the answer in our segment,
+		// where the peer reads it before offering us its buffers.
+		ok, why := false, "disabled"
+		if !t.cfg.NoCMA {
+			ok, why = probeCMA(peerSeg)
+		}
+		if ok {
+			t.in.mem[offCanPull+i] = 1
+		} else if cmaOK {
+			cmaOK, cmaWhy = false, why
+		}
+		if !t.cfg.NoVmsplice {
+			if rl.pipe, err = openPipeWriter(pipePath(t.cfg.Dir, t.cfg.Job, t.cfg.Rank, ir.peer)); err != nil {
+				return err
+			}
+		}
+		t.peers[ir.peer] = rl
+		pids[ir.peer] = rl.pid
+	}
+	if !cmaOK && !t.cfg.NoCMA {
+		t.log.Warn("shm: single-copy transfers (CMA, process_vm_readv) are unavailable; large messages use the copy method", "reason", cmaWhy)
+	}
+	for _, ir := range t.rings {
+		ir.rail.pipeIn = t.pipesIn[ir.peer]
+	}
+	w, err := newWatcher(pids, t.peerGone)
+	if err != nil {
+		return err
+	}
+	t.watch = w
+	return nil
+}
+
+// Unlink removes this rank's files once every local rank has mapped or
+// opened them (after a fence following Connect): the mappings stay, and a
+// crash from now on leaves nothing in the directory. It also finishes the
+// rails (their capabilities need the peers' probe results) and starts the
+// consumer.
+func (t *Transport) Unlink() {
+	t.removeFiles()
+	for _, rl := range t.peers {
+		rl.finish()
+		t.rails[rl.peer] = []driver.Rail{rl}
+	}
+	if t.in != nil {
+		t.wg.Add(1)
+		go t.consume()
+	}
+}
+
+func (t *Transport) removeFiles() {
+	for _, f := range t.files {
+		os.Remove(f)
+	}
+	t.files = nil
+}
+
+// Name returns "shm".
+func (t *Transport) Name() string { return "shm" }
+
+// Rails returns the rail to a local peer, or nil.
+func (t *Transport) Rails(peer int) []driver.Rail { return t.rails[peer] }
+
+// peerGone reports a local peer whose process ended.
+func (t *Transport) peerGone(peer int) {
+	if t.closing.Load() {
+		return
+	}
+	rl := t.peers[peer]
+	if rl == nil || !rl.lost.CompareAndSwap(false, true) {
+		return
+	}
+	// Deliver what it wrote before dying, then report it.
+	t.drain(rl.in)
+	err := fmt.Errorf("shm: rank %d's process ended without saying goodbye", peer)
+	if rl.byeSeen.Load() {
+		err = fmt.Errorf("shm: %w", driver.ErrPeerClosed)
+	}
+	rl.fail(err)
+	t.cfg.Handler.PeerLost(peer, err)
+}
+
+// Close says goodbye to every peer (a Bye record after what is queued),
+// stops the goroutines and unmaps the segments. Peers see an orderly close.
+func (t *Transport) Close() error {
+	t.closeOnce.Do(func() {
+		for _, rl := range t.peers {
+			rl.bye()
+		}
+		t.closing.Store(true)
+		if t.in != nil {
+			t.in.word32(offBell).Add(1)
+			futexWakeAll(t.in.word32(offBell))
+		}
+		if t.watch != nil {
+			t.watch.close()
+		}
+		for _, rl := range t.peers {
+			rl.stopWriter()
+		}
+		t.wg.Wait()
+		for _, rl := range t.peers {
+			rl.close()
+		}
+		t.removeFiles()
+		if t.in != nil {
+			t.in.unmap()
+		}
+	})
+	return nil
+}

@@ -1,0 +1,30 @@
+package topo
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Read reads this machine's topology from /sys.
+func Read() (*Topology, error) { return ReadFrom("/sys") }
+
+// Allowed returns the CPUs this process may run on (sched_getaffinity(2)
+// of the calling thread, which a Go program's threads inherit from the
+// process): the set taskset, cgroup cpusets and the launcher's pinning
+// leave it. It fails on machines with more than the 1024 CPUs unix.CPUSet
+// holds.
+func Allowed() ([]int, error) {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil, fmt.Errorf("topo: sched_getaffinity: %w", err)
+	}
+	n := set.Count()
+	cpus := make([]int, 0, n)
+	for c := 0; len(cpus) < n; c++ {
+		if set.IsSet(c) {
+			cpus = append(cpus, c)
+		}
+	}
+	return cpus, nil
+}

@@ -1,0 +1,162 @@
+package commtune
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/units"
+)
+
+// ShmConfig tunes the shared-memory transport between ranks of one node.
+// Zero fields mean their defaults.
+type ShmConfig struct {
+	// Eager is the largest message sent through the ring in one piece; larger
+	// ones use a rendezvous and a large-message method. Default 16 KiB (seed
+	// 004 §3.3: a direct copy pays off from 8–16 KB).
+	// Env: COMMTUNE_SHM_EAGER.
+	Eager int
+	// Method forces the large-message method: "copy" (double-buffering
+	// through the ring), "cma" (the receiver reads the sender's buffer:
+	// one copy), "vmsplice" (pages through a pipe), "cachefree" (copy with
+	// cache-bypassing stores), or "auto" (default: cma if the kernel allows
+	// it, else copy; cachefree from DMAMin up).
+	// Env: COMMTUNE_SHM_METHOD.
+	Method string
+	// DMAMin is the size from which "auto" uses cachefree. Default: seed
+	// 004 §3.3's DMA_min = cache size / (2 × cores sharing it) for the two
+	// ranks' CPUs, from the machine's topology.
+	// Env: COMMTUNE_SHM_DMA_MIN.
+	DMAMin int64
+	// Ring is each ring's capacity (a power of two ≥ 4K); default 512 KiB.
+	// Env: COMMTUNE_SHM_RING.
+	Ring int
+	// Chunk is how much of a large message one ring record carries with the
+	// copy methods; default 128 KiB, at most Ring/4.
+	// Env: COMMTUNE_SHM_CHUNK.
+	Chunk int
+	// NoCMA turns single-copy reads off even where the kernel allows them.
+	// Env: COMMTUNE_SHM_CMA=off.
+	NoCMA bool
+}
+
+// Environment variables of the shared-memory transport and transport
+// selection.
+const (
+	EnvTransports = "COMMTUNE_TRANSPORTS"
+	EnvShmEager   = "COMMTUNE_SHM_EAGER"
+	EnvShmMethod  = "COMMTUNE_SHM_METHOD"
+	EnvShmDMAMin  = "COMMTUNE_SHM_DMA_MIN"
+	EnvShmRing    = "COMMTUNE_SHM_RING"
+	EnvShmChunk   = "COMMTUNE_SHM_CHUNK"
+	EnvShmCMA     = "COMMTUNE_SHM_CMA"
+)
+
+// DefaultShmEager is ShmConfig.Eager's default.
+const DefaultShmEager = 16 << 10
+
+// ShmMethods are the names ShmConfig.Method accepts.
+var ShmMethods = []string{"auto", "copy", "cma", "vmsplice", "cachefree"}
+
+// DefaultTransports is Config.Transports' default: shared memory between
+// ranks of one node, TCP between nodes.
+var DefaultTransports = []string{"shm", "tcp"}
+
+func (c *Config) applyShmEnv(lookup func(string) (string, bool)) error {
+	get := func(name string) (string, bool) {
+		v, ok := lookup(name)
+		v = strings.TrimSpace(v)
+		return v, ok && v != ""
+	}
+	if v, ok := get(EnvTransports); ok {
+		c.Transports = nil
+		for _, t := range strings.Split(v, ",") {
+			if t = strings.TrimSpace(t); t != "" {
+				c.Transports = append(c.Transports, t)
+			}
+		}
+	}
+	sizes := []struct {
+		name string
+		set  func(int64)
+	}{
+		{EnvShmEager, func(n int64) { c.Shm.Eager = int(n) }},
+		{EnvShmDMAMin, func(n int64) { c.Shm.DMAMin = n }},
+		{EnvShmRing, func(n int64) { c.Shm.Ring = int(n) }},
+		{EnvShmChunk, func(n int64) { c.Shm.Chunk = int(n) }},
+	}
+	for _, s := range sizes {
+		if v, ok := get(s.name); ok {
+			n, err := units.ParseSize(v)
+			if err != nil {
+				return fmt.Errorf("commtune: %s: %w", s.name, err)
+			}
+			s.set(n)
+		}
+	}
+	if v, ok := get(EnvShmMethod); ok {
+		c.Shm.Method = v
+	}
+	if v, ok := get(EnvShmCMA); ok {
+		switch strings.ToLower(v) {
+		case "off", "0", "false", "no":
+			c.Shm.NoCMA = true
+		case "on", "1", "true", "yes":
+			c.Shm.NoCMA = false
+		default:
+			return fmt.Errorf("commtune: %s=%q: want on or off", EnvShmCMA, v)
+		}
+	}
+	return nil
+}
+
+func (c *Config) checkTransports() error {
+	if len(c.Transports) == 0 {
+		c.Transports = DefaultTransports
+	}
+	for _, t := range c.Transports {
+		if t != "shm" && t != "tcp" {
+			return fmt.Errorf("commtune: transport %q: want shm or tcp", t)
+		}
+	}
+	if !slices.Contains(c.Transports, "tcp") {
+		return fmt.Errorf("commtune: transports %v: tcp is needed to reach other nodes", c.Transports)
+	}
+	if c.Shm.Method == "" {
+		c.Shm.Method = "auto"
+	}
+	if !slices.Contains(ShmMethods, c.Shm.Method) {
+		return fmt.Errorf("commtune: shm method %q: want one of %v", c.Shm.Method, ShmMethods)
+	}
+	if c.Shm.Eager == 0 {
+		c.Shm.Eager = DefaultShmEager
+	}
+	if c.Shm.Eager < 0 || c.Shm.DMAMin < 0 || c.Shm.Ring < 0 || c.Shm.Chunk < 0 {
+		return fmt.Errorf("commtune: shm sizes must not be negative")
+	}
+	return nil
+}
+
+// shmPolicy is how messages to a local peer travel: through the ring up to
+// Eager (by reference: the ring copies them synchronously), then the
+// large-message method.
+func (c *Config) shmPolicy(canPull bool, dmaMin int64) core.Policy {
+	p := core.Policy{Rendezvous: c.Shm.Eager, Iovec: 0}
+	big := c.Shm.Eager + 1
+	switch m := c.Shm.Method; {
+	case m == "cma" && canPull, m == "auto" && canPull:
+		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}
+	case m == "vmsplice" || m == "cachefree":
+		p.Large = []core.LargeMethod{{Min: big, Method: m}}
+	default: // copy, or cma where the kernel forbids it
+		p.Large = []core.LargeMethod{{Min: big, Method: "copy"}}
+	}
+	if c.Shm.Method == "auto" && dmaMin > 0 {
+		if c.Shm.DMAMin > 0 {
+			dmaMin = c.Shm.DMAMin
+		}
+		p.Large = append(p.Large, core.LargeMethod{Min: int(max(dmaMin, int64(big))), Method: "cachefree"})
+	}
+	return p
+}
