@@ -11,6 +11,7 @@ import (
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/inproc"
 	"github.com/commtune/commtune/internal/sched"
+	"github.com/commtune/commtune/internal/topo"
 )
 
 // endpoint is one rank's machinery: the matching engine, the scheduler and
@@ -19,8 +20,9 @@ type endpoint struct {
 	eng        *core.Engine
 	sched      *sched.Scheduler
 	transports []driver.Transport
-	release    func() error // boot resources (the key-value connection)
-	shmPeers   []int        // world ranks reached through shared memory
+	release    func() error  // boot resources (the key-value connection)
+	shmPeers   []int         // world ranks reached through shared memory
+	cpus       map[int][]int // CPUs each rank of this node may run on
 
 	closeOnce sync.Once
 	closeErr  error
@@ -36,7 +38,7 @@ func newEndpoint(rank, size int, cfg Config) (*endpoint, error) {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
 	sc.AddRail(inproc.Self(rank, eng))
-	return &endpoint{eng: eng, sched: sc}, nil
+	return &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}}, nil
 }
 
 // attach adds t's rails to every peer it reaches.
@@ -62,18 +64,25 @@ func (ep *endpoint) ready(cfg Config) error {
 		return fmt.Errorf("commtune: no transport reaches ranks %v", missing)
 	}
 	ep.eng.Configure()
+	var machine *topo.Topology
+	if len(ep.shmPeers) > 0 {
+		machine, _ = topo.Read() // unknown topology: no cache-free tier
+	}
 	for _, p := range ep.shmPeers {
-		pol := cfg.shmPolicy(ep.sched.CanPull(p) && ep.sched.Rails(p)[0].SingleCopy, dmaMin(p))
+		var dma int64
+		shared := false
+		if machine != nil {
+			mine, theirs := ep.cpus[ep.eng.Rank()], ep.cpus[p]
+			dma = machine.DMAMin(mine, theirs)
+			shared = machine.SharedCache(mine, theirs) != nil
+		}
+		pol := cfg.shmPolicy(ep.sched.CanPull(p) && ep.sched.Rails(p)[0].SingleCopy, shared, dma)
 		if err := ep.eng.SetPolicy(p, pol); err != nil {
 			return fmt.Errorf("commtune: shared memory with rank %d: %w", p, err)
 		}
 	}
 	return nil
 }
-
-// dmaMin is seed 004's DMA_min for this rank and a local peer, from the
-// machine's topology (0: unknown, no cachefree tier).
-var dmaMin = func(peer int) int64 { return 0 }
 
 // close drains what is queued, finalizes the engine and closes the
 // transports, in that order, so an orderly exit loses no message.

@@ -12,6 +12,7 @@ import (
 	"github.com/commtune/commtune/internal/boot"
 	"github.com/commtune/commtune/internal/driver/shm"
 	"github.com/commtune/commtune/internal/driver/tcp"
+	"github.com/commtune/commtune/internal/topo"
 )
 
 // Init finds the job this process belongs to and returns its world
@@ -78,6 +79,15 @@ func meshJob(ctx context.Context, ep *endpoint, t *tcp.Transport, job *boot.Job,
 	if err := job.KV.Put(ctx, nodeKey(job.Rank), job.Node); err != nil {
 		return fmt.Errorf("publishing this rank's node: %w", err)
 	}
+	// The CPUs this rank may run on decide, with the peer's, which cache the
+	// two share and so seed 004's DMA_min for the pair.
+	mine, err := topo.Allowed()
+	if err != nil {
+		mine = nil // unknown: no cache-free tier
+	}
+	if err := job.KV.Put(ctx, cpusKey(job.Rank), topo.FormatCPUList(mine)); err != nil {
+		return fmt.Errorf("publishing this rank's CPUs: %w", err)
+	}
 	if err := job.KV.Fence(ctx); err != nil {
 		return fmt.Errorf("address exchange: %w", err)
 	}
@@ -99,8 +109,17 @@ func meshJob(ctx context.Context, ep *endpoint, t *tcp.Transport, job *boot.Job,
 		}
 		if node == job.Node {
 			local = append(local, p)
+			if p != job.Rank {
+				list, err := job.KV.Get(ctx, cpusKey(p))
+				if err != nil {
+					return fmt.Errorf("CPUs of rank %d: %w", p, err)
+				}
+				cpus, _ := topo.ParseCPUList(list) // unknown on error: no cache-free tier
+				ep.cpus[p] = cpus
+			}
 		}
 	}
+	ep.cpus[job.Rank] = mine
 	if slices.Contains(cfg.Transports, "shm") {
 		s, err := setupShm(ctx, ep, job, cfg, local)
 		if err != nil {
@@ -128,6 +147,8 @@ func setupShm(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config, loca
 		s, err = shm.New(shm.Config{
 			Rank: job.Rank, Job: job.ID, Local: local, Handler: ep.eng,
 			RingSize: cfg.Shm.Ring, ChunkSize: cfg.Shm.Chunk, NoCMA: cfg.Shm.NoCMA,
+			// A second processor for large pulls only if ranks leave one free.
+			ParallelPull: job.LocalSize < runtime.NumCPU(),
 		})
 		if err != nil {
 			return nil, err
@@ -159,6 +180,8 @@ func setupShm(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config, loca
 }
 
 func nodeKey(rank int) string { return fmt.Sprintf("node/%d", rank) }
+
+func cpusKey(rank int) string { return fmt.Sprintf("cpus/%d", rank) }
 
 func tcpKey(rank int) string { return fmt.Sprintf("tcp/%d", rank) }
 

@@ -13,11 +13,12 @@ import (
 // first, Send withdraws the message when it still can and returns ctx.Err();
 // once the data is moving it finishes the transfer first.
 func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
-	r, err := c.isend(buf, dest, tag, c.ctx)
+	r, err := c.isendTemp(buf, dest, tag, c.ctx)
 	if err != nil {
 		return err
 	}
 	_, err = c.block(ctx, r)
+	c.ep.eng.Release(r)
 	return err
 }
 
@@ -26,11 +27,13 @@ func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
 // ErrTruncate. If ctx ends before a message matches, the receive is
 // withdrawn and ctx.Err() returned.
 func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, error) {
-	r, err := c.irecv(buf, src, tag, c.ctx)
+	r, err := c.irecvTemp(buf, src, tag, c.ctx)
 	if err != nil {
 		return Status{}, err
 	}
-	return c.block(ctx, r)
+	st, err := c.block(ctx, r)
+	c.ep.eng.Release(r)
+	return st, err
 }
 
 // Isend starts sending buf to rank dest with tag; buf must not change until
@@ -58,17 +61,20 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 // same time, so that pairs of ranks exchanging with each other cannot
 // deadlock.
 func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, recvBuf []byte, src, recvTag int) (Status, error) {
-	rr, err := c.irecv(recvBuf, src, recvTag, c.ctx)
+	rr, err := c.irecvTemp(recvBuf, src, recvTag, c.ctx)
 	if err != nil {
 		return Status{}, err
 	}
-	sr, err := c.isend(sendBuf, dest, sendTag, c.ctx)
+	sr, err := c.isendTemp(sendBuf, dest, sendTag, c.ctx)
 	if err != nil {
-		rr.Cancel()
+		c.block(context.Background(), withdrawn(rr))
+		c.ep.eng.Release(rr)
 		return Status{}, err
 	}
 	_, serr := c.block(ctx, sr)
 	st, rerr := c.block(ctx, rr)
+	c.ep.eng.Release(sr)
+	c.ep.eng.Release(rr)
 	if serr != nil {
 		return st, serr
 	}
@@ -103,30 +109,65 @@ func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
 	return c.status(st), ok, err
 }
 
-func (c *Comm) isend(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
-	if err := c.check(); err != nil {
+// withdrawn cancels r (a receive not yet matched) and returns it.
+func withdrawn(r *core.Request) *core.Request {
+	r.Cancel()
+	return r
+}
+
+func (c *Comm) isendTemp(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
+	if err := c.checkSend(dest, tag); err != nil {
 		return nil, err
 	}
-	w, err := c.toWorld(dest, "destination")
+	return c.ep.eng.IsendTemp(ctxID, c.group[dest], tag, buf), nil
+}
+
+func (c *Comm) irecvTemp(buf []byte, src, tag int, ctxID uint64) (*core.Request, error) {
+	w, err := c.checkRecv(src, tag)
 	if err != nil {
 		return nil, err
 	}
-	if tag < 0 {
-		return nil, fmt.Errorf("commtune: send tag %d is negative", tag)
-	}
-	return c.ep.eng.Isend(ctxID, w, tag, buf), nil
+	return c.ep.eng.IrecvTemp(ctxID, w, tag, buf), nil
 }
 
-func (c *Comm) irecv(buf []byte, src, tag int, ctxID uint64) (*core.Request, error) {
+func (c *Comm) checkSend(dest, tag int) error {
 	if err := c.check(); err != nil {
-		return nil, err
+		return err
+	}
+	if _, err := c.toWorld(dest, "destination"); err != nil {
+		return err
+	}
+	if tag < 0 {
+		return fmt.Errorf("commtune: send tag %d is negative", tag)
+	}
+	return nil
+}
+
+func (c *Comm) checkRecv(src, tag int) (int, error) {
+	if err := c.check(); err != nil {
+		return 0, err
 	}
 	w, err := c.toWorld(src, "source")
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	if tag < AnyTag {
-		return nil, fmt.Errorf("commtune: receive tag %d is negative", tag)
+		return 0, fmt.Errorf("commtune: receive tag %d is negative", tag)
+	}
+	return w, nil
+}
+
+func (c *Comm) isend(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
+	if err := c.checkSend(dest, tag); err != nil {
+		return nil, err
+	}
+	return c.ep.eng.Isend(ctxID, c.group[dest], tag, buf), nil
+}
+
+func (c *Comm) irecv(buf []byte, src, tag int, ctxID uint64) (*core.Request, error) {
+	w, err := c.checkRecv(src, tag)
+	if err != nil {
+		return nil, err
 	}
 	return c.ep.eng.Irecv(ctxID, w, tag, buf), nil
 }

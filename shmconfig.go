@@ -20,8 +20,11 @@ type ShmConfig struct {
 	// Method forces the large-message method: "copy" (double-buffering
 	// through the ring), "cma" (the receiver reads the sender's buffer:
 	// one copy), "vmsplice" (pages through a pipe), "cachefree" (copy with
-	// cache-bypassing stores), or "auto" (default: cma if the kernel allows
-	// it, else copy; cachefree from DMAMin up).
+	// cache-bypassing stores), or "auto" (default): seed 004 §4.1's rule —
+	// copy when the two ranks share a cache (the second copy hits it),
+	// cma when they do not (else copy), and cachefree from DMAMin up.
+	// Measured here (two vCPUs sharing L3): copy 31 GB/s, cma 10 GB/s at
+	// 4 MiB.
 	// Env: COMMTUNE_SHM_METHOD.
 	Method string
 	// DMAMin is the size from which "auto" uses cachefree. Default: seed
@@ -141,11 +144,11 @@ func (c *Config) checkTransports() error {
 // shmPolicy is how messages to a local peer travel: through the ring up to
 // Eager (by reference: the ring copies them synchronously), then the
 // large-message method.
-func (c *Config) shmPolicy(canPull bool, dmaMin int64) core.Policy {
+func (c *Config) shmPolicy(canPull, sharedCache bool, dmaMin int64) core.Policy {
 	p := core.Policy{Rendezvous: c.Shm.Eager, Iovec: 0}
 	big := c.Shm.Eager + 1
 	switch m := c.Shm.Method; {
-	case m == "cma" && canPull, m == "auto" && canPull:
+	case m == "cma" && canPull, m == "auto" && canPull && !sharedCache:
 		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}
 	case m == "vmsplice" || m == "cachefree":
 		p.Large = []core.LargeMethod{{Min: big, Method: m}}

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -171,6 +172,11 @@ func benchRankMain(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if pf := os.Getenv("CPUPROF"); pf != "" {
+		f, _ := os.Create(fmt.Sprintf("%s.%d", pf, c.Rank()))
+		pprof.StartCPUProfile(f)
+		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	res, base, err := bench.PingPong(ctx, c, cfg)
 	if err == nil && c.Rank() == 0 {

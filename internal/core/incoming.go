@@ -163,6 +163,7 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 	s.bulkBusy = true
 	s.moving.Store(true)
 	s.bulk = sched.Packet{Kind: sched.Bulk, Method: s.bulkMethod, Body: s.buf[:en.size], Region: en.region, Owner: s}
+	s.inflight++
 	out.addPacket(peer, &s.bulk)
 	return nil
 }

@@ -34,6 +34,7 @@ type protocol uint8
 
 const (
 	protoEagerCopy protocol = iota + 1
+	protoEagerInline
 	protoEagerIovec
 	protoRendezvous
 )
@@ -63,8 +64,13 @@ type Request struct {
 	hdr        [maxHeaderLen]byte
 	copyBuf    *[]byte // pooled eager-copy packet
 	bulkBusy   bool    // data phase started: no more cancelling
-	bulkMethod uint8   // the rail's Put method for the data
-	pull       bool    // the receiver pulls the data (single copy)
+	temp       bool    // pooled: the caller waits at once and hands it back (Release)
+	released   bool    // Release was called: recycle once no packet is in flight
+	inflight   int     // packets submitted and not yet reported Sent (under e.mu)
+	pokeDue    bool    // a rendezvous matched before the waiter parked
+	small      [smallEager]byte
+	bulkMethod uint8 // the rail's Put method for the data
+	pull       bool  // the receiver pulls the data (single copy)
 	pin        runtime.Pinner
 	pinned     bool
 	moving     atomic.Bool // rendezvous data is with the rails: nothing to poll for
@@ -81,7 +87,30 @@ type Request struct {
 }
 
 // Done returns a channel closed when the request completes.
-func (r *Request) Done() <-chan struct{} { return r.done }
+func (r *Request) Done() <-chan struct{} {
+	done, _ := r.parkChans()
+	return done
+}
+
+// parkChans returns the channels a parking waiter selects on, making them
+// on first use: most waits end while polling and never need them.
+func (r *Request) parkChans() (done, poke chan struct{}) {
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	if r.done == nil {
+		r.done = make(chan struct{})
+		if r.completed {
+			close(r.done)
+		}
+	}
+	if r.poke == nil && r.op == opRecv && r.e.spin.max > 0 {
+		r.poke = make(chan struct{}, 1)
+		if r.pokeDue {
+			r.poke <- struct{}{}
+		}
+	}
+	return r.done, r.poke
+}
 
 // Wait blocks until r completes or ctx ends; on ctx's end it returns
 // ctx.Err() and r stays pending (Wait again, or Cancel). It first polls
@@ -97,13 +126,14 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 	if done {
 		return r.status, r.err
 	}
+	doneCh, pokeCh := r.parkChans()
 	for {
 		select {
-		case <-r.done:
+		case <-doneCh:
 			return r.status, r.err
 		case <-ctx.Done():
 			return Status{}, ctx.Err()
-		case <-r.poke: // never for sends: nil channel
+		case <-pokeCh: // never for sends: nil channel
 			// r.src was set before the poke was sent.
 			if r.spin(time.Duration(r.e.spin.max), r.src) {
 				return r.status, r.err
@@ -114,12 +144,10 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 
 // Test reports whether r has completed, and if so its result.
 func (r *Request) Test() (Status, bool, error) {
-	select {
-	case <-r.done:
+	if r.finished.Load() {
 		return r.status, true, r.err
-	default:
-		return Status{}, false, nil
 	}
+	return Status{}, false, nil
 }
 
 // Cancel withdraws r if it can still be withdrawn: a receive not yet
@@ -143,6 +171,7 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 	defer r.e.sched.StopPolling(peer)
 	deadline := time.Now().Add(d)
 	progressed := false
+	idle := 0
 	for i := 1; ; i++ {
 		if r.finished.Load() {
 			return true
@@ -154,11 +183,12 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 			return r.finished.Load()
 		}
 		if r.e.sched.Poll(peer) {
-			progressed = true // data is flowing: keep receiving it
-		} else {
+			progressed, idle = true, 0 // data is flowing: keep receiving it
+		} else if idle++; idle%4 == 0 {
+			// A shared-memory poll costs a few loads: yield every few only.
 			runtime.Gosched()
 		}
-		if i%16 == 0 {
+		if i%32 == 0 {
 			now := time.Now()
 			if progressed {
 				deadline, progressed = now.Add(d), false
@@ -181,7 +211,9 @@ func (r *Request) complete(st Status, err error) {
 		r.pinned = false
 	}
 	r.finished.Store(true)
-	close(r.done)
+	if r.done != nil {
+		close(r.done)
+	}
 }
 
 // Sent is called by the scheduler when one of r's packets has left.

@@ -96,7 +96,7 @@ func (t *Transport) handle(rl *rail, rec []byte) error {
 		if err != nil {
 			return err
 		}
-		if len(payload) >= cacheFreeMin {
+		if rec[6]&putCacheFree != 0 {
 			copyCacheFree(dst, payload)
 		} else {
 			copy(dst, payload)

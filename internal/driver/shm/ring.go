@@ -26,6 +26,8 @@ const (
 	kindBye     = 4 // the sender finalized
 	kindPipePut = 5 // aux: region; u64 offset; u64 length: the bytes wait in the pipe
 	kindPipeAck = 6 // aux: bytes of pipe data consumed (receiver → sender)
+
+	putCacheFree = 1 // Put flag (byte 6): copy the payload out with non-temporal stores
 )
 
 var le = binary.LittleEndian
