@@ -39,10 +39,10 @@ func benchMain(args []string) int {
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
-	method := fs.String("method", "auto", "shm large-message method: "+strings.Join(commtune.ShmMethods, ", "))
+	method := fs.String("method", "auto", "shm large-message method: "+strings.Join(commtune.ShmMethods, ", ")+", or all (one run each, one table)")
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes, comma-separated (K, M suffixes are binary)")
 	iters := fs.Int("iters", 1000, "round trips per size for small messages; large sizes use fewer (at least 20)")
-	baseline := fs.Bool("baseline", false, "also time a plain Go TCP ping-pong between the same two ranks, interleaved, and print the ratios")
+	baseline := fs.Bool("baseline", false, "also time, interleaved, a plain Go TCP ping-pong between the same two ranks (tcp), or a plain copy() of each message in one process (shm, inproc), and print the ratios")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
@@ -54,13 +54,19 @@ func benchMain(args []string) int {
 	if *iters < 1 {
 		return usageError("bench", "--iters must be at least 1 (got %d)", *iters)
 	}
-	if !slices.Contains(commtune.ShmMethods, *method) {
+	if *method != "all" && !slices.Contains(commtune.ShmMethods, *method) {
 		return usageError("bench", "--method %q: want one of %s", *method, strings.Join(commtune.ShmMethods, ", "))
 	}
 	if *method != "auto" && *transport != "shm" {
 		return usageError("bench", "--method applies to --transport shm only")
 	}
-	cfg := bench.PingPongConfig{Iters: *iters, Baseline: *baseline}
+	cfg := bench.PingPongConfig{Iters: *iters}
+	if *baseline {
+		cfg.Baseline = bench.BaselineCopy
+		if *transport == "tcp" {
+			cfg.Baseline = bench.BaselineRawTCP
+		}
+	}
 	for _, s := range sizes {
 		if s > 1<<30 {
 			return usageError("bench", "--sizes: %s is larger than 1G", units.FormatSize(s))
@@ -75,6 +81,9 @@ func benchMain(args []string) int {
 	case "inproc":
 		rep, err = pingPongLocal(ctx, cfg)
 	case "tcp", "shm":
+		if *method == "all" {
+			return pingPongAllMethods(ctx, cfg, *asJSON)
+		}
 		rep, err = pingPongProcesses(ctx, cfg, *transport, *method)
 	default:
 		return usageError("bench", "--transport %q: want inproc, tcp or shm", *transport)
@@ -95,12 +104,8 @@ func benchMain(args []string) int {
 	return 0
 }
 
-func newReport(transport, method string, res, base []bench.Result) *bench.Report {
-	rep := &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Results: res}
-	if base != nil {
-		rep.Baseline = &bench.Baseline{Name: "raw-tcp", Results: base}
-	}
-	return rep
+func newReport(transport, method string, res []bench.Result, bases []bench.Baseline) *bench.Report {
+	return &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Results: res, Baselines: bases}
 }
 
 func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {
@@ -115,6 +120,36 @@ func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report
 	return rep, err
 }
 
+// pingPongAllMethods runs the shm ping-pong once per method and prints one
+// table: each method's bandwidth per size, with the plain-copy baselines of
+// the auto run (or one JSON report per line with --json).
+func pingPongAllMethods(ctx context.Context, cfg bench.PingPongConfig, asJSON bool) int {
+	var reps []*bench.Report
+	for _, m := range commtune.ShmMethods {
+		c := cfg
+		if m != "auto" {
+			c.Baseline = "" // the auto run carries the baselines
+		}
+		rep, err := pingPongProcesses(ctx, c, "shm", m)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "commtune bench pingpong: method %s: %v\n", m, err)
+			return 1
+		}
+		reps = append(reps, rep)
+	}
+	if asJSON {
+		for _, r := range reps {
+			bench.WriteJSON(os.Stdout, r)
+		}
+		return 0
+	}
+	if err := bench.WriteMethodTable(os.Stdout, reps); err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
 // pingPongProcesses starts two ranks of this executable through the
 // launcher, on the given transport and shm method; rank 0 prints its report
 // as JSON on stdout.
@@ -124,7 +159,7 @@ func pingPongProcesses(ctx context.Context, cfg bench.PingPongConfig, transport,
 		sizes[i] = strconv.Itoa(s)
 	}
 	argv, err := launch.Self("bench-rank", "pingpong", "--sizes", strings.Join(sizes, ","),
-		"--iters", strconv.Itoa(cfg.Iters), "--baseline="+strconv.FormatBool(cfg.Baseline),
+		"--iters", strconv.Itoa(cfg.Iters), "--baseline="+cfg.Baseline,
 		"--transport", transport, "--method", method)
 	if err != nil {
 		return nil, err
@@ -153,7 +188,7 @@ func benchRankMain(args []string) int {
 	fs := newFlagSet("bench-rank pingpong", "--sizes ... --iters N")
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes")
 	iters := fs.Int("iters", 1000, "round trips per size")
-	baseline := fs.Bool("baseline", false, "also time raw TCP")
+	baseline := fs.String("baseline", "", "raw-tcp or copy")
 	transport := fs.String("transport", "tcp", "transport in use (for the report)")
 	method := fs.String("method", "auto", "shm method in use (for the report)")
 	if code, ok := parseFlags(fs, args[1:]); !ok {

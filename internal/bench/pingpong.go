@@ -26,26 +26,32 @@ type Result struct {
 
 // Report is the JSON document `commtune bench pingpong --json` prints.
 type Report struct {
-	Bench     string    `json:"bench"`
-	Transport string    `json:"transport"`
-	Method    string    `json:"method"`
-	Ranks     int       `json:"ranks"`
-	Results   []Result  `json:"results"`
-	Baseline  *Baseline `json:"baseline,omitempty"`
+	Bench     string     `json:"bench"`
+	Transport string     `json:"transport"`
+	Method    string     `json:"method"`
+	Ranks     int        `json:"ranks"`
+	Results   []Result   `json:"results"`
+	Baselines []Baseline `json:"baselines,omitempty"`
 }
 
-// Baseline is the same measurement without commtune, taken in the same run
-// between the same two processes, interleaved with commtune's.
+// Baseline is a measurement without commtune taken in the same run,
+// interleaved with commtune's.
 type Baseline struct {
 	Name    string   `json:"name"`
 	Results []Result `json:"results"`
 }
 
+// Baselines PingPongConfig.Baseline names.
+const (
+	BaselineRawTCP = "raw-tcp" // a plain TCP ping-pong between the same two processes
+	BaselineCopy   = "copy"    // a plain copy() of the message in rank 0, hot and cold
+)
+
 // PingPongConfig says what to measure.
 type PingPongConfig struct {
 	Sizes    []int
-	Iters    int  // iterations for small sizes; large sizes use fewer
-	Baseline bool // also measure a plain TCP ping-pong between ranks 0 and 1
+	Iters    int    // iterations for small sizes; large sizes use fewer
+	Baseline string // "", BaselineRawTCP or BaselineCopy
 }
 
 // Iterations returns how many round trips to time at size: iters for small
@@ -65,9 +71,12 @@ func Iterations(size, iters int) int {
 const blocks = 5
 
 // PingPong runs on ranks 0 and 1 of c (others wait); rank 0 returns the
-// results. With cfg.Baseline, ranks 0 and 1 also open a plain TCP
-// connection and alternate blocks of both ping-pongs.
-func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Result, []Result, error) {
+// results and the baselines'. With BaselineRawTCP ranks 0 and 1 also open a
+// plain TCP connection and alternate blocks of both ping-pongs; with
+// BaselineCopy rank 0 alternates blocks of plain copies of the message,
+// between two buffers (hot, as a ping-pong reuses its buffers) and through
+// buffers twice the size of the last-level cache (cold).
+func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Result, []Baseline, error) {
 	me := c.Rank()
 	if me > 1 {
 		return nil, nil, nil
@@ -76,7 +85,7 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 		return nil, nil, fmt.Errorf("ping-pong needs 2 ranks, have %d", c.Size())
 	}
 	var raw net.Conn
-	if cfg.Baseline {
+	if cfg.Baseline == BaselineRawTCP {
 		conn, err := rawConnect(ctx, c)
 		if err != nil {
 			return nil, nil, fmt.Errorf("baseline connection: %w", err)
@@ -94,7 +103,11 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 	if _, err := commtunePingPong(ctx, c, buf[:min(len(buf), 8)], 500, nil); err != nil {
 		return nil, nil, err
 	}
-	var res, base []Result
+	var cp *copier
+	if cfg.Baseline == BaselineCopy && me == 0 {
+		cp = newCopier(maxSize)
+	}
+	var res, base, hot, cold []Result
 	for _, size := range cfg.Sizes {
 		iters := Iterations(size, cfg.Iters)
 		b := buf[:size]
@@ -107,7 +120,7 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 				return nil, nil, err
 			}
 		}
-		var samples, rawSamples []time.Duration
+		var samples, rawSamples, hotSamples, coldSamples []time.Duration
 		per := max(iters/blocks, 1)
 		for k := 0; k < blocks; k++ {
 			var err error
@@ -119,13 +132,37 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 					return nil, nil, err
 				}
 			}
+			if cp != nil {
+				hotSamples = cp.hot(size, per, hotSamples)
+				coldSamples = cp.cold(size, per, coldSamples)
+			}
 		}
 		res = append(res, result(size, samples))
 		if raw != nil {
 			base = append(base, result(size, rawSamples))
 		}
+		if cp != nil {
+			// A copy is one transfer: the same as half a round trip.
+			hot = append(hot, result(size, double(hotSamples)))
+			cold = append(cold, result(size, double(coldSamples)))
+		}
 	}
-	return res, base, nil
+	var bases []Baseline
+	if raw != nil {
+		bases = append(bases, Baseline{Name: BaselineRawTCP, Results: base})
+	}
+	if cp != nil {
+		bases = append(bases, Baseline{Name: "copy-hot", Results: hot}, Baseline{Name: "copy-cold", Results: cold})
+	}
+	return res, bases, nil
+}
+
+// double turns one-transfer times into the round-trip times result halves.
+func double(ds []time.Duration) []time.Duration {
+	for i := range ds {
+		ds[i] *= 2
+	}
+	return ds
 }
 
 func result(size int, rtts []time.Duration) Result {

@@ -37,9 +37,10 @@ func TestIterations(t *testing.T) {
 // TestPingPongLocal runs the benchmark on goroutine ranks with the TCP
 // baseline and checks the report's shape.
 func TestPingPongLocal(t *testing.T) {
-	var res, base []Result
+	var res []Result
+	var base []Baseline
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		r, b, err := PingPong(context.Background(), c, PingPongConfig{Sizes: []int{8, 1 << 20}, Iters: 30, Baseline: true})
+		r, b, err := PingPong(context.Background(), c, PingPongConfig{Sizes: []int{8, 1 << 20}, Iters: 30, Baseline: BaselineRawTCP})
 		if c.Rank() == 0 {
 			res, base = r, b
 		}
@@ -48,10 +49,10 @@ func TestPingPongLocal(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res) != 2 || len(base) != 2 || res[1].Bytes != 1<<20 || res[0].LatencyUS <= 0 || base[1].BandwidthMBps <= 0 {
+	if len(res) != 2 || len(base) != 1 || res[1].Bytes != 1<<20 || res[0].LatencyUS <= 0 || base[0].Results[1].BandwidthMBps <= 0 {
 		t.Fatalf("results %+v baseline %+v", res, base)
 	}
-	rep := &Report{Bench: "pingpong", Transport: "inproc", Method: "auto", Ranks: 2, Results: res, Baseline: &Baseline{Name: "raw-tcp", Results: base}}
+	rep := &Report{Bench: "pingpong", Transport: "inproc", Method: "auto", Ranks: 2, Results: res, Baselines: base}
 	var js bytes.Buffer
 	if err := WriteJSON(&js, rep); err != nil {
 		t.Fatal(err)
@@ -63,5 +64,22 @@ func TestPingPongLocal(t *testing.T) {
 	var tbl bytes.Buffer
 	if err := WriteTable(&tbl, rep); err != nil || !strings.Contains(tbl.String(), "1M") {
 		t.Fatalf("table %q: %v", tbl.String(), err)
+	}
+}
+
+func TestCopyBaseline(t *testing.T) {
+	var base []Baseline
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		_, b, err := PingPong(context.Background(), c, PingPongConfig{Sizes: []int{8, 4096, 1 << 20}, Iters: 20, Baseline: BaselineCopy})
+		if c.Rank() == 0 {
+			base = b
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(base) != 2 || base[0].Name != "copy-hot" || base[1].Name != "copy-cold" || base[1].Results[2].BandwidthMBps <= 0 {
+		t.Fatalf("baselines %+v", base)
 	}
 }

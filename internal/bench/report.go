@@ -14,26 +14,67 @@ func WriteJSON(w io.Writer, r *Report) error {
 	return json.NewEncoder(w).Encode(r)
 }
 
-// WriteTable prints r like osu_latency: one line per size, with the
-// baseline and the ratio when there is one.
+// WriteTable prints r like osu_latency: one line per size, then each
+// baseline's latency and bandwidth with commtune's bandwidth as a ratio of
+// it.
 func WriteTable(w io.Writer, r *Report) error {
 	fmt.Fprintf(w, "# commtune %s: transport %s, method %s, %d ranks; latency = median half round trip\n",
 		r.Bench, r.Transport, r.Method, r.Ranks)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	if r.Baseline == nil {
-		fmt.Fprintln(tw, "size\tlatency(us)\tbandwidth(MB/s)\tmean(us)\tp99(us)\t")
-		for _, x := range r.Results {
-			fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.2f\t\n", units.FormatSize(int64(x.Bytes)), x.LatencyUS, x.BandwidthMBps, x.MeanUS, x.P99US)
-		}
-		return tw.Flush()
+	fmt.Fprint(tw, "size\tlatency(us)\tbandwidth(MB/s)\tmean(us)\tp99(us)\t")
+	for _, b := range r.Baselines {
+		fmt.Fprintf(tw, "%s(us)\t%s(MB/s)\tratio\t", b.Name, b.Name)
 	}
-	fmt.Fprintf(tw, "size\tlatency(us)\tbandwidth(MB/s)\tmean(us)\t%s(us)\t%s(MB/s)\t%s mean(us)\tlatency ratio\tbandwidth ratio\tmean ratio\t\n",
-		r.Baseline.Name, r.Baseline.Name, r.Baseline.Name)
+	fmt.Fprintln(tw)
 	for i, x := range r.Results {
-		b := r.Baseline.Results[i]
-		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.2f\t%.1f\t%.2f\t%.3f\t%.3f\t%.3f\t\n", units.FormatSize(int64(x.Bytes)),
-			x.LatencyUS, x.BandwidthMBps, x.MeanUS, b.LatencyUS, b.BandwidthMBps, b.MeanUS,
-			x.LatencyUS/b.LatencyUS, x.BandwidthMBps/b.BandwidthMBps, x.MeanUS/b.MeanUS)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.1f\t%.2f\t%.2f\t", units.FormatSize(int64(x.Bytes)), x.LatencyUS, x.BandwidthMBps, x.MeanUS, x.P99US)
+		for _, b := range r.Baselines {
+			y := b.Results[i]
+			fmt.Fprintf(tw, "%.2f\t%.1f\t%.3f\t", y.LatencyUS, y.BandwidthMBps, x.BandwidthMBps/y.BandwidthMBps)
+		}
+		fmt.Fprintln(tw)
+	}
+	return tw.Flush()
+}
+
+// WriteMethodTable prints one line per size with each report's bandwidth
+// (reports of the same sizes, one per method) and the first report's
+// baselines, each method's bandwidth also as a ratio of every baseline.
+func WriteMethodTable(w io.Writer, reps []*Report) error {
+	if len(reps) == 0 {
+		return nil
+	}
+	first := reps[0]
+	fmt.Fprintf(w, "# commtune %s over %s, %d ranks: bandwidth (MB/s) = bytes / median half round trip, per method\n",
+		first.Bench, first.Transport, first.Ranks)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "size\t")
+	for _, r := range reps {
+		fmt.Fprintf(tw, "%s\t", r.Method)
+	}
+	for _, b := range first.Baselines {
+		fmt.Fprintf(tw, "%s\t", b.Name)
+	}
+	for _, b := range first.Baselines {
+		for _, r := range reps {
+			fmt.Fprintf(tw, "%s/%s\t", r.Method, b.Name)
+		}
+	}
+	fmt.Fprintln(tw)
+	for i, x := range first.Results {
+		fmt.Fprintf(tw, "%s\t", units.FormatSize(int64(x.Bytes)))
+		for _, r := range reps {
+			fmt.Fprintf(tw, "%.0f\t", r.Results[i].BandwidthMBps)
+		}
+		for _, b := range first.Baselines {
+			fmt.Fprintf(tw, "%.0f\t", b.Results[i].BandwidthMBps)
+		}
+		for _, b := range first.Baselines {
+			for _, r := range reps {
+				fmt.Fprintf(tw, "%.2f\t", r.Results[i].BandwidthMBps/b.Results[i].BandwidthMBps)
+			}
+		}
+		fmt.Fprintln(tw)
 	}
 	return tw.Flush()
 }

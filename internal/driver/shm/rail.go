@@ -41,6 +41,7 @@ type rail struct {
 	wmu     sync.Mutex
 	busy    bool
 	rest    putState
+	iovBuf  [][]byte // rest's iovec, owned by the rail
 	claim   atomic.Bool
 	wio     sync.Mutex
 	work    chan struct{}
@@ -126,7 +127,11 @@ func (rl *rail) Post(f *driver.Frame) (bool, error) {
 	if rl.busy {
 		return false, fmt.Errorf("shm rail to rank %d: Post while a frame is in flight", rl.peer)
 	}
-	st := putState{kind: f.Kind, method: int(f.Method), region: f.Region, offset: f.Offset, iov: f.Iov}
+	// Our own copy of the iovec: the scheduler reuses its array once the
+	// frame is done, and for vmsplice that can happen (on the receiver's
+	// acknowledgment) while the writer is still stepping through it.
+	rl.iovBuf = append(rl.iovBuf[:0], f.Iov...)
+	st := putState{kind: f.Kind, method: int(f.Method), region: f.Region, offset: f.Offset, iov: rl.iovBuf}
 	if st.method == 0 {
 		st.method = methodCopy
 	}
