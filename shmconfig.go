@@ -14,8 +14,9 @@ import (
 type ShmConfig struct {
 	// Eager is the largest message sent through the ring in one piece; larger
 	// ones use a rendezvous and a large-message method. Default 16 KiB (seed
-	// 004 §3.3: a direct copy pays off from 8–16 KB).
-	// Env: COMMTUNE_SHM_EAGER.
+	// 004 §3.3: a direct copy pays off from 8–16 KB); negative sends every
+	// non-empty message by the large-message method.
+	// Env: COMMTUNE_SHM_EAGER (0 there means none eager).
 	Eager int
 	// Method forces the large-message method: "copy" (double-buffering
 	// through the ring), "cma" (the receiver reads the sender's buffer:
@@ -84,7 +85,12 @@ func (c *Config) applyShmEnv(lookup func(string) (string, bool)) error {
 		name string
 		set  func(int64)
 	}{
-		{EnvShmEager, func(n int64) { c.Shm.Eager = int(n) }},
+		{EnvShmEager, func(n int64) {
+			c.Shm.Eager = int(n)
+			if n == 0 {
+				c.Shm.Eager = -1 // "0" in the environment: nothing eager
+			}
+		}},
 		{EnvShmDMAMin, func(n int64) { c.Shm.DMAMin = n }},
 		{EnvShmRing, func(n int64) { c.Shm.Ring = int(n) }},
 		{EnvShmChunk, func(n int64) { c.Shm.Chunk = int(n) }},
@@ -135,7 +141,7 @@ func (c *Config) checkTransports() error {
 	if c.Shm.Eager == 0 {
 		c.Shm.Eager = DefaultShmEager
 	}
-	if c.Shm.Eager < 0 || c.Shm.DMAMin < 0 || c.Shm.Ring < 0 || c.Shm.Chunk < 0 {
+	if c.Shm.DMAMin < 0 || c.Shm.Ring < 0 || c.Shm.Chunk < 0 {
 		return fmt.Errorf("commtune: shm sizes must not be negative")
 	}
 	return nil
@@ -145,8 +151,9 @@ func (c *Config) checkTransports() error {
 // Eager (by reference: the ring copies them synchronously), then the
 // large-message method.
 func (c *Config) shmPolicy(canPull, sharedCache bool, dmaMin int64) core.Policy {
-	p := core.Policy{Rendezvous: c.Shm.Eager, Iovec: 0}
-	big := c.Shm.Eager + 1
+	eager := max(c.Shm.Eager, 0)
+	p := core.Policy{Rendezvous: eager, Iovec: 0}
+	big := eager + 1
 	switch m := c.Shm.Method; {
 	case m == "cma" && canPull, m == "auto" && canPull && !sharedCache:
 		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}

@@ -6,6 +6,9 @@ type Stats struct {
 	EagerIovecSends uint64 // eager sends handed to the transport by reference
 	RendezvousSends uint64 // sends that used RTS/CTS
 	CreditFallbacks uint64 // eager-sized sends sent by rendezvous for lack of credit
+	PullSends       uint64 // rendezvous sends the receiver read straight from this rank's memory
+	PulledBytes     uint64 // bytes this rank read straight from senders' memory
+	PullFallbacks   uint64 // such reads that failed and fell back to the sender pushing
 	UnexpectedBytes int64  // eager payload bytes buffered now for unposted receives
 	UnexpectedPeak  int64  // the most ever buffered at once
 	CopiedBytes     uint64 // bytes copied from eager packets into receive buffers
@@ -23,6 +26,9 @@ func (c *Comm) Stats() Stats {
 		EagerIovecSends: s.EagerIovecSends,
 		RendezvousSends: s.RendezvousSends,
 		CreditFallbacks: s.CreditFallbacks,
+		PullSends:       s.PullSends,
+		PulledBytes:     s.PulledBytes,
+		PullFallbacks:   s.PullFallbacks,
 		UnexpectedBytes: s.UnexpectedBytes,
 		UnexpectedPeak:  s.UnexpectedPeak,
 		CopiedBytes:     s.CopiedBytes,

@@ -58,6 +58,10 @@ func rankMain(mode, arg string) int {
 		err = flood(ctx, c)
 	case "kill":
 		err = killRing(ctx, c, arg)
+	case "methods":
+		err = methodsExchange(ctx, c)
+	case "idle":
+		err = idleRecv(ctx, c)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -350,4 +354,110 @@ func processesOf(exe string) []int {
 		pids = append(pids, pid)
 	}
 	return pids
+}
+
+// methodSizes straddle the ring's 128 KiB chunks and 2 MiB capacity, pages
+// and the pipe's 1 MiB, up to 64 MiB.
+var methodSizes = []int{1, 2, 7, 4095, 4096, 4097, 128<<10 - 1, 128 << 10, 128<<10 + 1,
+	1<<20 + 7, 2<<20 - 1, 2<<20 + 1, 5<<20 + 13, 64<<20 + 3}
+
+// methodsExchange sends every size both ways between ranks 0 and 1, from and
+// into buffers at odd offsets, and checks every byte and that nothing
+// outside the receive window was touched.
+func methodsExchange(ctx context.Context, c *commtune.Comm) error {
+	peer := 1 - c.Rank()
+	for i, n := range methodSizes {
+		for _, off := range []int{0, 1, 61} {
+			out := make([]byte, n+off)
+			fillPayload(out[off:], c.Rank(), peer, i*100+off)
+			in := make([]byte, n+off+2)
+			st, err := c.Sendrecv(ctx, out[off:], peer, i, in[1+off:1+off+n], peer, i)
+			if err != nil {
+				return fmt.Errorf("%d bytes at offset %d: %w", n, off, err)
+			}
+			want := make([]byte, n)
+			fillPayload(want, peer, c.Rank(), i*100+off)
+			if st.Count != n || !bytes.Equal(in[1+off:1+off+n], want) || in[0] != 0 || in[len(in)-1] != 0 {
+				return fmt.Errorf("%d bytes at offset %d: received %d, intact %v", n, off, st.Count, bytes.Equal(in[1+off:1+off+n], want))
+			}
+		}
+	}
+	s := c.Stats()
+	fmt.Printf("rank %d: %d sizes both ways: %d rendezvous sends, %d pulled by the receiver, %d eager\n",
+		c.Rank(), len(methodSizes), s.RendezvousSends, s.PullSends, s.EagerCopySends+s.EagerIovecSends)
+	return nil
+}
+
+// TestShmMethods forces each large-message method, with nothing sent
+// eagerly, and moves 1 B … 64 MiB through it byte-exact.
+func TestShmMethods(t *testing.T) {
+	for _, m := range []string{"copy", "cma", "vmsplice", "cachefree", "auto"} {
+		t.Run(m, func(t *testing.T) {
+			out, err := runJob(t, 2, "methods", "", "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD="+m, "COMMTUNE_SHM_EAGER=0")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			if m == "cma" && strings.Contains(out, " 0 pulled") {
+				t.Fatalf("cma forced but nothing was pulled:\n%s", out)
+			}
+			t.Log(out)
+		})
+	}
+}
+
+// idleWait is how long the idle test's receiver waits.
+const idleWait = 2 * time.Second
+
+// idleRecv: rank 1 blocks in Recv while rank 0 sleeps; rank 1 reports the
+// CPU time its whole process used meanwhile (getrusage: every thread).
+func idleRecv(ctx context.Context, c *commtune.Comm) error {
+	switch c.Rank() {
+	case 0:
+		time.Sleep(idleWait)
+		return c.Send(ctx, []byte("wake up"), 1, 0)
+	case 1:
+		before, err := cpuTime()
+		if err != nil {
+			return err
+		}
+		t0 := time.Now()
+		if _, err := c.Recv(ctx, make([]byte, 16), 0, 0); err != nil {
+			return err
+		}
+		waited := time.Since(t0)
+		after, err := cpuTime()
+		if err != nil {
+			return err
+		}
+		used := after - before
+		fmt.Printf("rank 1: blocked in Recv %v, used %v of CPU (user+system, all threads)\n", waited.Round(time.Millisecond), used.Round(time.Microsecond))
+		if used > 100*time.Millisecond {
+			return fmt.Errorf("a rank blocked for %v used %v of CPU", waited, used)
+		}
+	}
+	return nil
+}
+
+func cpuTime() (time.Duration, error) {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0, err
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// TestIdleCost: a rank blocked in Recv for 2 s must sleep, not spin.
+func TestIdleCost(t *testing.T) {
+	if testing.Short() {
+		t.Skip("waits 2 s per transport")
+	}
+	for _, tr := range transports {
+		t.Run(tr.name, func(t *testing.T) {
+			out, err := runJob(t, 2, "idle", "", tr.env)
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Log(out)
+		})
+	}
 }

@@ -2,6 +2,7 @@ package shm
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/commtune/commtune/internal/driver"
 )
@@ -16,6 +17,12 @@ func (t *Transport) consume() {
 	bell, sleepers, polling := t.in.word32(offBell), t.in.word32(offSleepers), t.in.word32(offPolling)
 	for !t.closing.Load() {
 		if polling.Load() == 0 && t.drainAll() {
+			// Let the goroutines just completed run before this thread
+			// blocks in the futex: the runtime takes a raw system call for a
+			// short one and leaves them on this P until its monitor
+			// notices (20 µs or more) — measured here, 8 ranks on 2 cores
+			// passing a token: 57 µs per hop without this.
+			runtime.Gosched()
 			continue
 		}
 		v := bell.Load()

@@ -142,10 +142,18 @@ func (rl *rail) readPipe(region, offset, n uint64) error {
 	return nil
 }
 
-// pipeAcked counts pipe bytes the peer read; when all are in, the frame
-// in flight is done.
+// pipeAcked counts pipe bytes the peer read; when all are in, that half of
+// the frame's completion is done.
 func (rl *rail) pipeAcked(n int64) {
-	if rl.pipeOwed.Add(-n) != 0 {
+	if rl.pipeOwed.Add(-n) == 0 {
+		rl.pipeStep()
+	}
+}
+
+// pipeStep records one of the two events a vmsplice frame waits for (all
+// spliced, all acknowledged); the second completes the frame.
+func (rl *rail) pipeStep() {
+	if rl.pipeSteps.Add(-1) != 0 {
 		return
 	}
 	rl.wmu.Lock()

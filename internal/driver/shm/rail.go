@@ -49,6 +49,10 @@ type rail struct {
 	stopped chan struct{}
 
 	pipeOwed atomic.Int64 // vmsplice bytes the peer has not acknowledged yet
+	// pipeSteps counts what a vmsplice frame still waits for: the writer
+	// splicing its last bytes, and the peer acknowledging all of them —
+	// in either order. The one that brings it to zero completes the frame.
+	pipeSteps atomic.Int32
 
 	lost    atomic.Bool
 	byeSeen atomic.Bool
@@ -65,6 +69,7 @@ type putState struct {
 	offset    int64
 	iov       [][]byte
 	announced bool // vmsplice: the pipe record is written
+	spliced   bool // vmsplice: every byte is in the pipe
 }
 
 var (
@@ -123,9 +128,19 @@ func (rl *rail) Post(f *driver.Frame) (bool, error) {
 		return false, err
 	}
 	rl.wmu.Lock()
-	defer rl.wmu.Unlock()
+	done, spliced, err := rl.post(f)
+	rl.wmu.Unlock()
+	if spliced {
+		rl.pipeStep() // the peer's acknowledgment may already be in
+	}
+	return done, err
+}
+
+// post is Post under wmu; spliced reports a vmsplice frame whose bytes are
+// all in the pipe already.
+func (rl *rail) post(f *driver.Frame) (done, spliced bool, err error) {
 	if rl.busy {
-		return false, fmt.Errorf("shm rail to rank %d: Post while a frame is in flight", rl.peer)
+		return false, false, fmt.Errorf("shm rail to rank %d: Post while a frame is in flight", rl.peer)
 	}
 	// Our own copy of the iovec: the scheduler reuses its array once the
 	// frame is done, and for vmsplice that can happen (on the receiver's
@@ -135,30 +150,37 @@ func (rl *rail) Post(f *driver.Frame) (bool, error) {
 	if st.method == 0 {
 		st.method = methodCopy
 	}
+	if f.Kind == driver.Put && st.method == methodVmsplice {
+		rl.pipeSteps.Store(2)
+	}
 	switch f.Kind {
 	case driver.Packet:
 		if n := f.Len(); n > rl.caps.MaxPacket {
-			return false, fmt.Errorf("shm rail to rank %d: Packet of %d bytes exceeds %d", rl.peer, n, rl.caps.MaxPacket)
+			return false, false, fmt.Errorf("shm rail to rank %d: Packet of %d bytes exceeds %d", rl.peer, n, rl.caps.MaxPacket)
 		}
 	case driver.Put:
 		if st.method < methodCopy || st.method > len(rl.caps.Methods) {
-			return false, fmt.Errorf("shm rail to rank %d: unknown Put method %d", rl.peer, st.method)
+			return false, false, fmt.Errorf("shm rail to rank %d: unknown Put method %d", rl.peer, st.method)
 		}
 	default:
-		return false, fmt.Errorf("shm rail to rank %d: unknown frame kind %d", rl.peer, f.Kind)
+		return false, false, fmt.Errorf("shm rail to rank %d: unknown frame kind %d", rl.peer, f.Kind)
 	}
-	done, err := rl.write(&st, false)
+	done, err = rl.write(&st, false)
 	if err != nil || done {
-		return done, err
+		return done, false, err
 	}
 	rl.rest = st
 	rl.busy = true
+	if st.spliced {
+		rl.claim.Store(true) // nothing left to write: only the acknowledgment
+		return false, true, nil
+	}
 	rl.claim.Store(false)
 	select {
 	case rl.work <- struct{}{}:
 	default:
 	}
-	return false, nil
+	return false, false, nil
 }
 
 // write puts as much of st as fits into the ring (all of it when block
@@ -186,7 +208,11 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 			finished = progressed && len(st.iov) == 0
 		}
 		if finished {
-			return st.method != methodVmsplice || st.kind == driver.Packet, nil
+			if st.kind == driver.Put && st.method == methodVmsplice {
+				st.spliced = true
+				return false, nil // done when pipeStep has seen both ends
+			}
+			return true, nil
 		}
 		if progressed {
 			continue
@@ -336,7 +362,10 @@ func (rl *rail) writeRest(block bool) bool {
 	rl.wmu.Unlock()
 	done, err := rl.write(&st, block)
 	if err == nil && !done {
-		return true // vmsplice: Idle comes with the acknowledgment
+		if st.spliced {
+			rl.pipeStep() // vmsplice: every byte is in the pipe
+		}
+		return true
 	}
 	rl.wmu.Lock()
 	rl.rest, rl.busy = putState{}, false
