@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"regexp"
 	"runtime"
 
@@ -154,14 +155,17 @@ func TestStressProcesses(t *testing.T) {
 	} else if testing.Short() {
 		n = 4000
 	}
+	counts := map[string][]int{"tcp": {4}, "shm": {2, 4, 8}}
 	for _, tr := range transports {
-		t.Run(tr.name, func(t *testing.T) {
-			out, err := runJob(t, 4, "stress", strconv.Itoa(n), tr.env)
-			if err != nil {
-				t.Fatalf("%v\n%s", err, out)
-			}
-			t.Logf("%d messages:\n%s", n, out)
-		})
+		for _, ranks := range counts[tr.name] {
+			t.Run(fmt.Sprintf("%s/n=%d", tr.name, ranks), func(t *testing.T) {
+				out, err := runJob(t, ranks, "stress", strconv.Itoa(n), tr.env)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				t.Logf("%d messages:\n%s", n, out)
+			})
+		}
 	}
 }
 
@@ -313,6 +317,9 @@ func TestKillProcesses(t *testing.T) {
 func testKill(t *testing.T, env string) {
 	stamp := t.TempDir() + "/killed"
 	out, err := runJob(t, 4, "kill", stamp, env)
+	if left, _ := filepath.Glob("/dev/shm/commtune-*"); len(left) > 0 {
+		t.Errorf("shared memory files left after the job: %v", left)
+	}
 	var re *launch.RankError
 	if !errors.As(err, &re) || re.Rank != 2 || re.Signal != syscall.SIGKILL {
 		t.Fatalf("launcher error %v, want rank 2 killed by SIGKILL\n%s", err, out)
@@ -361,11 +368,14 @@ func processesOf(exe string) []int {
 var methodSizes = []int{1, 2, 7, 4095, 4096, 4097, 128<<10 - 1, 128 << 10, 128<<10 + 1,
 	1<<20 + 7, 2<<20 - 1, 2<<20 + 1, 5<<20 + 13, 64<<20 + 3}
 
-// methodsExchange sends every size both ways between ranks 0 and 1, from and
-// into buffers at odd offsets, and checks every byte and that nothing
-// outside the receive window was touched.
+// methodsExchange sends every size both ways between ranks paired as (0,1),
+// (2,3)…, from and into buffers at odd offsets, and checks every byte and
+// that nothing outside the receive window was touched.
 func methodsExchange(ctx context.Context, c *commtune.Comm) error {
-	peer := 1 - c.Rank()
+	peer := c.Rank() ^ 1
+	if peer >= c.Size() {
+		return nil
+	}
 	for i, n := range methodSizes {
 		for _, off := range []int{0, 1, 61} {
 			out := make([]byte, n+off)
@@ -444,6 +454,24 @@ func cpuTime() (time.Duration, error) {
 		return 0, err
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()), nil
+}
+
+// TestNoCMA: with single-copy reads unavailable (simulated by the
+// environment switch), a job forcing the cma method still runs — on the
+// copy method — and says so once for the node.
+func TestNoCMA(t *testing.T) {
+	out, err := runJob(t, 4, "methods", "", "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD=cma",
+		"COMMTUNE_SHM_CMA=off", "COMMTUNE_SHM_EAGER=0")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if n := strings.Count(out, "single-copy transfers (CMA, process_vm_readv) are unavailable"); n != 1 {
+		t.Fatalf("the unavailability was said %d times, want once:\n%s", n, out)
+	}
+	if !strings.Contains(out, " 0 pulled") || strings.Contains(out, " 42 pulled") {
+		t.Fatalf("something was pulled with CMA off:\n%s", out)
+	}
+	t.Log(out)
 }
 
 // TestIdleCost: a rank blocked in Recv for 2 s must sleep, not spin.

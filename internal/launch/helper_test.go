@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"syscall"
 	"testing"
 
 	"github.com/commtune/commtune/internal/boot"
+	"github.com/commtune/commtune/internal/driver/shm"
 )
 
 // The test binary doubles as the rank program: with helperEnv set, TestMain
@@ -36,6 +38,7 @@ func TestMain(m *testing.M) {
 //	           the others wait forever
 //	abort      rank 1 aborts with code 7; the others wait forever
 //	nobye      connect and exit 0 without goodbye
+//	shmcrash   create shared-memory files of the job, then rank 1 is killed
 //	wait       print "ready", then wait forever (for signals)
 //	echo       print two lines and an unterminated one; no KVS
 func helper(mode string) int {
@@ -57,6 +60,22 @@ func helper(mode string) int {
 		return 11
 	}
 	switch mode {
+	case "shmcrash":
+		// Like a rank that dies between creating its shared-memory files
+		// and unlinking them: the launcher must remove them.
+		for _, name := range []string{fmt.Sprintf("commtune-%s-%d", job.ID, job.Rank), fmt.Sprintf("commtune-%s-%d-0.pipe", job.ID, job.Rank)} {
+			if err := os.WriteFile(filepath.Join(shm.DefaultDir, name), nil, 0o600); err != nil {
+				fmt.Fprintln(os.Stderr, "helper:", err)
+				return 14
+			}
+		}
+		if err := job.KV.Fence(ctx); err != nil {
+			return 15
+		}
+		if job.Rank == 1 {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		}
+		return waitForever()
 	case "exchange", "fail", "kill9":
 		if err := exchange(ctx, job); err != nil {
 			fmt.Fprintln(os.Stderr, "helper:", err)

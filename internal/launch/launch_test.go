@@ -6,7 +6,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/commtune/commtune/internal/driver/shm"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -128,6 +130,19 @@ func TestRunExchange(t *testing.T) {
 			}
 			checkGone(t, out)
 		})
+	}
+}
+
+// TestShmFilesRemoved: a rank killed while its shared-memory files still
+// exist leaves none once Run returns.
+func TestShmFilesRemoved(t *testing.T) {
+	out, err := runJob(t, 2, "shmcrash", Options{})
+	var re *RankError
+	if !errors.As(err, &re) || re.Rank != 1 || re.Signal != syscall.SIGKILL {
+		t.Fatalf("Run = %v, want rank 1 killed; output:\n%s", err, out)
+	}
+	if left, _ := filepath.Glob(filepath.Join(shm.DefaultDir, "commtune-*")); len(left) > 0 {
+		t.Fatalf("files left: %v", left)
 	}
 }
 

@@ -175,7 +175,7 @@ func (t *Transport) Connect(ctx context.Context) error {
 		ir.rail = rl
 		// May we pull from this peer? Record the answer in our segment,
 		// where the peer reads it before offering us its buffers.
-		ok, why := false, "disabled"
+		ok, why := false, "disabled by configuration (COMMTUNE_SHM_CMA=off)"
 		if !t.cfg.NoCMA {
 			ok, why = probeCMA(peerSeg)
 		}
@@ -192,7 +192,8 @@ func (t *Transport) Connect(ctx context.Context) error {
 		t.peers[ir.peer] = rl
 		pids[ir.peer] = rl.pid
 	}
-	if !cmaOK && !t.cfg.NoCMA {
+	// One line per node: the lowest local rank speaks for the others.
+	if !cmaOK && t.cfg.Rank == slices.Min(t.cfg.Local) {
 		t.log.Warn("shm: single-copy transfers (CMA, process_vm_readv) are unavailable; large messages use the copy method", "reason", cmaWhy)
 	}
 	for _, ir := range t.rings {
