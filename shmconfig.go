@@ -33,7 +33,8 @@ type ShmConfig struct {
 	// ranks' CPUs, from the machine's topology.
 	// Env: COMMTUNE_SHM_DMA_MIN.
 	DMAMin int64
-	// Ring is each ring's capacity (a power of two ≥ 4K); default 512 KiB.
+	// Ring is each ring's capacity (a power of two ≥ 4K). Default 2 MiB,
+	// halved (down to 256 KiB) until one rank's inbound rings fit in 64 MiB.
 	// Env: COMMTUNE_SHM_RING.
 	Ring int
 	// Chunk is how much of a large message one ring record carries with the

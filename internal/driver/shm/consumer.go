@@ -115,7 +115,7 @@ func (t *Transport) handle(rl *rail, rec []byte) error {
 		}
 		return rl.readPipe(le.Uint64(rec[8:]), le.Uint64(rec[16:]), le.Uint64(rec[24:]))
 	case kindPipeAck:
-		rl.pipeAcked(int64(le.Uint64(rec[8:])))
+		return rl.pipeAcked(le.Uint64(rec[8:]))
 	case kindBye:
 		rl.byeSeen.Store(true)
 		if rl.lost.CompareAndSwap(false, true) {

@@ -143,11 +143,16 @@ func (rl *rail) readPipe(region, offset, n uint64) error {
 }
 
 // pipeAcked counts pipe bytes the peer read; when all are in, that half of
-// the frame's completion is done.
-func (rl *rail) pipeAcked(n int64) {
-	if rl.pipeOwed.Add(-n) == 0 {
+// the frame's completion is done. The bytes are owed before they enter the
+// pipe, so acknowledging more than is owed breaks the protocol.
+func (rl *rail) pipeAcked(n uint64) error {
+	if owed := rl.pipeOwed.Load(); n == 0 || n > uint64(owed) {
+		return driver.ProtocolError("shm pipe acknowledgment of %d bytes, %d owed", n, owed)
+	}
+	if rl.pipeOwed.Add(-int64(n)) == 0 {
 		rl.pipeStep()
 	}
+	return nil
 }
 
 // pipeStep records one of the two events a vmsplice frame waits for (all

@@ -32,9 +32,9 @@ const (
 	offBell     = 1 * wordGap
 	offSleepers = 2 * wordGap
 	offPolling  = 3 * wordGap
-	offCanPull  = 4 * wordGap // u8 per ring: the owner can read that sender's memory (CMA)
-	offSenders  = 8 * wordGap // u32 per ring: the world rank writing that ring
-	maxRings    = (pageSize - offSenders) / 4
+	offCanPull  = 4 * wordGap                                         // u8 per ring: the owner can read that sender's memory (CMA)
+	offSenders  = 8 * wordGap                                         // u32 per ring: the world rank writing that ring
+	maxRings    = min(offSenders-offCanPull, (pageSize-offSenders)/4) // 512
 
 	// Ring block: a header page, then the data.
 	ringTail    = 0
@@ -67,7 +67,7 @@ func SegmentPath(dir, job string, rank int) string {
 // createSegment creates and maps a new segment (0600; it must not exist).
 func createSegment(path string, rank int, senders []int, capacity int) (*segment, error) {
 	if len(senders) > maxRings {
-		return nil, fmt.Errorf("shm: %d local ranks, at most %d", len(senders), maxRings)
+		return nil, fmt.Errorf("shm: %d other ranks on this node, at most %d", len(senders), maxRings)
 	}
 	if capacity < pageSize || capacity&(capacity-1) != 0 {
 		return nil, fmt.Errorf("shm: ring capacity %d is not a power of two ≥ %d", capacity, pageSize)
