@@ -32,9 +32,10 @@ const (
 	offBell     = 1 * wordGap
 	offSleepers = 2 * wordGap
 	offPolling  = 3 * wordGap
-	offCanPull  = 4 * wordGap                                         // u8 per ring: the owner can read that sender's memory (CMA)
-	offSenders  = 8 * wordGap                                         // u32 per ring: the world rank writing that ring
-	maxRings    = min(offSenders-offCanPull, (pageSize-offSenders)/4) // 512
+	offCanPull  = 4 * wordGap // u8 per ring: the owner can read that sender's memory (CMA)
+	offSenders  = 8 * wordGap // u32 per ring: the world rank writing that ring
+	// 512: the can-pull bytes must stop short of the sender table.
+	maxRings = min(offSenders-offCanPull, (pageSize-offSenders)/4)
 
 	// Ring block: a header page, then the data.
 	ringTail    = 0
