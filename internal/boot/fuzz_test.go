@@ -2,26 +2,18 @@ package boot
 
 import (
 	"bytes"
-	"flag"
-	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var rewriteSeeds = flag.Bool("rewrite-seeds", false, "rewrite testdata/fuzz/FuzzKVSMessage from sampleMessages")
+	"github.com/commtune/commtune/internal/fuzzseed"
+)
 
 // FuzzKVSMessage feeds arbitrary bytes to the KVS frame reader and decoder:
 // they must never panic, never allocate past maxFrame, and every frame they
 // accept must re-encode to exactly the bytes read (one encoding per
 // message, so nothing is silently dropped or invented).
+// The seed corpus is testdata/fuzz/FuzzKVSMessage (see TestFuzzSeeds).
 func FuzzKVSMessage(f *testing.F) {
-	for _, m := range sampleMessages() {
-		if len(m.value) < 4096 { // a megabyte seed would slow every mutation
-			f.Add(appendFrame(nil, &m))
-		}
-	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		r := bytes.NewReader(data)
 		buf := make([]byte, 64)
@@ -46,33 +38,23 @@ func FuzzKVSMessage(f *testing.F) {
 	})
 }
 
-// TestRewriteFuzzSeeds writes the seed corpus (go test -run RewriteFuzzSeeds
-// -rewrite-seeds): one valid frame per op, plus frames that stress the
-// decoder's length checks.
-func TestRewriteFuzzSeeds(t *testing.T) {
-	if !*rewriteSeeds {
-		t.Skip("run with -rewrite-seeds to regenerate testdata/fuzz")
-	}
-	dir := filepath.Join("testdata", "fuzz", "FuzzKVSMessage")
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	seeds := map[string][]byte{}
+// TestFuzzSeeds keeps testdata/fuzz/FuzzKVSMessage in step with the
+// messages of the current format (go test -run FuzzSeeds -rewrite-seeds):
+// one valid frame per op, plus frames that stress the decoder's length
+// checks.
+func TestFuzzSeeds(t *testing.T) {
+	var seeds []fuzzseed.Seed
+	add := func(name string, b []byte) { seeds = append(seeds, fuzzseed.Seed{Name: name, Values: []any{b}}) }
 	for name, m := range sampleMessages() {
 		if len(m.value) < 4096 { // a megabyte seed would slow every mutation
-			seeds["valid-"+strings.ReplaceAll(name, " ", "-")] = appendFrame(nil, &m)
+			add("valid-"+strings.ReplaceAll(name, " ", "-"), appendFrame(nil, &m))
 		}
 	}
 	two := sampleMessages()["put"]
 	three := sampleMessages()["fence"]
-	seeds["two-frames"] = appendFrame(appendFrame(nil, &two), &three)
-	seeds["length-huge"] = []byte{0xff, 0xff, 0xff, 0xff, byte(opPut)}
-	seeds["put-value-length-huge"] = append([]byte{12, 0, 0, 0}, body(opPut, 1, 1, 0, 'a', 0xff, 0xff, 0xff, 0x7f)...)
-	seeds["unknown-op"] = append([]byte{5, 0, 0, 0}, body(0x7f, 1)...)
-	for name, b := range seeds {
-		content := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	add("two-frames", appendFrame(appendFrame(nil, &two), &three))
+	add("length-huge", []byte{0xff, 0xff, 0xff, 0xff, byte(opPut)})
+	add("put-value-length-huge", append([]byte{12, 0, 0, 0}, body(opPut, 1, 1, 0, 'a', 0xff, 0xff, 0xff, 0x7f)...))
+	add("unknown-op", append([]byte{5, 0, 0, 0}, body(0x7f, 1)...))
+	fuzzseed.Sync(t, "FuzzKVSMessage", seeds)
 }

@@ -10,6 +10,7 @@ import (
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/fuzzseed"
 )
 
 func payload(n int, seed int) []byte {
@@ -349,6 +350,8 @@ func TestProtocolErrors(t *testing.T) {
 		{"flags set", []byte{4, 1, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"short credit", []byte{4, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0}},
 		{"credit overflow", func() []byte { b := make([]byte, creditLen); putCredit(b, 1<<62); return b }()},
+		{"rendezvous larger than memory", func() []byte { b := make([]byte, rtsLen); putRTS(b, 0, 0, 0, 1<<63, 1); return b }()},
+		{"pull larger than memory", func() []byte { b := make([]byte, rtsPullLen); putRTSPull(b, 0, 0, 0, 1<<63, 1, 4096); return b }()},
 	}
 	for _, tc := range tests {
 		if err := e.Packet(1, tc.body); !errors.Is(err, driver.ErrProtocol) {
@@ -365,22 +368,46 @@ func TestProtocolErrors(t *testing.T) {
 
 // FuzzPacket feeds arbitrary bodies to the engine as if from a peer: it
 // must never panic, whatever the bytes.
+// The seed corpus is testdata/fuzz/FuzzPacket (see TestFuzzSeeds).
 func FuzzPacket(f *testing.F) {
-	var b [64]byte
-	putEagerHeader(b[:], 0, 1, 0, 4)
-	f.Add(append(b[:eagerHeaderLen:eagerHeaderLen], 1, 2, 3, 4))
-	putRTS(b[:], 3, 2, 0, 1<<20, 9)
-	f.Add(append([]byte(nil), b[:rtsLen]...))
-	putCTS(b[:], 1, 2, 3)
-	f.Add(append([]byte(nil), b[:ctsLen]...))
-	putCredit(b[:], 10)
-	f.Add(append([]byte(nil), b[:creditLen]...))
-	putCancel(b[:], 1)
-	f.Add(append([]byte(nil), b[:cancelLen]...))
 	f.Fuzz(func(t *testing.T, body []byte) {
 		n := newNet(t, 2, 1, Config{})
 		n.engines[0].Irecv(0, AnySource, AnyTag, make([]byte, 16))
 		_ = n.engines[0].Packet(1, body)
 		n.run(nil)
 	})
+}
+
+// TestFuzzSeeds keeps testdata/fuzz/FuzzPacket in step with the entry
+// format: one body per entry kind, and one that aggregates several
+// (go test -run FuzzSeeds -rewrite-seeds after changing the format).
+func TestFuzzSeeds(t *testing.T) {
+	mk := func(put func(b []byte), n int) []byte {
+		b := make([]byte, n)
+		put(b)
+		return b
+	}
+	eager := mk(func(b []byte) { putEagerHeader(b, 0, 1, 0, 4); copy(b[eagerHeaderLen:], "data") }, eagerHeaderLen+4)
+	rts := mk(func(b []byte) { putRTS(b, 0, 2, 0, 1<<20, 9) }, rtsLen)
+	seeds := []fuzzseed.Seed{
+		{Name: "eager", Values: []any{eager}},
+		{Name: "rts", Values: []any{rts}},
+		{Name: "rts-pull", Values: []any{mk(func(b []byte) { putRTSPull(b, 0, 2, 0, 1<<20, 9, 0x7f0000001000) }, rtsPullLen)}},
+		{Name: "cts", Values: []any{mk(func(b []byte) { putCTS(b, 1, 2, 3) }, ctsLen)}},
+		{Name: "credit", Values: []any{mk(func(b []byte) { putCredit(b, 10) }, creditLen)}},
+		{Name: "cancel", Values: []any{mk(func(b []byte) { putCancel(b, 1) }, cancelLen)}},
+		{Name: "fin", Values: []any{mk(func(b []byte) { putFin(b, 1) }, finLen)}},
+		{Name: "aggregated", Values: []any{append(append(append([]byte(nil), eager...), rts...), eager...)}},
+	}
+	for _, s := range seeds {
+		body := s.Values[0].([]byte)
+		for rest := body; len(rest) > 0; {
+			var e entry
+			var err error
+			if rest, err = nextEntry(rest, &e); err != nil {
+				t.Fatalf("seed %s does not parse: %v", s.Name, err)
+			}
+		}
+	}
+	fuzzseed.Sync(t, "FuzzPacket", seeds)
 }

@@ -2,6 +2,7 @@ package core
 
 import (
 	"encoding/binary"
+	"math"
 
 	"github.com/commtune/commtune/internal/driver"
 )
@@ -31,6 +32,10 @@ const (
 	finLen         = prefixLen + 8
 
 	maxHeaderLen = rtsPullLen
+
+	// maxMessage bounds a message's announced size: a Go slice holds at
+	// most MaxInt bytes, so a larger size can only come from a broken peer.
+	maxMessage = math.MaxInt
 )
 
 var le = binary.LittleEndian
@@ -148,6 +153,9 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 	case kindRTS, kindRTSPull:
 		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
 		e.size, e.id = le.Uint64(b[16:]), le.Uint64(b[24:])
+		if e.size > maxMessage {
+			return nil, driver.ProtocolError("rendezvous of %d bytes", e.size)
+		}
 		if kind == kindRTSPull {
 			e.addr = le.Uint64(b[32:])
 		}

@@ -1,10 +1,13 @@
 package topo
 
 import (
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/fuzzseed"
 )
 
 func TestParseCPUList(t *testing.T) {
@@ -82,13 +85,8 @@ func TestFormatCPUList(t *testing.T) {
 // FuzzParseCPUList checks that ParseCPUList never panics and that what it
 // accepts is a sorted set of CPUs within bounds which prints back to a
 // list that parses to the same set.
+// The seed corpus is testdata/fuzz/FuzzParseCPUList (see TestFuzzSeeds).
 func FuzzParseCPUList(f *testing.F) {
-	for _, s := range []string{
-		"", "0", "0-1\n", "0-3,8,10-11", "3-1", "1,,2", "0-65535", "65536",
-		"0-31:4/8", "18446744073709551616", " 7 ", "1-2-3", "0,0,0-0",
-	} {
-		f.Add(s)
-	}
 	f.Fuzz(func(t *testing.T, s string) {
 		cpus, err := ParseCPUList(s)
 		if err != nil {
@@ -108,4 +106,18 @@ func FuzzParseCPUList(f *testing.F) {
 			t.Fatalf("ParseCPUList(%q) = %v prints as %q, which parses to %v, %v", s, cpus, printed, back, err)
 		}
 	})
+}
+
+// TestFuzzSeeds keeps testdata/fuzz/FuzzParseCPUList in step with the
+// list forms sysfs writes, and near misses (go test -run FuzzSeeds
+// -rewrite-seeds).
+func TestFuzzSeeds(t *testing.T) {
+	var seeds []fuzzseed.Seed
+	for i, s := range []string{
+		"", "0", "0-1\n", "0-3,8,10-11", "3-1", "1,,2", "0-65535", "65536",
+		"0-31:4/8", "18446744073709551616", " 7 ", "1-2-3", "0,0,0-0",
+	} {
+		seeds = append(seeds, fuzzseed.Seed{Name: fmt.Sprintf("seed-%02d", i), Values: []any{s}})
+	}
+	fuzzseed.Sync(t, "FuzzParseCPUList", seeds)
 }

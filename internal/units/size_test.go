@@ -1,6 +1,11 @@
 package units
 
-import "testing"
+import (
+	"fmt"
+	"testing"
+
+	"github.com/commtune/commtune/internal/fuzzseed"
+)
 
 func TestParseSize(t *testing.T) {
 	tests := []struct {
@@ -59,14 +64,23 @@ func TestFormatSize(t *testing.T) {
 	}
 }
 
+// FuzzParseSize checks ParseSize never panics nor accepts a negative size.
+// The seed corpus is testdata/fuzz/FuzzParseSize (see TestFuzzSeeds).
 func FuzzParseSize(f *testing.F) {
-	for _, s := range []string{"8", "1K", "1.5MiB", "-3", "1e9G", ""} {
-		f.Add(s)
-	}
 	f.Fuzz(func(t *testing.T, s string) {
 		n, err := ParseSize(s)
 		if err == nil && n < 0 {
 			t.Fatalf("ParseSize(%q) = %d", s, n)
 		}
 	})
+}
+
+// TestFuzzSeeds keeps testdata/fuzz/FuzzParseSize in step with the
+// spellings ParseSize knows (go test -run FuzzSeeds -rewrite-seeds).
+func TestFuzzSeeds(t *testing.T) {
+	var seeds []fuzzseed.Seed
+	for i, s := range []string{"8", "1K", "1.5MiB", "64k", "2 GiB", "-3", "1e9G", "", "0x10", "9223372036854775807"} {
+		seeds = append(seeds, fuzzseed.Seed{Name: fmt.Sprintf("seed-%02d", i), Values: []any{s}})
+	}
+	fuzzseed.Sync(t, "FuzzParseSize", seeds)
 }

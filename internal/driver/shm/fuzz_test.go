@@ -2,18 +2,14 @@ package shm
 
 import (
 	"errors"
-	"flag"
-	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"testing"
 
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/fuzzseed"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the seed corpora in testdata/fuzz")
 
 // fuzzRegion is the receive region the records of FuzzRingRecords may
 // address, and its size.
@@ -183,7 +179,7 @@ func headerSeeds(t *testing.T) []seed {
 
 // TestFuzzSeeds checks the seeds are what they claim (valid ones are
 // accepted, so the fuzzers reach past the checks) and keeps testdata/fuzz
-// in step with them: run with -rewrite after changing the format.
+// in step with them: run with -rewrite-seeds after changing the format.
 func TestFuzzSeeds(t *testing.T) {
 	hdrs := headerSeeds(t)
 	for _, s := range hdrs[:1] {
@@ -204,27 +200,13 @@ func TestFuzzSeeds(t *testing.T) {
 			t.Errorf("seed %s: error %v, want a protocol violation", s.name, err)
 		}
 	}
-	corpora := map[string][]seed{"FuzzRingRecords": ringSeeds(), "FuzzSegmentHeader": hdrs}
-	for target, seeds := range corpora {
-		for _, s := range seeds {
-			path := filepath.Join("testdata", "fuzz", target, s.name)
-			want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s.data)
-			if target == "FuzzSegmentHeader" {
-				want += fmt.Sprintf("uint32(%d)\n", s.size)
-			}
-			if *rewrite {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			got, err := os.ReadFile(path)
-			if err != nil || string(got) != want {
-				t.Errorf("%s is missing or stale: run go test -run TestFuzzSeeds -rewrite", path)
-			}
-		}
+	var records, headers []fuzzseed.Seed
+	for _, s := range ringSeeds() {
+		records = append(records, fuzzseed.Seed{Name: s.name, Values: []any{s.data}})
 	}
+	for _, s := range hdrs {
+		headers = append(headers, fuzzseed.Seed{Name: s.name, Values: []any{s.data, s.size}})
+	}
+	fuzzseed.Sync(t, "FuzzRingRecords", records)
+	fuzzseed.Sync(t, "FuzzSegmentHeader", headers)
 }

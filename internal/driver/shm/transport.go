@@ -67,14 +67,13 @@ type Transport struct {
 	peers map[int]*rail // by world rank
 	rails map[int][]driver.Rail
 
-	consumerOn atomic.Bool
-	closing    atomic.Bool
-	wg         sync.WaitGroup
-	watch      *watcher
-	closeOnce  sync.Once
-	puller     puller
-	files      []string         // created by us; removed at Unlink or Close
-	pipesIn    map[int]*os.File // read ends of the pipes from each local sender
+	closing   atomic.Bool
+	wg        sync.WaitGroup
+	watch     *watcher
+	closeOnce sync.Once
+	puller    puller
+	files     []string         // created by us; removed at Unlink or Close
+	pipesIn   map[int]*os.File // read ends of the pipes from each local sender
 }
 
 // inRing is an inbound ring and the lock its consumers share.

@@ -3,17 +3,12 @@ package tcp
 import (
 	"bytes"
 	"errors"
-	"flag"
-	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/fuzzseed"
 )
-
-var rewrite = flag.Bool("rewrite", false, "rewrite the seed corpora in testdata/fuzz")
 
 // FuzzFrameDecoder feeds arbitrary byte streams to the frame decoder: it
 // must end with io.EOF, a protocol violation or a truncation, never panic,
@@ -121,7 +116,7 @@ func handshakeSeeds() []seed {
 }
 
 // TestFuzzSeeds keeps testdata/fuzz in step with the seeds above, which
-// hold valid transcripts of the current protocol: run with -rewrite after
+// hold valid transcripts of the current protocol: run with -rewrite-seeds after
 // changing the handshake or the frame format.
 func TestFuzzSeeds(t *testing.T) {
 	// The valid transcripts must get through, or the fuzzer never reaches
@@ -144,27 +139,13 @@ func TestFuzzSeeds(t *testing.T) {
 		}
 	}
 
-	corpora := map[string][]seed{"FuzzFrameDecoder": decoderSeeds(), "FuzzHandshake": handshakeSeeds()}
-	for target, seeds := range corpora {
-		for _, s := range seeds {
-			path := filepath.Join("testdata", "fuzz", target, s.name)
-			want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", s.data)
-			if target == "FuzzHandshake" {
-				want += fmt.Sprintf("bool(%v)\n", s.acceptor)
-			}
-			if *rewrite {
-				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				continue
-			}
-			got, err := os.ReadFile(path)
-			if err != nil || string(got) != want {
-				t.Errorf("%s is missing or stale: run go test -run TestFuzzSeeds -rewrite", path)
-			}
-		}
+	var frames, handshakes []fuzzseed.Seed
+	for _, s := range decoderSeeds() {
+		frames = append(frames, fuzzseed.Seed{Name: s.name, Values: []any{s.data}})
 	}
+	for _, s := range handshakeSeeds() {
+		handshakes = append(handshakes, fuzzseed.Seed{Name: s.name, Values: []any{s.data, s.acceptor}})
+	}
+	fuzzseed.Sync(t, "FuzzFrameDecoder", frames)
+	fuzzseed.Sync(t, "FuzzHandshake", handshakes)
 }
