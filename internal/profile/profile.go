@@ -1,0 +1,174 @@
+// Package profile is commtune's sampled model of the machine (seed 000,
+// NewMadeleine's sampling-based auto-tuning): for each transport, the
+// one-way time of every transfer method over log-spaced message sizes;
+// from them, predictions by linear interpolation and the thresholds where
+// one method overtakes another, found at the interpolated crossing of their
+// curves. A profile is stored as versioned JSON under a fingerprint of the
+// platform, so that it is only ever applied to the machine it describes.
+//
+// The package knows methods by name only: what "eager-iovec" or
+// "rendezvous/cma" does is the concern of the core and the drivers.
+package profile
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+)
+
+// Version is the profile format this package reads and writes.
+const Version = 1
+
+// Method names: each is a real code path that the sampler times and the
+// library then uses.
+const (
+	EagerCopy  = "eager-copy"  // header and payload copied into one buffer
+	EagerIovec = "eager-iovec" // header and the user's buffer handed over as an iovec
+	// Rendezvous is the push rendezvous (RTS, CTS, data into the receive
+	// buffer); on shared memory one curve per large-message method,
+	// "rendezvous/<method>" (RendezvousVia).
+	Rendezvous = "rendezvous"
+	TwoPackets = "two-packets" // two messages as two packets
+	Aggregated = "aggregated"  // the same two messages aggregated in one packet
+	Memcpy     = "memcpy"      // a plain copy() in one process: the reference
+)
+
+// RendezvousVia names the rendezvous curve of a large-message method.
+func RendezvousVia(method string) string { return Rendezvous + "/" + method }
+
+// Sample is one sampled point: the one-way time (half a round trip) of a
+// message of Size bytes, median and quartiles over Reps round trips.
+type Sample struct {
+	Size   int64   `json:"size"`
+	Median float64 `json:"median_ns"`
+	P25    float64 `json:"p25_ns"`
+	P75    float64 `json:"p75_ns"`
+	Reps   int     `json:"reps"`
+}
+
+// Curve is one method's samples, by increasing size.
+type Curve []Sample
+
+// Transport is the sampled data of one transport.
+type Transport struct {
+	// MaxEager is the largest message the transport carries eagerly (one
+	// packet): the rendezvous threshold never exceeds it.
+	MaxEager int64 `json:"max_eager"`
+	// Methods maps a method name to its curve.
+	Methods map[string]Curve `json:"methods"`
+}
+
+// Profile is one platform's sampled data.
+type Profile struct {
+	Version     int                   `json:"version"`
+	Fingerprint Fingerprint           `json:"fingerprint"`
+	Created     time.Time             `json:"created"`
+	Quick       bool                  `json:"quick,omitempty"` // from a quick pass: fewer sizes and repetitions
+	Seconds     float64               `json:"seconds"`         // how long sampling took
+	Transports  map[string]*Transport `json:"transports"`
+	// Host holds curves measured in one process (Memcpy).
+	Host map[string]Curve `json:"host,omitempty"`
+}
+
+// Curve returns the curve of method on transport, or nil.
+func (p *Profile) Curve(transport, method string) Curve {
+	if t := p.Transports[transport]; t != nil {
+		return t.Methods[method]
+	}
+	return nil
+}
+
+// Predict returns the predicted one-way time of a message of size bytes
+// sent by method over transport, interpolated between the nearest samples
+// (seed 000 §III-A).
+func (p *Profile) Predict(transport, method string, size int64) (time.Duration, error) {
+	c := p.Curve(transport, method)
+	if c == nil {
+		return 0, fmt.Errorf("profile: no %s samples for %s", method, transport)
+	}
+	return time.Duration(math.Round(c.At(float64(size)))), nil
+}
+
+// Limits on what a profile may hold: a file is input from outside the
+// process, and a profile larger than this is not one commtune wrote.
+const (
+	maxSamples   = 512
+	maxSize      = 1 << 40
+	maxNanos     = 1e13 // about three hours
+	maxCurves    = 64
+	maxTransport = 16
+)
+
+// ErrInvalid is wrapped by every error about a profile's content.
+var ErrInvalid = errors.New("invalid profile")
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalid, fmt.Sprintf(format, args...))
+}
+
+// Validate checks everything the rest of the package relies on: sizes
+// strictly increasing and positive, times finite and positive, quartiles
+// around the median, bounded counts.
+func (p *Profile) Validate() error {
+	if p.Version != Version {
+		return invalid("format version %d, this commtune reads %d", p.Version, Version)
+	}
+	if len(p.Transports) > maxTransport || len(p.Host) > maxCurves {
+		return invalid("%d transports, %d host curves", len(p.Transports), len(p.Host))
+	}
+	for name, t := range p.Transports {
+		if t == nil {
+			return invalid("transport %q has no data", name)
+		}
+		if t.MaxEager < 0 || t.MaxEager > maxSize {
+			return invalid("transport %q: max_eager %d", name, t.MaxEager)
+		}
+		if len(t.Methods) > maxCurves {
+			return invalid("transport %q: %d methods", name, len(t.Methods))
+		}
+		for m, c := range t.Methods {
+			if err := c.validate(); err != nil {
+				return invalid("%s %s: %v", name, m, err)
+			}
+		}
+	}
+	for m, c := range p.Host {
+		if err := c.validate(); err != nil {
+			return invalid("host %s: %v", m, err)
+		}
+	}
+	return nil
+}
+
+func (c Curve) validate() error {
+	if len(c) == 0 || len(c) > maxSamples {
+		return fmt.Errorf("%d samples", len(c))
+	}
+	for i, s := range c {
+		switch {
+		case s.Size < 1 || s.Size > maxSize:
+			return fmt.Errorf("size %d", s.Size)
+		case i > 0 && s.Size <= c[i-1].Size:
+			return fmt.Errorf("sizes not increasing at %d", s.Size)
+		case !(s.Median > 0 && s.Median <= maxNanos):
+			return fmt.Errorf("size %d: median %v ns", s.Size, s.Median)
+		case !(s.P25 > 0 && s.P25 <= s.Median && s.Median <= s.P75 && s.P75 <= maxNanos):
+			return fmt.Errorf("size %d: quartiles %v, %v around %v ns", s.Size, s.P25, s.P75, s.Median)
+		case s.Reps < 1:
+			return fmt.Errorf("size %d: %d repetitions", s.Size, s.Reps)
+		}
+	}
+	return nil
+}
+
+// Methods returns the transport's method names, sorted.
+func (t *Transport) MethodNames() []string {
+	names := make([]string, 0, len(t.Methods))
+	for m := range t.Methods {
+		names = append(names, m)
+	}
+	slices.Sort(names)
+	return names
+}

@@ -1,0 +1,229 @@
+package profile
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/commtune/commtune/internal/units"
+)
+
+// Decision is one threshold and how it was found.
+type Decision struct {
+	Name  string `json:"name"`  // iovec, rendezvous, aggregation, or large
+	Below string `json:"below"` // the method used under Size
+	Above string `json:"above"` // the method used from Size up
+	// Size is where Above takes over: Lo when Above wins everywhere
+	// sampled, Hi+1 when Below does (no switch within the range).
+	Size   int64 `json:"size"`
+	Lo, Hi int64 `json:"-"` // the sizes compared
+	// Crossings are the sizes where the curves cross by more than noise,
+	// interpolated between adjacent samples.
+	Crossings []float64 `json:"crossings,omitempty"`
+	Rule      string    `json:"rule"` // why Size, in words
+}
+
+// Never reports whether Below wins over the whole range (no switch).
+func (d Decision) Never() bool { return d.Size > d.Hi }
+
+// Noise rules. relNoise is the smallest relative difference taken as
+// real: a 2% gap is within what the machine's own jitter moves from pass to
+// pass. Beyond it, two curves must also differ by more than twice the
+// standard error of their difference.
+const relNoise = 0.02
+
+// difference compares a and b at size x: the sign of a−b when it exceeds
+// the noise (−1: a is faster, +1: b is), else 0.
+func difference(a, b Curve, x float64) (ta, tb float64, sign int) {
+	ta, tb = a.At(x), b.At(x)
+	noise := math.Max(relNoise*math.Min(ta, tb), 2*math.Hypot(a.StdErr(x), b.StdErr(x)))
+	switch {
+	case ta+noise < tb:
+		sign = -1
+	case tb+noise < ta:
+		sign = 1
+	}
+	return
+}
+
+// Switch finds the size at which method b should replace method a (a for
+// smaller messages, b from the threshold up), comparing their curves over
+// the sizes in [lo, hi] sampled by either (seed 000 §III-B).
+//
+// The rule, which also covers curves that never cross, cross several
+// times, or run within noise of each other:
+//
+//  1. At each compared size, the relative time lost by using the slower
+//     method counts as regret — zero where the curves are within noise.
+//  2. Every switch position between two compared sizes is scored by its
+//     regret integrated over log size (the area between the curves on the
+//     side where the wrong method would be used); the least wins. With one
+//     clean crossing that is the crossing; with several, the one that
+//     leaves the least area on the wrong side; with none, no switch (or a
+//     switch at lo, when b wins throughout).
+//  3. Positions that tie (the curves within noise over a stretch) are
+//     resolved within the longest tied run: where the raw curves cross, if
+//     they cross there exactly once; otherwise its middle, the choice
+//     furthest from where either method starts to lose, hence the most
+//     stable from one sampling pass to the next.
+//  4. Inside the chosen interval the threshold is the crossing of the two
+//     curves interpolated linearly between the adjacent samples, or their
+//     geometric mean where the curves do not cross there.
+func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision {
+	d := Decision{Name: name, Below: aName, Above: bName, Lo: lo, Hi: hi}
+	g := grid(lo, hi, a, b)
+	if len(a) == 0 || len(b) == 0 || len(g) == 0 {
+		d.Size = hi + 1
+		d.Rule = "not enough samples to compare"
+		return d
+	}
+	n := len(g)
+	w := logWeights(g)
+	lossA := make([]float64, n) // regret of using a at g[i]
+	lossB := make([]float64, n)
+	diff := make([]float64, n) // a − b, raw
+	signs := make([]int, n)
+	for i, x := range g {
+		ta, tb, s := difference(a, b, float64(x))
+		diff[i], signs[i] = ta-tb, s
+		switch s {
+		case 1:
+			lossA[i] = (ta - tb) / tb
+		case -1:
+			lossB[i] = (tb - ta) / ta
+		}
+	}
+	d.Crossings = crossings(g, diff, signs)
+
+	// regret[k]: a on g[:k], b on g[k:].
+	regret := make([]float64, n+1)
+	for i := range g {
+		regret[0] += w[i] * lossB[i]
+	}
+	for k := 1; k <= n; k++ {
+		regret[k] = regret[k-1] - w[k-1]*lossB[k-1] + w[k-1]*lossA[k-1]
+	}
+	best := math.Inf(1)
+	for _, r := range regret {
+		best = math.Min(best, r)
+	}
+	tol := 1e-9 + 1e-6*best
+	runStart, runLen, bestStart, bestLen := -1, 0, 0, 0
+	for k, r := range regret {
+		if r <= best+tol {
+			if runStart < 0 {
+				runStart, runLen = k, 0
+			}
+			runLen++
+			if runLen > bestLen {
+				bestStart, bestLen = runStart, runLen
+			}
+		} else {
+			runStart = -1
+		}
+	}
+	k := bestStart + (bestLen-1)/2
+	// In a tied run, a single place where the raw curves cross is the
+	// seed's interpolated crossing; several mean noise, so the middle.
+	var rawCross []int
+	for j := max(bestStart, 1); j < bestStart+bestLen && j < n; j++ {
+		if diff[j-1] <= 0 && diff[j] > 0 || diff[j-1] >= 0 && diff[j] < 0 {
+			rawCross = append(rawCross, j)
+		}
+	}
+	if len(rawCross) == 1 {
+		k = rawCross[0]
+	}
+	switch {
+	case k == 0:
+		d.Size = lo
+	case k == n:
+		d.Size = hi + 1
+	default:
+		d.Size = boundary(g[k-1], g[k], diff[k-1], diff[k])
+	}
+	d.Rule = switchRule(d, best, bestLen > 1)
+	return d
+}
+
+// boundary places a threshold between adjacent compared sizes x0 < x1:
+// where the difference of the two curves crosses zero, interpolated
+// linearly, else at their geometric mean, rounded to the nearest byte. The
+// threshold is the first size of the upper side, so it lies in (x0, x1].
+func boundary(x0, x1 int64, d0, d1 float64) int64 {
+	var x float64
+	if d0 <= 0 && d1 > 0 || d0 >= 0 && d1 < 0 {
+		x = float64(x0) + (float64(x1)-float64(x0))*d0/(d0-d1)
+	} else {
+		x = math.Sqrt(float64(x0) * float64(x1))
+	}
+	s := int64(math.Round(x))
+	return min(max(s, x0+1), x1)
+}
+
+// crossings returns where the difference changes sign beyond noise: a run
+// of within-noise sizes between a significant − and + counts once.
+func crossings(g []int64, diff []float64, signs []int) []float64 {
+	var out []float64
+	last := -1 // index of the last significant sample
+	for i, s := range signs {
+		if s == 0 {
+			continue
+		}
+		if last >= 0 && signs[last] != s {
+			if i == last+1 {
+				x0, x1 := float64(g[last]), float64(g[i])
+				out = append(out, x0+(x1-x0)*diff[last]/(diff[last]-diff[i]))
+			} else {
+				out = append(out, math.Sqrt(float64(g[last])*float64(g[i])))
+			}
+		}
+		last = i
+	}
+	return out
+}
+
+// logWeights are trapezoid weights for integrating over log2 of the size.
+func logWeights(g []int64) []float64 {
+	w := make([]float64, len(g))
+	if len(g) == 1 {
+		w[0] = 1
+		return w
+	}
+	for i := range g {
+		lo, hi := max(i-1, 0), min(i+1, len(g)-1)
+		w[i] = (math.Log2(float64(g[hi])) - math.Log2(float64(g[lo]))) / 2
+	}
+	return w
+}
+
+func switchRule(d Decision, regret float64, tied bool) string {
+	var b strings.Builder
+	switch len(d.Crossings) {
+	case 0:
+		b.WriteString("no crossing")
+	case 1:
+		fmt.Fprintf(&b, "crossing at %s", units.FormatSize(int64(d.Crossings[0])))
+	default:
+		fmt.Fprintf(&b, "%d crossings (", len(d.Crossings))
+		for i, x := range d.Crossings {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(units.FormatSize(int64(x)))
+		}
+		b.WriteString("): kept the least regret area")
+	}
+	switch {
+	case d.Never():
+		fmt.Fprintf(&b, "; %s is as fast or faster up to %s", d.Below, units.FormatSize(d.Hi))
+	case d.Size <= d.Lo:
+		fmt.Fprintf(&b, "; %s is as fast or faster from %s", d.Above, units.FormatSize(d.Lo))
+	case tied && len(d.Crossings) != 1:
+		b.WriteString("; middle of the stretch where both are within noise")
+	}
+	if regret > 0.005 {
+		fmt.Fprintf(&b, "; regret %.1f%%·octave", 100*regret)
+	}
+	return b.String()
+}
