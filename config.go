@@ -17,13 +17,15 @@ import (
 type Config struct {
 	// RendezvousThreshold is the largest message sent eagerly (header and
 	// payload at once); larger ones use rendezvous (RTS, CTS, then the data
-	// straight into the receive buffer). Default 64 KiB.
+	// straight into the receive buffer). Default: the profile's threshold,
+	// else 64 KiB.
 	// Env: COMMTUNE_RNDV_THRESHOLD (a size: 32K, 1M …).
 	RendezvousThreshold int
 	// IovecThreshold is the smallest eager payload handed to the transport
 	// by reference (writev of header and user buffer); smaller payloads are
-	// copied behind the header. Default 2 KiB; negative means always copy.
-	// Env: COMMTUNE_IOVEC_THRESHOLD.
+	// copied behind the header. Default: the profile's threshold, else
+	// 2 KiB; negative means always copy.
+	// Env: COMMTUNE_IOVEC_THRESHOLD (a size, 0 for every payload, or never).
 	IovecThreshold int
 	// UnexpectedLimit bounds the memory a rank uses to buffer eager messages
 	// that arrive before their receive is posted, shared equally among
@@ -55,6 +57,13 @@ type Config struct {
 	// ConnectTimeout bounds how long Init waits for every peer to connect.
 	// Default 30 s. Env: COMMTUNE_CONNECT_TIMEOUT (a Go duration).
 	ConnectTimeout time.Duration
+	// Profile is the tuning profile `commtune sample` wrote: its path, or
+	// "" for this platform's in the cache directory
+	// ($XDG_CACHE_HOME/commtune, else ~/.cache/commtune), or "off" to run
+	// on the defaults without looking for one. Thresholds set explicitly
+	// (fields above, or their variables) override the profile's.
+	// Env: COMMTUNE_PROFILE.
+	Profile string
 }
 
 // Option adjusts the Config used by Init or Local.
@@ -69,7 +78,11 @@ const (
 	EnvRails               = "COMMTUNE_RAILS"
 	EnvConnectTimeout      = "COMMTUNE_CONNECT_TIMEOUT"
 	EnvSpinWait            = "COMMTUNE_SPIN_WAIT"
+	EnvProfile             = "COMMTUNE_PROFILE"
 )
+
+// ProfileOff is the Config.Profile value that disables the profile.
+const ProfileOff = "off"
 
 // DefaultConnectTimeout is Config.ConnectTimeout's default.
 const DefaultConnectTimeout = 30 * time.Second
@@ -111,7 +124,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	if err := size(EnvRendezvousThreshold, func(n int64) { c.RendezvousThreshold = int(n) }); err != nil {
 		return err
 	}
-	if err := size(EnvIovecThreshold, func(n int64) { c.IovecThreshold = int(n) }); err != nil {
+	if v, ok := lookup(EnvIovecThreshold); ok && strings.EqualFold(strings.TrimSpace(v), "never") {
+		c.IovecThreshold = -1
+	} else if err := size(EnvIovecThreshold, func(n int64) { c.IovecThreshold = int(max(n, 1)) }); err != nil {
 		return err
 	}
 	if err := size(EnvUnexpectedLimit, func(n int64) { c.UnexpectedLimit = n }); err != nil {
@@ -134,6 +149,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 		if d == 0 {
 			c.SpinWait = -1 // zero means "no polling" here, not "default"
 		}
+	}
+	if v, ok := lookup(EnvProfile); ok && strings.TrimSpace(v) != "" {
+		c.Profile = strings.TrimSpace(v)
 	}
 	if err := c.applyShmEnv(lookup); err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/inproc"
+	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/topo"
 )
@@ -20,9 +21,10 @@ type endpoint struct {
 	eng        *core.Engine
 	sched      *sched.Scheduler
 	transports []driver.Transport
-	release    func() error  // boot resources (the key-value connection)
-	shmPeers   []int         // world ranks reached through shared memory
-	cpus       map[int][]int // CPUs each rank of this node may run on
+	release    func() error     // boot resources (the key-value connection)
+	shmPeers   []int            // world ranks reached through shared memory
+	profile    *profile.Profile // the tuning profile, nil on defaults
+	cpus       map[int][]int    // CPUs each rank of this node may run on
 
 	closeOnce sync.Once
 	closeErr  error
@@ -68,17 +70,25 @@ func (ep *endpoint) ready(cfg Config) error {
 	if len(ep.shmPeers) > 0 {
 		machine, _ = topo.Read() // unknown topology: no cache-free tier
 	}
-	for _, p := range ep.shmPeers {
-		var dma int64
-		shared := false
-		if machine != nil {
-			mine, theirs := ep.cpus[ep.eng.Rank()], ep.cpus[p]
-			dma = machine.DMAMin(mine, theirs)
-			shared = machine.SharedCache(mine, theirs) != nil
+	for p := 0; p < ep.eng.Size(); p++ {
+		var pol core.Policy
+		switch ep.Transport(p) {
+		case "tcp":
+			pol = cfg.tcpPolicy(ep.profile)
+		case "shm":
+			rails := ep.sched.Rails(p)
+			sp := shmPeer{canPull: ep.sched.CanPull(p) && rails[0].SingleCopy, methods: rails[0].Methods}
+			if machine != nil {
+				mine, theirs := ep.cpus[ep.eng.Rank()], ep.cpus[p]
+				sp.dmaMin = machine.DMAMin(mine, theirs)
+				sp.sharedCache = machine.SharedCache(mine, theirs) != nil
+			}
+			pol = cfg.shmPolicy(sp, ep.profile)
+		default:
+			continue // self and goroutine ranks: the configuration's
 		}
-		pol := cfg.shmPolicy(ep.sched.CanPull(p) && ep.sched.Rails(p)[0].SingleCopy, shared, dma)
 		if err := ep.eng.SetPolicy(p, pol); err != nil {
-			return fmt.Errorf("commtune: shared memory with rank %d: %w", p, err)
+			return fmt.Errorf("commtune: %s to rank %d: %w", ep.Transport(p), p, err)
 		}
 	}
 	return nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -38,6 +39,11 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	}
 	ep.release = job.Close
 	if job.Size > 1 {
+		var hint string
+		ep.profile, hint = loadProfile(cfg)
+		if hint != "" && job.Rank == 0 { // one line per job
+			fmt.Fprintln(os.Stderr, hint)
+		}
 		if err := connectJob(ctx, ep, job, cfg); err != nil {
 			return nil, errors.Join(fmt.Errorf("commtune: init: %w", err), ep.close())
 		}

@@ -2,10 +2,12 @@ package commtune
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -13,24 +15,33 @@ import (
 // Zero fields mean their defaults.
 type ShmConfig struct {
 	// Eager is the largest message sent through the ring in one piece; larger
-	// ones use a rendezvous and a large-message method. Default 16 KiB (seed
-	// 004 §3.3: a direct copy pays off from 8–16 KB); negative sends every
-	// non-empty message by the large-message method.
+	// ones use a rendezvous and a large-message method. Default: the
+	// profile's threshold, else 16 KiB (seed 004 §3.3: a direct copy pays
+	// off from 8–16 KB); negative sends every non-empty message by the
+	// large-message method.
 	// Env: COMMTUNE_SHM_EAGER (0 there means none eager).
 	Eager int
+	// Iovec is the smallest eager payload written into the ring straight
+	// from the user's buffer rather than first copied behind its header.
+	// Default: the profile's threshold, else every payload; negative means
+	// never. Env: COMMTUNE_SHM_IOVEC (a size, 0 for every payload, or
+	// never).
+	Iovec int
 	// Method forces the large-message method: "copy" (double-buffering
 	// through the ring), "cma" (the receiver reads the sender's buffer:
 	// one copy), "vmsplice" (pages through a pipe), "cachefree" (copy with
-	// cache-bypassing stores), or "auto" (default): seed 004 §4.1's rule —
-	// copy when the two ranks share a cache (the second copy hits it),
-	// cma when they do not (else copy), and cachefree from DMAMin up.
-	// Measured here (two vCPUs sharing L3): copy 31 GB/s, cma 10 GB/s at
-	// 4 MiB.
+	// cache-bypassing stores), or "auto" (default): the profile's choice by
+	// size; without a profile seed 004 §4.1's rule — copy when the two
+	// ranks share a cache (the second copy hits it), cma when they do not
+	// (else copy), and cachefree from DMAMin up. Measured here (two vCPUs
+	// sharing L3): copy 31 GB/s, cma 10 GB/s at 4 MiB.
 	// Env: COMMTUNE_SHM_METHOD.
 	Method string
-	// DMAMin is the size from which "auto" uses cachefree. Default: seed
-	// 004 §3.3's DMA_min = cache size / (2 × cores sharing it) for the two
-	// ranks' CPUs, from the machine's topology.
+	// DMAMin is the size from which "auto" uses cachefree. Default: the
+	// profile's choice, else seed 004 §3.3's DMA_min = cache size / (2 ×
+	// cores sharing it) for the two ranks' CPUs, from the machine's
+	// topology. Set, it applies with a profile too (the profile then
+	// divides the sizes below it among the other methods).
 	// Env: COMMTUNE_SHM_DMA_MIN.
 	DMAMin int64
 	// Ring is each ring's capacity (a power of two ≥ 4K). Default 2 MiB,
@@ -51,6 +62,7 @@ type ShmConfig struct {
 const (
 	EnvTransports = "COMMTUNE_TRANSPORTS"
 	EnvShmEager   = "COMMTUNE_SHM_EAGER"
+	EnvShmIovec   = "COMMTUNE_SHM_IOVEC"
 	EnvShmMethod  = "COMMTUNE_SHM_METHOD"
 	EnvShmDMAMin  = "COMMTUNE_SHM_DMA_MIN"
 	EnvShmRing    = "COMMTUNE_SHM_RING"
@@ -93,8 +105,18 @@ func (c *Config) applyShmEnv(lookup func(string) (string, bool)) error {
 			}
 		}},
 		{EnvShmDMAMin, func(n int64) { c.Shm.DMAMin = n }},
+		{EnvShmIovec, func(n int64) { c.Shm.Iovec = int(max(n, 1)) }}, // 0: every payload, as 1
 		{EnvShmRing, func(n int64) { c.Shm.Ring = int(n) }},
 		{EnvShmChunk, func(n int64) { c.Shm.Chunk = int(n) }},
+	}
+	if v, ok := get(EnvShmIovec); ok && strings.EqualFold(v, "never") {
+		c.Shm.Iovec = -1
+		sizes = slices.DeleteFunc(sizes, func(s struct {
+			name string
+			set  func(int64)
+		}) bool {
+			return s.name == EnvShmIovec
+		})
 	}
 	for _, s := range sizes {
 		if v, ok := get(s.name); ok {
@@ -139,35 +161,92 @@ func (c *Config) checkTransports() error {
 	if !slices.Contains(ShmMethods, c.Shm.Method) {
 		return fmt.Errorf("commtune: shm method %q: want one of %v", c.Shm.Method, ShmMethods)
 	}
-	if c.Shm.Eager == 0 {
-		c.Shm.Eager = DefaultShmEager
-	}
 	if c.Shm.DMAMin < 0 || c.Shm.Ring < 0 || c.Shm.Chunk < 0 {
 		return fmt.Errorf("commtune: shm sizes must not be negative")
 	}
 	return nil
 }
 
+// shmPeer is what decides a local peer's policy besides the configuration
+// and the profile.
+type shmPeer struct {
+	canPull     bool     // this rank's sends may be pulled (CMA works)
+	methods     []string // the rail's Put methods
+	sharedCache bool     // the two ranks' CPUs share a cache
+	dmaMin      int64    // seed 004's DMA_min for the pair (0: unknown)
+}
+
+// available lists the large-message methods usable with the peer, in the
+// profile's naming.
+func (sp shmPeer) available() []string {
+	var out []string
+	for _, m := range profile.LargeMethods {
+		if m == "cma" && sp.canPull || slices.Contains(sp.methods, m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // shmPolicy is how messages to a local peer travel: through the ring up to
-// Eager (by reference: the ring copies them synchronously), then the
-// large-message method.
-func (c *Config) shmPolicy(canPull, sharedCache bool, dmaMin int64) core.Policy {
-	eager := max(c.Shm.Eager, 0)
-	p := core.Policy{Rendezvous: eager, Iovec: 0}
+// the eager limit, then by the large-message method for their size. The
+// profile decides what the configuration leaves unset; without one, the
+// defaults and seed 004's rule apply.
+func (c *Config) shmPolicy(sp shmPeer, prof *profile.Profile) core.Policy {
+	var tu *profile.Tuning
+	if prof != nil && (c.Shm.Method == "auto" || c.Shm.Method == "") {
+		avail := sp.available()
+		if c.Shm.DMAMin > 0 {
+			avail = slices.DeleteFunc(avail, func(m string) bool { return m == "cachefree" })
+		}
+		tu, _ = prof.Tune("shm", avail) // no shm samples: the rule below
+	}
+	eager, iovec := DefaultShmEager, 1
+	if tu != nil {
+		eager, iovec = int(tu.Rendezvous), int(tu.Iovec)
+	}
+	if c.Shm.Eager != 0 {
+		eager = max(c.Shm.Eager, 0)
+	}
+	if c.Shm.Iovec != 0 {
+		iovec = c.Shm.Iovec
+		if iovec < 0 {
+			iovec = math.MaxInt
+		}
+	}
+	p := core.Policy{Rendezvous: eager, Iovec: iovec}
 	big := eager + 1
 	switch m := c.Shm.Method; {
-	case m == "cma" && canPull, m == "auto" && canPull && !sharedCache:
+	case tu != nil:
+		for _, r := range tu.Large {
+			p.Large = append(p.Large, core.LargeMethod{Min: int(r.From), Method: coreMethod(r.Method)})
+		}
+		if c.Shm.DMAMin > 0 && slices.Contains(sp.methods, "cachefree") {
+			p.Large = append(p.Large, core.LargeMethod{Min: int(max(c.Shm.DMAMin, int64(big))), Method: "cachefree"})
+		}
+		return p
+	case m == "cma" && sp.canPull, m == "auto" && sp.canPull && !sp.sharedCache:
 		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}
 	case m == "vmsplice" || m == "cachefree":
 		p.Large = []core.LargeMethod{{Min: big, Method: m}}
 	default: // copy, or cma where the kernel forbids it
 		p.Large = []core.LargeMethod{{Min: big, Method: "copy"}}
 	}
-	if c.Shm.Method == "auto" && dmaMin > 0 {
+	if dmaMin := sp.dmaMin; c.Shm.Method == "auto" && (dmaMin > 0 || c.Shm.DMAMin > 0) {
 		if c.Shm.DMAMin > 0 {
 			dmaMin = c.Shm.DMAMin
 		}
 		p.Large = append(p.Large, core.LargeMethod{Min: int(max(dmaMin, int64(big))), Method: "cachefree"})
 	}
 	return p
+}
+
+// coreMethod turns a profile's rendezvous curve name ("rendezvous/cma")
+// into the core's method name ("pull").
+func coreMethod(curve string) string {
+	m := strings.TrimPrefix(curve, profile.Rendezvous+"/")
+	if m == "cma" {
+		return core.MethodPull
+	}
+	return m
 }

@@ -23,7 +23,9 @@ func TestMain(m *testing.M) {
 func cliCommand(args ...string) *exec.Cmd {
 	cmd := exec.Command(os.Args[0], args...)
 	// A race-enabled binary sleeps a second at exit unless told not to.
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	// No tuning profile of the machine running the tests: every run sees
+	// the same defaults (tests of the profile set their own).
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"), "COMMTUNE_PROFILE=off")
 	return cmd
 }
 

@@ -117,6 +117,9 @@ func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error
 			rankModeEnv + "=" + mode, rankArgEnv + "=" + arg,
 			// A race-enabled binary sleeps a second at exit unless told not to.
 			"GORACE=atexit_sleep_ms=0",
+			// The suite checks protocols by their defaults, not by this
+			// machine's tuning profile.
+			"COMMTUNE_PROFILE=off",
 		}, env...),
 		Prefix: true,
 		Stdout: &out,

@@ -51,6 +51,7 @@ type peer struct {
 	rndv      int   // largest message sent to it eagerly
 	iovec     int   // smallest eager payload sent to it by reference
 	methods   peerMethods
+	policy    Policy // as last set (Policy returns it)
 	cancelled map[uint64]struct{}
 }
 
@@ -229,15 +230,11 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	switch {
 	case n <= p.rndv && int64(n) <= p.credits:
 		p.credits -= int64(n)
-		if r.temp {
-			// The caller waits anyway: no buffer of its own; inline if small.
-			if n <= smallEager-eagerHeaderLen {
-				r.proto = protoEagerInline
-				e.stats.EagerCopySends++
-			} else {
-				r.proto = protoEagerIovec
-				e.stats.EagerIovecSends++
-			}
+		if r.temp && n < p.iovec && n <= smallEager-eagerHeaderLen {
+			// The caller waits anyway: a small copy goes behind the header
+			// in the request itself, with no buffer of its own.
+			r.proto = protoEagerInline
+			e.stats.EagerCopySends++
 		} else if n < p.iovec {
 			r.proto = protoEagerCopy
 			e.stats.EagerCopySends++

@@ -94,6 +94,17 @@ func (e *Engine) SetPolicy(peer int, p Policy) error {
 	}
 	e.mu.Lock()
 	e.peers[peer].rndv, e.peers[peer].iovec, e.peers[peer].methods = p.Rendezvous, p.Iovec, pm
+	e.peers[peer].policy = p
 	e.mu.Unlock()
 	return nil
+}
+
+// Policy returns how messages to peer travel now (the eager limit as
+// capped by the rails).
+func (e *Engine) Policy(peer int) Policy {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	p := e.peers[peer].policy
+	p.Rendezvous, p.Iovec = e.peers[peer].rndv, e.peers[peer].iovec
+	return p
 }

@@ -34,7 +34,7 @@ func Envelope(curves map[string]Curve, order []string, lo, hi int64) ([]Range, [
 	var cs []Curve
 	for _, m := range order {
 		if c := curves[m]; len(c) > 0 {
-			names, cs = append(names, m), append(cs, c)
+			names, cs = append(names, m), append(cs, c.smooth())
 		}
 	}
 	if len(cs) == 0 {

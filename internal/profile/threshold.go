@@ -32,6 +32,12 @@ func (d Decision) Never() bool { return d.Size > d.Hi }
 // standard error of their difference.
 const relNoise = 0.02
 
+// nearlyAsGood is the regret, in relative time lost × octaves, that a
+// threshold may cost beyond the least: 5% over one octave, or 2.5% over
+// two. Thresholds that cost no more are as good as the best, as far as
+// the samples can tell.
+const nearlyAsGood = 0.05
+
 // difference compares a and b at size x: the sign of a−b when it exceeds
 // the noise (−1: a is faster, +1: b is), else 0.
 func difference(a, b Curve, x float64) (ta, tb float64, sign int) {
@@ -53,24 +59,32 @@ func difference(a, b Curve, x float64) (ta, tb float64, sign int) {
 // The rule, which also covers curves that never cross, cross several
 // times, or run within noise of each other:
 //
-//  1. At each compared size, the relative time lost by using the slower
-//     method counts as regret — zero where the curves are within noise.
-//  2. Every switch position between two compared sizes is scored by its
-//     regret integrated over log size (the area between the curves on the
-//     side where the wrong method would be used); the least wins. With one
-//     clean crossing that is the crossing; with several, the one that
-//     leaves the least area on the wrong side; with none, no switch (or a
-//     switch at lo, when b wins throughout).
-//  3. Positions that tie (the curves within noise over a stretch) are
-//     resolved within the longest tied run: where the raw curves cross, if
-//     they cross there exactly once; otherwise its middle, the choice
-//     furthest from where either method starts to lose, hence the most
-//     stable from one sampling pass to the next.
-//  4. Inside the chosen interval the threshold is the crossing of the two
-//     curves interpolated linearly between the adjacent samples, or their
-//     geometric mean where the curves do not cross there.
+//  1. Each curve is passed through a running median of three sizes
+//     (Curve.smooth), which leaves monotone stretches as they are and
+//     removes a lone displaced sample.
+//  2. At each compared size, the relative time lost by using the slower
+//     method is regret — zero where the curves are within noise.
+//  3. Each switch position between two compared sizes is scored by the
+//     regret it leaves, integrated over log size: the area between the
+//     curves on the side where the slower method would be used.
+//  4. Positions within nearlyAsGood of the least score are acceptable.
+//     If the raw curves cross exactly once among them, that crossing is
+//     the threshold (with one clean crossing, the seed's interpolated
+//     crossing). Otherwise the threshold is the earliest acceptable
+//     position: b, the method for larger messages, is the one that scales
+//     (by reference rather than copied, rendezvous rather than buffered
+//     unexpected, sent at once rather than held for aggregation), so it
+//     takes over as soon as doing so costs no more than nearlyAsGood —
+//     which is where a's advantage, integrated from below, exceeds it: an
+//     area, which noise moves far less than the point where two nearly
+//     equal curves happen to cross. With no acceptable switch, a is kept
+//     throughout; when b wins throughout, the threshold is lo.
+//  5. The threshold lies between two compared sizes: at the crossing of
+//     the two curves interpolated linearly between them, or at their
+//     geometric mean where they do not cross there.
 func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision {
 	d := Decision{Name: name, Below: aName, Above: bName, Lo: lo, Hi: hi}
+	a, b = a.smooth(), b.smooth()
 	g := grid(lo, hi, a, b)
 	if len(a) == 0 || len(b) == 0 || len(g) == 0 {
 		d.Size = hi + 1
@@ -107,27 +121,16 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	for _, r := range regret {
 		best = math.Min(best, r)
 	}
-	tol := 1e-9 + 1e-6*best
-	runStart, runLen, bestStart, bestLen := -1, 0, 0, 0
+	var ok []int // acceptable positions
 	for k, r := range regret {
-		if r <= best+tol {
-			if runStart < 0 {
-				runStart, runLen = k, 0
-			}
-			runLen++
-			if runLen > bestLen {
-				bestStart, bestLen = runStart, runLen
-			}
-		} else {
-			runStart = -1
+		if r <= best+nearlyAsGood {
+			ok = append(ok, k)
 		}
 	}
-	k := bestStart + (bestLen-1)/2
-	// In a tied run, a single place where the raw curves cross is the
-	// seed's interpolated crossing; several mean noise, so the middle.
+	k := ok[0]
 	var rawCross []int
-	for j := max(bestStart, 1); j < bestStart+bestLen && j < n; j++ {
-		if diff[j-1] <= 0 && diff[j] > 0 || diff[j-1] >= 0 && diff[j] < 0 {
+	for _, j := range ok {
+		if j >= 1 && j < n && (diff[j-1] <= 0 && diff[j] > 0 || diff[j-1] >= 0 && diff[j] < 0) {
 			rawCross = append(rawCross, j)
 		}
 	}
@@ -142,7 +145,7 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	default:
 		d.Size = boundary(g[k-1], g[k], diff[k-1], diff[k])
 	}
-	d.Rule = switchRule(d, best, bestLen > 1)
+	d.Rule = switchRule(d, regret[k], len(ok) > 1 && len(rawCross) != 1)
 	return d
 }
 
@@ -219,8 +222,8 @@ func switchRule(d Decision, regret float64, tied bool) string {
 		fmt.Fprintf(&b, "; %s is as fast or faster up to %s", d.Below, units.FormatSize(d.Hi))
 	case d.Size <= d.Lo:
 		fmt.Fprintf(&b, "; %s is as fast or faster from %s", d.Above, units.FormatSize(d.Lo))
-	case tied && len(d.Crossings) != 1:
-		b.WriteString("; middle of the stretch where both are within noise")
+	case tied:
+		fmt.Fprintf(&b, "; earliest switch within %.0f%%·octave of the best", 100*nearlyAsGood)
 	}
 	if regret > 0.005 {
 		fmt.Fprintf(&b, "; regret %.1f%%·octave", 100*regret)

@@ -42,18 +42,18 @@ func TestSwitch(t *testing.T) {
 			rule: "b is as fast or faster from 1",
 		},
 		{
-			// a is 30% faster below 64, 10% slower on [64, 128), 30%
+			// a is 30% faster below 64, 10% slower on [64, 256), 30%
 			// faster again up to 512, 50% slower from 1024: three
-			// crossings. Switching at the first leaves 128–512 (three
+			// crossings. Switching at the first leaves 256–512 (two
 			// octaves at 43% regret) on the wrong side; switching at the
-			// last leaves one octave at 10%: the last wins, interpolated
+			// last leaves two octaves at 10%: the last wins, interpolated
 			// between 512 (a: 700) and 1024 (a: 1500): 512 + 512 × 300/800.
 			name: "three crossings", lo: 1, hi: 16384, want: 704, crossings: 3,
 			a: curve(pow2(1, 16384), step(func(x float64) float64 {
 				switch {
 				case x < 64:
 					return -0.3
-				case x < 128:
+				case x < 256:
 					return 0.1
 				case x < 1024:
 					return -0.3
@@ -65,9 +65,12 @@ func TestSwitch(t *testing.T) {
 		},
 		{
 			// Within noise from 256 to 16K, wiggling ±0.5% around each
-			// other at every sample: the middle of the tied stretch, where
-			// the raw curves cross between 1024 (+5) and 2048 (−5): 1536.
-			name: "tie in the middle", lo: 1, hi: 1 << 20, want: 1536, crossings: 1,
+			// other at every sample (they cross many times): any switch in
+			// that stretch is as good, and b takes over at its start, between
+			// 128 (a faster by 30%) and 256; smoothed, the curves do not
+			// cross there (256 takes its neighbour's −0.5%), so at the
+			// geometric mean of 128 and 256: 181.
+			name: "tie: earliest acceptable switch", lo: 1, hi: 1 << 20, want: 181, crossings: 1, rule: "earliest switch",
 			a: curve(pow2(1, 1<<20), step(func(x float64) float64 {
 				switch {
 				case x < 256:
@@ -185,6 +188,42 @@ func TestMethodAt(t *testing.T) {
 	for size, want := range map[int64]string{1: "copy", 100: "copy", 999: "copy", 1000: "cma", 4999: "cma", 5000: "cachefree", 1 << 30: "cachefree"} {
 		if got := MethodAt(rs, size); got != want {
 			t.Errorf("MethodAt(%d) = %s, want %s", size, got, want)
+		}
+	}
+}
+
+func TestSmooth(t *testing.T) {
+	mk := func(ms ...float64) Curve {
+		c := make(Curve, len(ms))
+		for i, m := range ms {
+			c[i] = Sample{Size: int64(1 << i), Median: m, P25: m, P75: m, Reps: 1}
+		}
+		return c
+	}
+	medians := func(c Curve) []float64 {
+		out := make([]float64, len(c))
+		for i, s := range c {
+			out[i] = s.Median
+		}
+		return out
+	}
+	tests := []struct {
+		name     string
+		in, want []float64
+	}{
+		{"monotone is unchanged", []float64{1, 2, 3, 5, 8}, []float64{1, 2, 3, 5, 8}},
+		{"a lone spike goes", []float64{1, 2, 30, 4, 5}, []float64{1, 2, 4, 5, 5}},
+		{"a lone dip goes", []float64{10, 20, 1, 40, 50}, []float64{10, 10, 20, 40, 50}},
+		{"ends are kept", []float64{9, 1, 2}, []float64{9, 2, 2}},
+		{"too short to filter", []float64{5, 1}, []float64{5, 1}},
+	}
+	for _, tc := range tests {
+		got := medians(mk(tc.in...).smooth())
+		for i := range got {
+			if got[i] != tc.want[i] {
+				t.Errorf("%s: smooth(%v) = %v, want %v", tc.name, tc.in, got, tc.want)
+				break
+			}
 		}
 	}
 }

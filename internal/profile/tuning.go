@@ -93,6 +93,11 @@ func (p *Profile) Tune(transport string, available []string) (*Tuning, error) {
 	rv := Switch("rendezvous", eager, rndvCurve, "eager", rndvName, 1, maxEager)
 	tu.Rendezvous = min(rv.Size-1, maxEager)
 	tu.Decisions = append(tu.Decisions, rv)
+	if tu.Large != nil && tu.Rendezvous+1 < hi {
+		// Only sizes above the eager limit take a large-message method:
+		// divide those (the whole range served to find the limit).
+		tu.Large, tu.LargeWhy = Envelope(large, order, tu.Rendezvous+1, hi)
+	}
 
 	if two, agg := t.Methods[TwoPackets], t.Methods[Aggregated]; len(two) > 0 && len(agg) > 0 {
 		_, aggHi := agg.Span()

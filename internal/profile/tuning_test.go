@@ -20,11 +20,11 @@ func testProfile() *Profile {
 		TwoPackets: curve(pairs, line(9000, 1.0)),
 	}}
 	shm := &Transport{MaxEager: 512 << 10, Methods: map[string]Curve{
-		EagerCopy:                  curve(eager, line(300, 0.02)),
-		EagerIovec:                 curve(eager, line(300, 0.02)),
+		EagerCopy:                  curve(eager, line(300, 0.05)),
+		EagerIovec:                 curve(eager, line(300, 0.05)),
 		RendezvousVia("copy"):      curve(all, line(2000, 1.0/30)),
-		RendezvousVia("cma"):       curve(all, line(4000, 1.0/35)),
-		RendezvousVia("cachefree"): curve(all, line(3000, 1.0/40)),
+		RendezvousVia("cma"):       curve(all, line(8000, 1.0/32)),
+		RendezvousVia("cachefree"): curve(all, line(12000, 1.0/40)),
 	}}
 	fp := Fingerprint{CPU: "test", CPUs: 2, Caches: "L3 32M×1", Kernel: "6.1", Go: "go1.26", Transports: []string{"shm", "tcp rails=1"}}
 	fp.ID = fp.Sum()
@@ -51,25 +51,26 @@ func TestTune(t *testing.T) {
 		}
 	}
 
-	// shm: copy and cachefree cross at 120000 (x/120 = 1000); cma is
-	// never fastest. Without cachefree, cma overtakes copy at 420000
-	// (x/210 = 2000). Eager stays below every rendezvous curve up to the
-	// eager limit.
+	// shm: eager (300 + x/20) meets rendezvous by copy (2000 + x/30) at
+	// x = 102000, the eager limit + 1. Above it cachefree (12000 + x/40)
+	// overtakes copy at 1200000 (x/120 = 10000); cma (8000 + x/32) is
+	// never fastest then. Without cachefree, cma overtakes copy at 2880000
+	// (x/480 = 6000).
 	tests := []struct {
 		available []string
 		want      []Range
 	}{
-		{nil, []Range{{1, RendezvousVia("copy")}, {120000, RendezvousVia("cachefree")}}},
-		{[]string{"copy", "cma"}, []Range{{1, RendezvousVia("copy")}, {420000, RendezvousVia("cma")}}},
-		{[]string{"copy"}, []Range{{1, RendezvousVia("copy")}}},
+		{nil, []Range{{102000, RendezvousVia("copy")}, {1200000, RendezvousVia("cachefree")}}},
+		{[]string{"copy", "cma"}, []Range{{102000, RendezvousVia("copy")}, {2880000, RendezvousVia("cma")}}},
+		{[]string{"copy"}, []Range{{102000, RendezvousVia("copy")}}},
 	}
 	for _, tc := range tests {
 		tu, err := p.Tune("shm", tc.available)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !slices.Equal(tu.Large, tc.want) || tu.Rendezvous != 512<<10 {
-			t.Errorf("shm with %v: large %v, eager up to %d; want %v, eager up to 512K", tc.available, tu.Large, tu.Rendezvous, tc.want)
+		if !slices.Equal(tu.Large, tc.want) || tu.Rendezvous != 101999 {
+			t.Errorf("shm with %v: large %v, eager up to %d; want %v, eager up to 101999", tc.available, tu.Large, tu.Rendezvous, tc.want)
 		}
 	}
 

@@ -15,24 +15,24 @@ import (
 // the strategy and posts at once (the fast path); otherwise the packet waits
 // and is scheduled by whoever sees the next rail go idle.
 type Scheduler struct {
-	strategy Strategy
-	dests    []*dest // by world rank
-	pollers  atomic.Pointer[[]driver.Poller]
+	dests   []*dest // by world rank
+	pollers atomic.Pointer[[]driver.Poller]
 }
 
 // dest is one destination: its queue, its rails and the scheduling loop.
 // Only one goroutine at a time runs the loop (running); others enqueue and
 // leave, so posting order follows the strategy's plan.
 type dest struct {
-	sched   *Scheduler
-	pollers atomic.Pointer[[]driver.Poller] // rails to poll, copy-on-write
-	mu      sync.Mutex
-	q       Queue
-	slots   []*slot
-	states  []RailState
-	plan    Plan
-	running bool
-	failed  error
+	pollers  atomic.Pointer[[]driver.Poller] // rails to poll, copy-on-write
+	mu       sync.Mutex
+	strategy Strategy
+	q        Queue
+	slots    []*slot
+	states   []RailState
+	plan     Plan
+	running  bool
+	corked   int // Cork calls not yet undone: hold the queue
+	failed   error
 }
 
 // slot is one rail and the frame it has in flight.
@@ -50,15 +50,55 @@ func New(size int, s Strategy) *Scheduler {
 	if s == nil {
 		s = Default{}
 	}
-	sc := &Scheduler{strategy: s, dests: make([]*dest, size)}
+	sc := &Scheduler{dests: make([]*dest, size)}
 	for i := range sc.dests {
-		sc.dests[i] = &dest{sched: sc}
+		sc.dests[i] = &dest{strategy: s}
 	}
 	return sc
 }
 
 // Strategy returns the strategy in use.
-func (s *Scheduler) Strategy() Strategy { return s.strategy }
+func (s *Scheduler) Strategy() Strategy {
+	d := s.dests[0]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.strategy
+}
+
+// SetStrategy makes st the strategy for every destination from its next
+// scheduling decision on.
+func (s *Scheduler) SetStrategy(st Strategy) {
+	if st == nil {
+		st = Default{}
+	}
+	for _, d := range s.dests {
+		d.mu.Lock()
+		d.strategy = st
+		d.mu.Unlock()
+	}
+}
+
+// Cork holds what is submitted to peer in its queue until the matching
+// Uncork, so the strategy sees those packets together (MSG_MORE's idea:
+// a caller about to send several messages to one peer). A corked packet
+// does not progress: uncork before waiting for it.
+func (s *Scheduler) Cork(peer int) {
+	d := s.dests[peer]
+	d.mu.Lock()
+	d.corked++
+	d.mu.Unlock()
+}
+
+// Uncork undoes one Cork; the last one schedules what was held.
+func (s *Scheduler) Uncork(peer int) {
+	d := s.dests[peer]
+	d.mu.Lock()
+	if d.corked > 0 {
+		d.corked--
+	}
+	d.mu.Unlock()
+	d.run()
+}
 
 // AddRail makes r available to reach r.Peer(). Packets submitted before a
 // peer has any rail wait for it: a peer may talk to us as soon as its own
@@ -307,18 +347,18 @@ func (d *dest) run() {
 	}
 	d.running = true
 	for {
-		if d.failed != nil || d.q.Len() == 0 || !d.anyIdleLocked() {
+		if d.failed != nil || d.corked > 0 || d.q.Len() == 0 || !d.anyIdleLocked() {
 			break
 		}
 		d.plan.Reset()
-		d.sched.strategy.Schedule(&d.q, d.states, &d.plan)
+		d.strategy.Schedule(&d.q, d.states, &d.plan)
 		if len(d.plan.As) == 0 {
 			break // the strategy prefers to wait for a rail
 		}
 		for i := range d.plan.As {
 			a := &d.plan.As[i]
 			if d.states[a.Rail].Busy {
-				panic(fmt.Sprintf("sched: strategy %s assigned busy rail %d", d.sched.strategy.Name(), a.Rail))
+				panic(fmt.Sprintf("sched: strategy %s assigned busy rail %d", d.strategy.Name(), a.Rail))
 			}
 			d.states[a.Rail].Busy = true
 			d.slots[a.Rail].load(a)

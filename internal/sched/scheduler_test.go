@@ -241,3 +241,48 @@ func TestSubmitBeforeRail(t *testing.T) {
 		t.Fatalf("after AddRail: frames %v sent %v", r.frames, o.sent)
 	}
 }
+
+// TestAggregateAndCork: corked packets wait in the queue; on Uncork the
+// aggregation strategy packs consecutive Eager packets into one frame up to
+// its byte limit, and sends Bulk packets alone.
+func TestAggregateAndCork(t *testing.T) {
+	tests := []struct {
+		name     string
+		strategy Strategy
+		want     []string
+	}{
+		{"default sends one packet per frame", Default{}, []string{"P:a1", "P:b2", "P:c3", "U:1@0:4", "P:d4"}},
+		{"aggregate packs within 4 bytes", Aggregate{Max: 4}, []string{"P:a1b2", "P:c3", "U:1@0:4", "P:d4"}},
+		{"aggregate packs all eager packets", Aggregate{Max: 1 << 10}, []string{"P:a1b2c3", "U:1@0:4", "P:d4"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(2, nil)
+			s.SetStrategy(tc.strategy)
+			r := &rail{peer: 1}
+			s.AddRail(r)
+			o := &owner{}
+			s.Cork(1)
+			s.Submit(1, eager(o, "a", "1"))
+			s.Submit(1, eager(o, "b", "2"))
+			s.Submit(1, eager(o, "c", "3"))
+			s.Submit(1, &Packet{Kind: Bulk, Body: []byte("data"), Region: 1, Owner: o})
+			s.Submit(1, eager(o, "d", "4"))
+			if len(r.frames) != 0 || s.Pending(1) != 5 {
+				t.Fatalf("corked queue sent %v, %d pending", r.frames, s.Pending(1))
+			}
+			s.Uncork(1)
+			if len(r.frames) != len(tc.want) {
+				t.Fatalf("frames %v, want %v", r.frames, tc.want)
+			}
+			for i := range tc.want {
+				if r.frames[i] != tc.want[i] {
+					t.Fatalf("frames %v, want %v", r.frames, tc.want)
+				}
+			}
+			if len(o.sent) != 5 || s.Pending(1) != 0 {
+				t.Fatalf("%d packets completed, %d pending", len(o.sent), s.Pending(1))
+			}
+		})
+	}
+}

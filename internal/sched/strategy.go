@@ -39,6 +39,12 @@ func (pl *Plan) AddEager(rail int, ps ...*Packet) {
 	a.Packets = append(a.Packets, ps...)
 }
 
+// Join adds the Eager packet p to the frame planned last.
+func (pl *Plan) Join(p *Packet) {
+	a := &pl.As[len(pl.As)-1]
+	a.Packets = append(a.Packets, p)
+}
+
 // AddBulk plans the chunk [off, off+n) of the Bulk packet p on rail.
 func (pl *Plan) AddBulk(rail int, p *Packet, off, n int) {
 	a := pl.next()
@@ -93,5 +99,50 @@ func (Default) Schedule(q *Queue, rails []RailState, plan *Plan) {
 			plan.AddEager(i, p)
 		}
 		q.Pop()
+	}
+}
+
+// Aggregate is the aggregation strategy (seed 000 §II-D, NewMadeleine's
+// "aggreg"): an idle rail takes the oldest packet and, behind it, every
+// following Eager packet while the frame stays within Max bytes (and the
+// rail's MaxPacket): one frame, one set of per-frame costs, for several
+// messages. Bulk packets go whole, alone, as with Default.
+type Aggregate struct {
+	Max int // bytes per aggregated frame
+}
+
+// maxAggregated bounds the packets of one frame (two iovec entries each,
+// well under the kernel's writev limit).
+const maxAggregated = 64
+
+// Name returns "aggregate".
+func (Aggregate) Name() string { return "aggregate" }
+
+// Schedule packs Eager packets into one frame per idle rail.
+func (a Aggregate) Schedule(q *Queue, rails []RailState, plan *Plan) {
+	for i := range rails {
+		if rails[i].Busy {
+			continue
+		}
+		p := q.Peek()
+		if p == nil {
+			return
+		}
+		q.Pop()
+		if p.Kind == Bulk {
+			plan.AddBulk(i, p, p.planned, p.Remaining())
+			continue
+		}
+		limit := a.Max
+		if mp := rails[i].Caps.MaxPacket; mp > 0 && mp < limit {
+			limit = mp
+		}
+		plan.AddEager(i, p)
+		size, n := p.Len(), 1
+		for next := q.Peek(); next != nil && next.Kind == Eager && n < maxAggregated && size+next.Len() <= limit; next = q.Peek() {
+			plan.Join(q.Pop())
+			size += next.Len()
+			n++
+		}
 	}
 }

@@ -1,0 +1,222 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/sample"
+)
+
+func init() {
+	register(command{name: "sample", summary: "measure every transfer method of this machine and write its tuning profile", run: sampleMain})
+	register(command{name: "sample-rank", summary: "one rank of a sampling pass (started by sample)", run: sampleRankMain, hidden: true})
+}
+
+// sampleTransports are the transports a pass can sample, in order.
+var sampleTransports = []string{"shm", "tcp"}
+
+// sampleMain is `commtune sample [--transports shm,tcp] [--quick] [--out FILE]`.
+func sampleMain(args []string) int {
+	fs := newFlagSet("sample", "[--transports shm,tcp] [--quick] [--out FILE]")
+	transports := fs.String("transports", strings.Join(sampleTransports, ","), "transports to sample, comma-separated")
+	quick := fs.Bool("quick", false, "a shorter pass: powers of two only, fewer repetitions")
+	out := fs.String("out", "", "write the profile to `FILE` (default: where commtune looks for it, $COMMTUNE_PROFILE or the cache directory)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError("sample", "unexpected argument %q", fs.Arg(0))
+	}
+	var ts []string
+	for _, t := range strings.Split(*transports, ",") {
+		t = strings.TrimSpace(t)
+		if !slices.Contains(sampleTransports, t) {
+			return usageError("sample", "--transports: %q is not one of %s", t, strings.Join(sampleTransports, ", "))
+		}
+		if !slices.Contains(ts, t) {
+			ts = append(ts, t)
+		}
+	}
+	fp, path, err := control.Platform()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune sample: %v\n", err)
+		return 1
+	}
+	if *out != "" {
+		path = *out
+	}
+	if path == commtune.ProfileOff {
+		return usageError("sample", "%s=off: give --out FILE to say where the profile goes", commtune.EnvProfile)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	p, err := runSampling(ctx, os.Stderr, ts, *quick, fp)
+	if err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(os.Stderr, "commtune sample: interrupted; no profile written")
+			return 130
+		}
+		fmt.Fprintf(os.Stderr, "commtune sample: %v; no profile written\n", err)
+		return 1
+	}
+	if err := p.Save(path); err != nil {
+		fmt.Fprintf(os.Stderr, "commtune sample: %v\n", err)
+		return 1
+	}
+	fmt.Printf("profile written to %s (sampled in %.1f s)\n\n", path, p.Seconds)
+	if err := writeSelection(os.Stdout, p); err != nil {
+		fmt.Fprintf(os.Stderr, "commtune sample: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runSampling runs one two-rank job per transport and times plain copies,
+// showing progress on w, and returns the profile.
+func runSampling(ctx context.Context, w io.Writer, transports []string, quick bool, fp profile.Fingerprint) (*profile.Profile, error) {
+	start := time.Now()
+	plan := sample.NewPlan(quick)
+	per := plan.Units()
+	bar := newBar(w, per*len(transports)+1)
+	defer bar.Finish()
+	p := &profile.Profile{Version: profile.Version, Fingerprint: fp, Created: start.UTC().Round(time.Second),
+		Quick: quick, Transports: map[string]*profile.Transport{}}
+	for i, t := range transports {
+		if err := sampleTransport(ctx, t, quick, func(r sample.Report) {
+			if r.Result != nil {
+				p.Transports[t] = r.Result
+				return
+			}
+			bar.Describe(r.What)
+			bar.Set(i*per + r.Done)
+		}); err != nil {
+			return nil, fmt.Errorf("sampling %s: %w", t, err)
+		}
+		if p.Transports[t] == nil {
+			return nil, fmt.Errorf("sampling %s: rank 0 reported no result", t)
+		}
+	}
+	bar.Describe("memcpy")
+	p.Host = map[string]profile.Curve{profile.Memcpy: sample.Memcpy(plan)}
+	bar.Set(per*len(transports) + 1)
+	p.Seconds = time.Since(start).Round(100 * time.Millisecond).Seconds()
+	return p, nil
+}
+
+// sampleTransport runs the ranks of one pass over transport.
+func sampleTransport(ctx context.Context, transport string, quick bool, fn func(sample.Report)) error {
+	argv, err := launch.Self("sample-rank", fmt.Sprintf("--quick=%v", quick))
+	if err != nil {
+		return err
+	}
+	env := []string{commtune.EnvTransports + "=tcp"}
+	if transport == "shm" {
+		env = []string{commtune.EnvTransports + "=shm,tcp"}
+	}
+	// The pass measures the methods themselves, not an older profile's
+	// choices among them.
+	env = append(env, commtune.EnvProfile+"="+commtune.ProfileOff)
+	rr := sample.NewReportReader(fn)
+	var stderr strings.Builder
+	err = launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: env, Stdout: rr, Stderr: &stderr})
+	if cerr := rr.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && stderr.Len() > 0 {
+		err = fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	return err
+}
+
+// bar is the progress display: a bar on a terminal, a line per transport
+// otherwise (logs and pipes get no carriage returns).
+type bar interface {
+	Describe(string)
+	Set(int)
+	Finish()
+}
+
+func newBar(w io.Writer, total int) bar {
+	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
+		return &ttyBar{progressbar.NewOptions(total,
+			progressbar.OptionSetWriter(w),
+			progressbar.OptionSetDescription("sampling"),
+			progressbar.OptionSetPredictTime(true),
+			progressbar.OptionShowCount(),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionClearOnFinish(),
+		)}
+	}
+	return &lineBar{w: w, total: total}
+}
+
+type ttyBar struct{ b *progressbar.ProgressBar }
+
+func (t *ttyBar) Describe(s string) { t.b.Describe(fmt.Sprintf("sampling %-10s", s)) }
+func (t *ttyBar) Set(n int)         { t.b.Set(n) }
+func (t *ttyBar) Finish()           { t.b.Finish() }
+
+// lineBar prints a line whenever the sampled transport changes and at the
+// end.
+type lineBar struct {
+	w     io.Writer
+	total int
+	last  string
+	done  int
+}
+
+func (l *lineBar) Describe(s string) {
+	t, _, _ := strings.Cut(s, " ")
+	if t != l.last {
+		l.last = t
+		fmt.Fprintf(l.w, "sampling %s (%d of %d steps done)\n", t, l.done, l.total)
+	}
+}
+
+func (l *lineBar) Set(n int) { l.done = n }
+
+func (l *lineBar) Finish() {}
+
+// sampleRankMain is the hidden `commtune sample-rank`: one rank of a pass.
+func sampleRankMain(args []string) int {
+	fs := newFlagSet("sample-rank", "[--quick]")
+	quick := fs.Bool("quick", false, "a shorter pass")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	ctx := context.Background()
+	c, err := commtune.Init(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	progress := func(done, total int, what string) {
+		sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
+	}
+	transport, tr, err := sample.Run(ctx, c, sample.NewPlan(*quick), progress)
+	if err == nil && c.Rank() == 0 {
+		err = sample.WriteReport(os.Stdout, sample.Report{Transport: transport, Result: tr})
+	}
+	err = errors.Join(err, c.Close())
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
+		return 1
+	}
+	return 0
+}

@@ -1,0 +1,40 @@
+// Package control gives commtune's own tools — the sampler, the
+// benchmarks — the machinery behind a communicator: per-peer protocol
+// policy, the scheduler's strategy and corking, which transport reaches
+// a peer. They need to drive the library's real code paths one method at
+// a time; applications do not, so none of this is public API.
+package control
+
+import (
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/sched"
+)
+
+// Endpoint is one rank's machinery. Peers are world ranks.
+type Endpoint interface {
+	// Policy and SetPolicy read and set how messages to peer travel.
+	Policy(peer int) core.Policy
+	SetPolicy(peer int, p core.Policy) error
+	// SetStrategy replaces the scheduler's strategy.
+	SetStrategy(s sched.Strategy)
+	// Cork and Uncork hold and release what is sent to peer (sched.Cork).
+	Cork(peer int)
+	Uncork(peer int)
+	// Transport names what reaches peer: "self", "inproc", "shm" or "tcp".
+	Transport(peer int) string
+	// Rails returns the capabilities of the rails to peer.
+	Rails(peer int) []driver.Caps
+	// Stats returns the engine's counters.
+	Stats() core.Stats
+}
+
+// Of returns the endpoint behind c, which must be a *commtune.Comm. Package
+// commtune sets it when it is initialized.
+var Of func(c any) Endpoint
+
+// Platform returns this machine's fingerprint and where its profile lives
+// (the environment's COMMTUNE_PROFILE, else the cache directory). Package
+// commtune sets it.
+var Platform func() (profile.Fingerprint, string, error)

@@ -1,0 +1,61 @@
+// Package sample is the sampling pass of seed 000 §III-A: two ranks
+// ping-pong every transfer method of the transport between them over
+// log-spaced sizes, through the library's own code paths (the core's
+// protocols, the scheduler's strategies, the driver's methods), and rank 0
+// keeps the median and quartiles of each point for the profile.
+package sample
+
+// Sizes: powers of two and their midpoints (3·2^(k−1)) from 1 byte to
+// MaxSize, which a quick pass thins to the powers of two.
+const (
+	MaxSize     = 16 << 20
+	maxEager    = 512 << 10 // eager samples stop here: rendezvous wins long before
+	maxPair     = 256 << 10 // two-packets and aggregated: each message up to this
+	budgetBytes = 8 << 20   // a block of one method moves about this much
+)
+
+// Plan fixes what a pass measures; both ranks derive the same one from
+// the same flags, so they walk the same loops in step.
+type Plan struct {
+	Quick  bool
+	Sizes  []int64
+	Blocks int // interleaved blocks per size: the methods take turns, so drift hits all alike
+	MinRep int // round trips per block, at least
+	MaxRep int // and at most (small messages)
+}
+
+// NewPlan returns the full pass or, with quick, a pass about four times
+// shorter.
+func NewPlan(quick bool) Plan {
+	p := Plan{Quick: quick, Blocks: 11, MinRep: 3, MaxRep: 150}
+	if quick {
+		p.Blocks, p.MinRep, p.MaxRep = 5, 2, 60
+	}
+	for s := int64(1); s <= MaxSize; s *= 2 {
+		p.Sizes = append(p.Sizes, s)
+		if mid := s + s/2; !quick && mid > s && mid < 2*s && mid <= MaxSize {
+			p.Sizes = append(p.Sizes, mid)
+		}
+	}
+	return p
+}
+
+// Reps returns the round trips per block at size: fewer for large sizes,
+// as the seed does, so each block moves about budgetBytes.
+func (p Plan) Reps(size int64) int {
+	n := int(budgetBytes / max(size, 1))
+	return min(max(n, p.MinRep), p.MaxRep)
+}
+
+// Units returns the progress steps of a pass: one per block per size in
+// each phase.
+func (p Plan) Units() int {
+	n := 0
+	for _, s := range p.Sizes {
+		n += p.Blocks
+		if s <= maxPair {
+			n += p.Blocks
+		}
+	}
+	return n
+}
