@@ -21,6 +21,9 @@ type Decision struct {
 	// interpolated between adjacent samples.
 	Crossings []float64 `json:"crossings,omitempty"`
 	Rule      string    `json:"rule"` // why Size, in words
+	// BelowCurve and AboveCurve are the curves compared, as sampled (for
+	// plots): a composite where a side stands for a choice by size.
+	BelowCurve, AboveCurve Curve `json:"-"`
 }
 
 // Never reports whether Below wins over the whole range (no switch).
@@ -83,7 +86,7 @@ func difference(a, b Curve, x float64) (ta, tb float64, sign int) {
 //     the two curves interpolated linearly between them, or at their
 //     geometric mean where they do not cross there.
 func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision {
-	d := Decision{Name: name, Below: aName, Above: bName, Lo: lo, Hi: hi}
+	d := Decision{Name: name, Below: aName, Above: bName, Lo: lo, Hi: hi, BelowCurve: a, AboveCurve: b}
 	a, b = a.smooth(), b.smooth()
 	g := grid(lo, hi, a, b)
 	if len(a) == 0 || len(b) == 0 || len(g) == 0 {
