@@ -12,14 +12,13 @@ import (
 )
 
 func init() {
-	register(command{name: "info", summary: "describe this machine: caches, cores, NUMA, allowed CPUs, DMA_min", run: infoMain})
+	register(command{name: "info", summary: "describe this machine (caches, cores, NUMA, DMA_min) and what its tuning profile selects", run: infoMain})
 }
 
 // infoSection is one part of `commtune info`'s report. Each section gets a
 // flag of its name that selects it, and a key of its name in the --json
 // object; `commtune info` without section flags prints every section.
-// Adding one (the tuning profile is next) is adding an entry to
-// infoSections.
+// Adding one is adding an entry to infoSections.
 type infoSection struct {
 	name    string
 	usage   string
@@ -34,16 +33,18 @@ type infoReport interface {
 
 // infoOptions are the flags that apply to every section.
 type infoOptions struct {
-	sysfs string // root of a copy of a sysfs tree; "" for this machine's /sys
+	sysfs   string // root of a copy of a sysfs tree; "" for this machine's /sys
+	profile string // a profile file; "" for the one a job here would load
 }
 
 var infoSections = []infoSection{
 	{"topology", "CPUs, caches and who shares them, cores, NUMA nodes, the CPUs this process may run on, and DMA_min", collectTopology},
+	{"profile", "the platform fingerprint, the tuning profile a job here loads, and the method it selects for each message size, with the reasons", collectProfile},
 }
 
 // infoMain is `commtune info [--topology] [--json] [--sysfs DIR]`.
 func infoMain(args []string) int {
-	fs := newFlagSet("info", "[--topology] [--json] [--sysfs DIR]")
+	fs := newFlagSet("info", "[--topology] [--profile] [--json] [--sysfs DIR] [--file PROFILE]")
 	selected := make([]*bool, len(infoSections))
 	for i, s := range infoSections {
 		selected[i] = fs.Bool(s.name, false, "print the "+s.name+" section: "+s.usage)
@@ -52,6 +53,7 @@ func infoMain(args []string) int {
 	var opts infoOptions
 	fs.StringVar(&opts.sysfs, "sysfs", "", "read the topology from a copy of a machine's sysfs tree rooted at `DIR` instead of /sys;\n"+
 		"allowed CPUs are then all of the tree's CPUs")
+	fs.StringVar(&opts.profile, "file", "", "report on the profile in `PROFILE` instead of the one a job here would load")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}

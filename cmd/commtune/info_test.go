@@ -46,9 +46,9 @@ func TestInfo(t *testing.T) {
 			"\n  1M      sharing L2 4M among 2 CPUs (4 pairs, e.g. CPUs 0 and 4)\n" +
 				"  2M      sharing no cache, each alone in its own L2 4M (24 pairs, e.g. CPUs 0 and 1)\n",
 		}, ""},
-		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--json] [--sysfs DIR]"},
+		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--profile] [--json] [--sysfs DIR] [--file PROFILE]"},
 		{"argument", []string{"info", "cpus"}, 2, nil, `commtune info: unexpected argument "cpus"`},
-		{"unknown flag", []string{"info", "--profile"}, 2, nil, "flag provided but not defined: -profile"},
+		{"unknown flag", []string{"info", "--bogus"}, 2, nil, "flag provided but not defined: -bogus"},
 		{"absent tree", []string{"info", "--sysfs", filepath.Join(badTree, "absent")}, 1, nil, "no such file or directory"},
 		{"malformed tree", []string{"info", "--sysfs", badTree}, 1, nil, `online: malformed: CPU list "0-x"`},
 	}
@@ -74,15 +74,23 @@ func TestInfoJSON(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("commtune info --json: exit %d, stderr %q", r.code, r.stderr)
 	}
-	var got map[string]*topologyReport
+	var sections map[string]json.RawMessage
 	dec := json.NewDecoder(strings.NewReader(r.stdout))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&got); err != nil || dec.More() {
+	if err := dec.Decode(&sections); err != nil || dec.More() {
 		t.Fatalf("commtune info --json printed %q: not one JSON object (%v)", r.stdout, err)
 	}
-	rep, ok := got["topology"]
-	if !ok || len(got) != 1 || rep.Topology == nil {
-		t.Fatalf("commtune info --json printed %q; want one key, topology", r.stdout)
+	if len(sections) != 2 || sections["topology"] == nil || sections["profile"] == nil {
+		t.Fatalf("commtune info --json printed %q; want two keys, topology and profile", r.stdout)
+	}
+	var rep *topologyReport
+	dec = json.NewDecoder(bytes.NewReader(sections["topology"]))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&rep); err != nil || rep.Topology == nil {
+		t.Fatalf("topology section %s: %v", sections["topology"], err)
+	}
+	var prof profileReport
+	if err := json.Unmarshal(sections["profile"], &prof); err != nil || prof.Status != "off" || prof.Fingerprint.ID == "" {
+		t.Fatalf("profile section %s: %v; want status off (the tests set %s=off) and a fingerprint", sections["profile"], err, "COMMTUNE_PROFILE")
 	}
 	want, err := topo.Read()
 	if err != nil {

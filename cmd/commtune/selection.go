@@ -82,8 +82,12 @@ func tuningRanges(tu *profile.Tuning) []selectionRange {
 		rs = append(rs, selectionRange{From: from, To: to, Method: m})
 	}
 	eagerEnd := tu.Rendezvous + 1
-	add(0, min(tu.Iovec, eagerEnd), profile.EagerCopy)
-	add(min(tu.Iovec, eagerEnd), eagerEnd, profile.EagerIovec)
+	if tu.Iovec <= 1 { // by reference from the first byte: nothing is copied
+		add(0, eagerEnd, profile.EagerIovec)
+	} else {
+		add(0, min(tu.Iovec, eagerEnd), profile.EagerCopy)
+		add(min(tu.Iovec, eagerEnd), eagerEnd, profile.EagerIovec)
+	}
 	if len(tu.Large) == 0 {
 		add(eagerEnd, 0, profile.Rendezvous)
 		return rs
@@ -100,8 +104,12 @@ func tuningRanges(tu *profile.Tuning) []selectionRange {
 
 // writeSelection prints each transport's selection table.
 func writeSelection(w io.Writer, p *profile.Profile) error {
+	return writeSelections(w, selections(p))
+}
+
+func writeSelections(w io.Writer, sels []selection) error {
 	var b strings.Builder
-	for _, s := range selections(p) {
+	for _, s := range sels {
 		if s.Error != "" {
 			fmt.Fprintf(&b, "%-4s %s\n", s.Transport, s.Error)
 			continue
@@ -110,9 +118,9 @@ func writeSelection(w io.Writer, p *profile.Profile) error {
 		for i, r := range s.Ranges {
 			to := ""
 			if r.To != 0 {
-				to = units.FormatSize(r.To)
+				to = boundaryLabel(r.To)
 			}
-			parts[i] = fmt.Sprintf("%s..%s %s", units.FormatSize(r.From), to, r.Method)
+			parts[i] = fmt.Sprintf("%s..%s %s", boundaryLabel(r.From), to, r.Method)
 		}
 		fmt.Fprintf(&b, "%-4s %s\n", s.Transport, strings.Join(parts, " | "))
 		for _, d := range s.Decisions {
@@ -125,4 +133,14 @@ func writeSelection(w io.Writer, p *profile.Profile) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// boundaryLabel prints a range boundary. Ranges are half-open, so the
+// eager limit's boundary is one past a round size (16K + 1); it reads
+// better as the round size, "up to 16K", than as "16.0K".
+func boundaryLabel(n int64) string {
+	if l := units.FormatSize(n - 1); n > 1 && !strings.Contains(l, ".") && strings.Contains(units.FormatSize(n), ".") {
+		return l
+	}
+	return units.FormatSize(n)
 }

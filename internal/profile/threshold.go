@@ -137,8 +137,12 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 			rawCross = append(rawCross, j)
 		}
 	}
-	if len(rawCross) == 1 {
-		k = rawCross[0]
+	how := byLeast
+	switch {
+	case len(rawCross) == 1:
+		k, how = rawCross[0], byCrossing
+	case len(ok) > 1:
+		how = byEarliest
 	}
 	switch {
 	case k == 0:
@@ -148,7 +152,7 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	default:
 		d.Size = boundary(g[k-1], g[k], diff[k-1], diff[k])
 	}
-	d.Rule = switchRule(d, regret[k], len(ok) > 1 && len(rawCross) != 1)
+	d.Rule = switchRule(d, regret[k], how)
 	return d
 }
 
@@ -203,30 +207,40 @@ func logWeights(g []int64) []float64 {
 	return w
 }
 
-func switchRule(d Decision, regret float64, tied bool) string {
+// How a Switch placed its threshold.
+const (
+	byCrossing = iota // at the one raw crossing among acceptable positions
+	byEarliest        // the earliest of several acceptable positions
+	byLeast           // the one position of least regret
+)
+
+func switchRule(d Decision, regret float64, how int) string {
 	var b strings.Builder
+	switch {
+	case d.Never():
+		fmt.Fprintf(&b, "%s is as fast or faster up to %s", d.Below, units.FormatSize(d.Hi))
+	case d.Size <= d.Lo:
+		fmt.Fprintf(&b, "%s is as fast or faster from %s", d.Above, units.FormatSize(d.Lo))
+	case how == byCrossing:
+		fmt.Fprintf(&b, "the curves cross at %s", units.FormatSize(d.Size))
+	case how == byEarliest:
+		fmt.Fprintf(&b, "earliest switch within %.0f%%·octave of the least regret", 100*nearlyAsGood)
+	default:
+		b.WriteString("least regret")
+	}
 	switch len(d.Crossings) {
 	case 0:
-		b.WriteString("no crossing")
+		b.WriteString("; no crossing beyond noise")
 	case 1:
-		fmt.Fprintf(&b, "crossing at %s", units.FormatSize(int64(d.Crossings[0])))
 	default:
-		fmt.Fprintf(&b, "%d crossings (", len(d.Crossings))
+		fmt.Fprintf(&b, "; %d crossings beyond noise (", len(d.Crossings))
 		for i, x := range d.Crossings {
 			if i > 0 {
 				b.WriteString(", ")
 			}
 			b.WriteString(units.FormatSize(int64(x)))
 		}
-		b.WriteString("): kept the least regret area")
-	}
-	switch {
-	case d.Never():
-		fmt.Fprintf(&b, "; %s is as fast or faster up to %s", d.Below, units.FormatSize(d.Hi))
-	case d.Size <= d.Lo:
-		fmt.Fprintf(&b, "; %s is as fast or faster from %s", d.Above, units.FormatSize(d.Lo))
-	case tied:
-		fmt.Fprintf(&b, "; earliest switch within %.0f%%·octave of the best", 100*nearlyAsGood)
+		b.WriteString(")")
 	}
 	if regret > 0.005 {
 		fmt.Fprintf(&b, "; regret %.1f%%·octave", 100*regret)

@@ -27,13 +27,13 @@ func TestSwitch(t *testing.T) {
 			name: "one crossing", lo: 1, hi: 65536, want: 2000, crossings: 1,
 			a:    curve(logSizes(256, 65536), func(x float64) float64 { return 1000 + x }),
 			b:    curve(logSizes(256, 65536), func(x float64) float64 { return 2000 + x/2 }),
-			rule: "crossing at",
+			rule: "the curves cross at 2.0K",
 		},
 		{
 			name: "a faster everywhere", lo: 1, hi: 65536, want: 65537, crossings: 0,
 			a:    curve(logSizes(1, 65536), func(x float64) float64 { return 100 + x }),
 			b:    curve(logSizes(1, 65536), func(x float64) float64 { return 200 + 2*x }),
-			rule: "no crossing; a is as fast or faster up to 64K",
+			rule: "a is as fast or faster up to 64K; no crossing",
 		},
 		{
 			name: "b faster everywhere", lo: 1, hi: 65536, want: 1, crossings: 0,
@@ -61,7 +61,7 @@ func TestSwitch(t *testing.T) {
 				return 0.5
 			})),
 			b:    curve(pow2(1, 16384), flat(1000)),
-			rule: "3 crossings",
+			rule: "3 crossings beyond noise",
 		},
 		{
 			// Within noise from 256 to 16K, wiggling ±0.5% around each

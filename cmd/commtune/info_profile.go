@@ -1,0 +1,118 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/units"
+)
+
+// profileReport is the profile section: this platform's fingerprint, the
+// profile a job here would load and what it decides, or why a job runs
+// on the defaults.
+type profileReport struct {
+	Fingerprint profile.Fingerprint `json:"fingerprint"`
+	Path        string              `json:"path"`
+	// Status is "loaded", "missing", "foreign", "invalid" or "off".
+	Status     string      `json:"status"`
+	Problem    string      `json:"problem,omitempty"`
+	Created    time.Time   `json:"created,omitzero"`
+	Quick      bool        `json:"quick,omitempty"`
+	Seconds    float64     `json:"seconds,omitempty"`
+	Selections []selection `json:"selections,omitempty"`
+}
+
+func collectProfile(opts infoOptions) (infoReport, error) {
+	fp, path, err := control.Platform()
+	if err != nil {
+		return nil, err
+	}
+	if opts.profile != "" {
+		path = opts.profile
+	}
+	r := &profileReport{Fingerprint: fp, Path: path}
+	if path == commtune.ProfileOff {
+		r.Status = "off"
+		return r, nil
+	}
+	p, err := profile.Load(path, fp)
+	switch {
+	case err == nil:
+		r.Status = "loaded"
+	case profile.IsMissing(err):
+		r.Status = "missing"
+		return r, nil
+	case errors.Is(err, profile.ErrForeign):
+		r.Status, r.Problem = "foreign", err.Error()
+		return r, nil
+	default:
+		r.Status, r.Problem = "invalid", err.Error()
+		return r, nil
+	}
+	r.Created, r.Quick, r.Seconds = p.Created, p.Quick, p.Seconds
+	r.Selections = selections(p)
+	return r, nil
+}
+
+func (r *profileReport) writeText(w io.Writer) error {
+	var b strings.Builder
+	f := r.Fingerprint
+	fmt.Fprintf(&b, "Platform %s: %s, %d CPUs, caches %s, kernel %s, %s, transports %s\n",
+		f.ID, f.CPU, f.CPUs, f.Caches, f.Kernel, f.Go, strings.Join(f.Transports, ", "))
+	switch r.Status {
+	case "loaded":
+		pass := "full pass"
+		if r.Quick {
+			pass = "quick pass"
+		}
+		fmt.Fprintf(&b, "Profile %s: sampled %s (%s ago), %s of %.1f s\n",
+			r.Path, r.Created.Local().Format("2006-01-02 15:04"), age(time.Since(r.Created)), pass, r.Seconds)
+		b.WriteString("Selection by message size, and why:\n")
+		var sel strings.Builder
+		if err := writeSelections(&sel, r.Selections); err != nil {
+			return err
+		}
+		b.WriteString(sel.String())
+	case "off":
+		fmt.Fprintf(&b, "Profile: off (%s=off); jobs run on the defaults\n", commtune.EnvProfile)
+		writeDefaults(&b)
+	case "missing":
+		fmt.Fprintf(&b, "Profile: none at %s; jobs run on the defaults (run `commtune sample` to measure this machine)\n", r.Path)
+		writeDefaults(&b)
+	default:
+		fmt.Fprintf(&b, "Profile: ignored, %s; jobs run on the defaults (run `commtune sample`)\n", r.Problem)
+		writeDefaults(&b)
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeDefaults prints what a job uses with no profile.
+func writeDefaults(b *strings.Builder) {
+	eager := boundaryLabel(commtune.DefaultShmEager + 1)
+	fmt.Fprintf(b, "Defaults:\n  shm  0..%s eager-iovec | %s.. rendezvous: copy if the two ranks share a cache, else cma; cachefree from DMA_min\n",
+		eager, eager)
+	fmt.Fprintf(b, "  tcp  0..%s eager-copy | %s..%s eager-iovec | %s.. rendezvous\n",
+		units.FormatSize(core.DefaultIovecThreshold), units.FormatSize(core.DefaultIovecThreshold),
+		boundaryLabel(core.DefaultRendezvousThreshold+1), boundaryLabel(core.DefaultRendezvousThreshold+1))
+}
+
+// age says how long ago, roughly.
+func age(d time.Duration) string {
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%d s", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%d min", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%.1f h", d.Hours())
+	}
+	return fmt.Sprintf("%d days", int(d.Hours()/24))
+}
