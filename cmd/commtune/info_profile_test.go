@@ -10,44 +10,17 @@ import (
 
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/profile/profiletest"
 )
 
-// lineProfile is a profile of this platform with straight-line curves
-// whose thresholds are known: tcp switches to iovec at 1000 bytes and to
-// rendezvous above 195999.
+// lineProfile is profiletest.Known for this platform.
 func lineProfile(t *testing.T) *profile.Profile {
 	t.Helper()
 	fp, _, err := control.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}
-	line := func(sizes []int64, a, b float64) profile.Curve {
-		var c profile.Curve
-		for _, s := range sizes {
-			m := a + b*float64(s)
-			c = append(c, profile.Sample{Size: s, Median: m, P25: 0.99 * m, P75: 1.01 * m, Reps: 100})
-		}
-		return c
-	}
-	var eager, all []int64
-	for s := int64(1); s <= 16<<20; s *= 2 {
-		sizes := []int64{s}
-		if s > 1 && s < 16<<20 {
-			sizes = append(sizes, s+s/2)
-		}
-		for _, x := range sizes {
-			if x <= 512<<10 {
-				eager = append(eager, x)
-			}
-			all = append(all, x)
-		}
-	}
-	return &profile.Profile{Version: profile.Version, Fingerprint: fp, Seconds: 12.5,
-		Transports: map[string]*profile.Transport{"tcp": {MaxEager: 512 << 10, Methods: map[string]profile.Curve{
-			profile.EagerCopy:  line(eager, 5000, 0.5),
-			profile.EagerIovec: line(eager, 5200, 0.3),
-			profile.Rendezvous: line(all, 15000, 0.25),
-		}}}}
+	return profiletest.Known(fp)
 }
 
 func TestInfoProfile(t *testing.T) {
@@ -75,6 +48,7 @@ func TestInfoProfile(t *testing.T) {
 	}{
 		{"loaded", good, nil, []string{
 			"Profile " + good + ": sampled ", "full pass of 12.5 s",
+			"shm  0..99.6K eager-iovec | 99.6K..1.1M rendezvous/copy | 1.1M.. rendezvous/cachefree\n",
 			"tcp  0..1000 eager-copy | 1000..191.4K eager-iovec | 191.4K.. rendezvous\n",
 			"iovec       1000   the curves cross at 1000",
 		}},
@@ -113,7 +87,8 @@ func TestInfoProfile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := got.Profile
-	if p.Status != "loaded" || len(p.Selections) != 1 || p.Selections[0].Ranges[1].From != 1000 || p.Selections[0].Ranges[2].From != 196000 {
+	tcp := p.Selections[1]
+	if p.Status != "loaded" || len(p.Selections) != 2 || tcp.Transport != "tcp" || tcp.Ranges[1].From != 1000 || tcp.Ranges[2].From != 196000 {
 		t.Fatalf("JSON profile section %+v", p)
 	}
 }

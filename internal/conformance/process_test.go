@@ -63,6 +63,8 @@ func rankMain(mode, arg string) int {
 		err = methodsExchange(ctx, c)
 	case "idle":
 		err = idleRecv(ctx, c)
+	case "policy":
+		err = showPolicy(ctx, c)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
