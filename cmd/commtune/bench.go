@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
-	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +20,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure commtune: bench pingpong", run: benchMain})
+	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds)", run: benchMain})
 	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
 }
 
@@ -30,12 +29,15 @@ const defaultSizes = "8,1K,64K,1M,4M"
 // benchMain is `commtune bench pingpong [--transport inproc|tcp] [--sizes
 // ...] [--iters N] [--baseline] [--json]`.
 func benchMain(args []string) int {
+	if len(args) > 0 && args[0] == "sweep" {
+		return sweepMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong [flags]   (commtune bench pingpong -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong")
+		return usageError("bench", "want a benchmark name: pingpong or sweep")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
@@ -182,6 +184,9 @@ func pingPongProcesses(ctx context.Context, cfg bench.PingPongConfig, transport,
 // benchRankMain is the hidden `commtune bench-rank pingpong ...`: one rank
 // of a benchmark, started by the launcher.
 func benchRankMain(args []string) int {
+	if len(args) > 0 && args[0] == "sweep" {
+		return sweepRankMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		return usageError("bench-rank", "want a benchmark name")
 	}
@@ -207,11 +212,6 @@ func benchRankMain(args []string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
-	}
-	if pf := os.Getenv("CPUPROF"); pf != "" {
-		f, _ := os.Create(fmt.Sprintf("%s.%d", pf, c.Rank()))
-		pprof.StartCPUProfile(f)
-		defer func() { pprof.StopCPUProfile(); f.Close() }()
 	}
 	res, base, err := bench.PingPong(ctx, c, cfg)
 	if err == nil && c.Rank() == 0 {

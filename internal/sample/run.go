@@ -25,13 +25,14 @@ const (
 	tagCtl  = 4
 )
 
-// method is one way of moving a message that the pass times.
-type method struct {
-	name     string
-	policy   core.Policy
-	strategy sched.Strategy
-	pair     bool  // two messages per direction instead of one
-	maxSize  int64 // largest size it applies to
+// Method is one way of moving messages that a pass times: how the sender
+// treats them (Policy) and how the scheduler packs them (Strategy).
+type Method struct {
+	Name     string
+	Policy   core.Policy
+	Strategy sched.Strategy // nil: the default
+	Pair     bool           // two messages per direction instead of one
+	MaxSize  int64          // largest size it applies to
 }
 
 // Progress is told of each finished step (rank 0 only).
@@ -68,9 +69,9 @@ func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (s
 	if err != nil {
 		return "", nil, err
 	}
-	methods := []method{
-		{name: profile.EagerCopy, policy: core.Policy{Rendezvous: int(eagerMax), Iovec: int(eagerMax) + 1}, maxSize: eagerMax},
-		{name: profile.EagerIovec, policy: core.Policy{Rendezvous: int(eagerMax), Iovec: 0}, maxSize: eagerMax},
+	methods := []Method{
+		{Name: profile.EagerCopy, Policy: core.Policy{Rendezvous: int(eagerMax), Iovec: int(eagerMax) + 1}, MaxSize: eagerMax},
+		{Name: profile.EagerIovec, Policy: core.Policy{Rendezvous: int(eagerMax), Iovec: 0}, MaxSize: eagerMax},
 	}
 	methods = append(methods, large...)
 
@@ -91,9 +92,9 @@ func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (s
 		return "", nil, err
 	}
 	eager := core.Policy{Rendezvous: int(eagerMax), Iovec: int(iovec)}
-	pairs := []method{
-		{name: profile.TwoPackets, policy: eager, strategy: sched.Default{}, pair: true, maxSize: maxPair},
-		{name: profile.Aggregated, policy: eager, strategy: sched.Aggregate{Max: 1 << 30}, pair: true, maxSize: maxPair},
+	pairs := []Method{
+		{Name: profile.TwoPackets, Policy: eager, Strategy: sched.Default{}, Pair: true, MaxSize: maxPair},
+		{Name: profile.Aggregated, Policy: eager, Strategy: sched.Aggregate{Max: 1 << 30}, Pair: true, MaxSize: maxPair},
 	}
 	var pairSizes []int64
 	for _, sz := range plan.Sizes {
@@ -110,6 +111,34 @@ func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (s
 	return transport, &profile.Transport{MaxEager: eagerMax, Methods: s.curves}, nil
 }
 
+// Measure times each method at each size between the two ranks of c,
+// which both call it with the same arguments. The methods take turns
+// block by block (plan.Blocks blocks of plan.Reps round trips), so drift
+// hits all alike; rank 0 returns each method's curve (rank 1 nil). The
+// peer's policy and the strategy are restored afterwards.
+func Measure(ctx context.Context, c *commtune.Comm, methods []Method, sizes []int64, plan Plan, progress Progress) (map[string]profile.Curve, error) {
+	if c.Size() != 2 {
+		return nil, fmt.Errorf("sample: measuring needs exactly 2 ranks, not %d", c.Size())
+	}
+	ep := control.Of(c)
+	me := c.Rank()
+	peer := 1 - me
+	saved := ep.Policy(peer)
+	defer func() {
+		ep.SetPolicy(peer, saved)
+		ep.SetStrategy(nil)
+	}()
+	s := &sampler{ctx: ctx, c: c, ep: ep, me: me, peer: peer, plan: plan, progress: progress,
+		total: len(sizes) * plan.Blocks, curves: map[string]profile.Curve{}, transport: ep.Transport(peer)}
+	if err := s.phase(methods, sizes); err != nil {
+		return nil, err
+	}
+	if me != 0 {
+		return nil, nil
+	}
+	return s.curves, nil
+}
+
 // largestPlanned returns the largest planned size ≤ limit.
 func largestPlanned(sizes []int64, limit int64) int64 {
 	best := int64(1)
@@ -124,12 +153,12 @@ func largestPlanned(sizes []int64, limit int64) int64 {
 // agreeLarge lists the rendezvous methods both ranks can use: on shared
 // memory each large-message method the rails offer (and the receiver pull
 // where single copy works), on other transports the one push.
-func agreeLarge(ctx context.Context, c *commtune.Comm, ep control.Endpoint, peer int, transport string) ([]method, error) {
-	rndv := func(name string, large ...core.LargeMethod) method {
-		return method{name: name, policy: core.Policy{Rendezvous: 0, Large: large}, maxSize: MaxSize}
+func agreeLarge(ctx context.Context, c *commtune.Comm, ep control.Endpoint, peer int, transport string) ([]Method, error) {
+	rndv := func(name string, large ...core.LargeMethod) Method {
+		return Method{Name: name, Policy: core.Policy{Rendezvous: 0, Large: large}, MaxSize: MaxSize}
 	}
 	if transport != "shm" {
-		return []method{rndv(profile.Rendezvous)}, nil
+		return []Method{rndv(profile.Rendezvous)}, nil
 	}
 	saved := ep.Policy(peer)
 	var mine []string
@@ -151,7 +180,7 @@ func agreeLarge(ctx context.Context, c *commtune.Comm, ep control.Endpoint, peer
 		return nil, fmt.Errorf("sample: agreeing on methods: %w", err)
 	}
 	both := strings.Split(string(theirs[:st.Count]), ",")
-	var out []method
+	var out []Method
 	for _, m := range mine {
 		if !slices.Contains(both, m) {
 			continue
@@ -187,11 +216,11 @@ type sampler struct {
 }
 
 // phase times methods at each size, taking turns block by block.
-func (s *sampler) phase(methods []method, sizes []int64) error {
+func (s *sampler) phase(methods []Method, sizes []int64) error {
 	for _, size := range sizes {
-		var ms []method
+		var ms []Method
 		for _, m := range methods {
-			if size <= m.maxSize {
+			if size <= m.MaxSize {
 				ms = append(ms, m)
 			}
 		}
@@ -199,7 +228,10 @@ func (s *sampler) phase(methods []method, sizes []int64) error {
 		s.rtts = map[string][]time.Duration{}
 		reps := s.plan.Reps(size)
 		for b := 0; b < s.plan.Blocks; b++ {
-			for _, m := range ms {
+			// Each block starts with the next method, so that none always
+			// runs first or right after the same one.
+			for j := range ms {
+				m := ms[(b+j)%len(ms)]
 				if err := s.use(m); err != nil {
 					return err
 				}
@@ -213,7 +245,7 @@ func (s *sampler) phase(methods []method, sizes []int64) error {
 					if err != nil {
 						return err
 					}
-					s.rtts[m.name] = append(s.rtts[m.name], d)
+					s.rtts[m.Name] = append(s.rtts[m.Name], d)
 				}
 			}
 			s.done++
@@ -223,18 +255,18 @@ func (s *sampler) phase(methods []method, sizes []int64) error {
 		}
 		if s.me == 0 {
 			for _, m := range ms {
-				s.curves[m.name] = append(s.curves[m.name], point(size, s.rtts[m.name]))
+				s.curves[m.Name] = append(s.curves[m.Name], point(size, s.rtts[m.Name]))
 			}
 		}
 	}
 	return nil
 }
 
-func (s *sampler) use(m method) error {
-	if err := s.ep.SetPolicy(s.peer, m.policy); err != nil {
-		return fmt.Errorf("sample: %s: %w", m.name, err)
+func (s *sampler) use(m Method) error {
+	if err := s.ep.SetPolicy(s.peer, m.Policy); err != nil {
+		return fmt.Errorf("sample: %s: %w", m.Name, err)
 	}
-	s.ep.SetStrategy(m.strategy)
+	s.ep.SetStrategy(m.Strategy)
 	return nil
 }
 
@@ -262,15 +294,15 @@ func (s *sampler) buffers(size int64) {
 // roundTrip sends one message (or a pair) to the peer and receives the
 // same back; rank 0 times it. The result is half the round trip: the
 // one-way time of the profile.
-func (s *sampler) roundTrip(m method) (time.Duration, error) {
+func (s *sampler) roundTrip(m Method) (time.Duration, error) {
 	t0 := time.Now()
 	var err error
 	switch {
-	case !m.pair && s.me == 0:
+	case !m.Pair && s.me == 0:
 		if err = s.c.Send(s.ctx, s.out, s.peer, tagPing); err == nil {
 			_, err = s.c.Recv(s.ctx, s.out, s.peer, tagPing)
 		}
-	case !m.pair:
+	case !m.Pair:
 		if _, err = s.c.Recv(s.ctx, s.out, s.peer, tagPing); err == nil {
 			err = s.c.Send(s.ctx, s.out, s.peer, tagPing)
 		}
