@@ -1,0 +1,108 @@
+package sample
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/profile"
+)
+
+func TestPlan(t *testing.T) {
+	full, quick := NewPlan(false), NewPlan(true)
+	tests := []struct {
+		name string
+		got  any
+		want any
+	}{
+		{"full sizes", len(full.Sizes), 48}, // 25 powers of two, 23 midpoints (none between 1 and 2)
+		{"quick sizes", len(quick.Sizes), 25},
+		{"first sizes", [4]int64{full.Sizes[0], full.Sizes[1], full.Sizes[2], full.Sizes[3]}, [4]int64{1, 2, 3, 4}},
+		{"last size", full.Sizes[len(full.Sizes)-1], int64(MaxSize)},
+		{"small messages get the most round trips", full.Reps(8), full.MaxRep},
+		{"16M gets the fewest", full.Reps(16 << 20), full.MinRep},
+		{"1M moves the block budget", full.Reps(1 << 20), budgetBytes / (1 << 20)},
+		{"units", quick.Units(), quick.Blocks * (25 + 19)}, // 19 sizes ≤ 256K take part in the pair phase
+	}
+	for _, tc := range tests {
+		if tc.got != tc.want {
+			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)
+		}
+	}
+}
+
+func TestPoint(t *testing.T) {
+	d := []time.Duration{50, 10, 40, 20, 30} // ns, unsorted
+	p := point(64, d)
+	if p != (profile.Sample{Size: 64, Median: 30, P25: 20, P75: 40, Reps: 5}) {
+		t.Fatalf("point = %+v", p)
+	}
+	// A 0 ns reading (below the clock's resolution) becomes 1 ns.
+	if p := point(1, []time.Duration{0, 0, 0}); p.Median != 1 || p.P25 != 1 {
+		t.Fatalf("zero times give %+v", p)
+	}
+}
+
+func TestReportReader(t *testing.T) {
+	var got []Report
+	rr := NewReportReader(func(r Report) { got = append(got, r) })
+	var b strings.Builder
+	WriteReport(&b, Report{Done: 1, Total: 4, What: "tcp 1K"})
+	WriteReport(&b, Report{Transport: "tcp", Result: &profile.Transport{MaxEager: 7}})
+	data := b.String()
+	for i := 0; i < len(data); i += 7 { // lines cut anywhere
+		rr.Write([]byte(data[i:min(i+7, len(data))]))
+	}
+	if err := rr.Close(); err != nil || len(got) != 2 || got[0].What != "tcp 1K" || got[1].Result.MaxEager != 7 {
+		t.Fatalf("reports %+v, %v", got, err)
+	}
+	rr = NewReportReader(func(Report) {})
+	rr.Write([]byte("not json\n"))
+	if err := rr.Close(); err == nil || !strings.Contains(err.Error(), "unreadable report") {
+		t.Fatalf("garbage: %v", err)
+	}
+}
+
+// TestRunLocal runs a tiny pass between two goroutine ranks: every method
+// must come back with one sample per planned size it applies to.
+func TestRunLocal(t *testing.T) {
+	plan := Plan{Sizes: []int64{1, 1000, 300 << 10}, Blocks: 2, MinRep: 1, MaxRep: 3}
+	var transport string
+	var tr *profile.Transport
+	var steps int
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		progress := func(done, total int, what string) { steps = done }
+		name, res, err := Run(t.Context(), c, plan, progress)
+		if c.Rank() == 0 {
+			transport, tr = name, res
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if transport != "inproc" || tr == nil || steps != plan.Units() {
+		t.Fatalf("transport %q, result %v, %d of %d steps", transport, tr, steps, plan.Units())
+	}
+	want := map[string]int{
+		profile.EagerCopy: 3, profile.EagerIovec: 3, profile.Rendezvous: 3,
+		profile.TwoPackets: 2, profile.Aggregated: 2, // pairs stop at 256K
+	}
+	for m, n := range want {
+		c := tr.Methods[m]
+		if len(c) != n {
+			t.Errorf("%s: %d samples, want %d", m, len(c), n)
+			continue
+		}
+		for _, s := range c {
+			if s.Median <= 0 || s.Reps != plan.Blocks*plan.Reps(s.Size) {
+				t.Errorf("%s: sample %+v", m, s)
+			}
+		}
+	}
+	p := &profile.Profile{Version: profile.Version, Transports: map[string]*profile.Transport{"inproc": tr}}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("the result is not a valid profile: %v", err)
+	}
+}
