@@ -154,11 +154,11 @@ type SweepSummary struct {
 	Rows      []SweepRow `json:"rows"`
 }
 
-// path names how policy p sends a message of n bytes: which eager variant,
+// Path names how policy p sends a message of n bytes: which eager variant,
 // or which rendezvous method. Blocking sends below the iovec threshold are
 // copied (inline when small); the rail's own method is "copy" on shared
 // memory and "push" elsewhere.
-func path(p core.Policy, n int64, transport string) string {
+func Path(p core.Policy, n int64, transport string) string {
 	switch {
 	case n <= int64(p.Rendezvous) && n < int64(p.Iovec):
 		return profile.EagerCopy
@@ -198,7 +198,7 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 		times := map[string][]float64{} // by path
 		names := map[string]string{}    // a fixed setting taking each path
 		for _, name := range first.Settings {
-			p := path(first.Policies[name], s.Size, first.Transport)
+			p := Path(first.Policies[name], s.Size, first.Transport)
 			for _, r := range runs {
 				c := r.Curves[name]
 				if i >= len(c) || c[i].Size != s.Size {
@@ -210,7 +210,7 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 				names[p] = name
 			}
 		}
-		tunedPath := path(first.Policies[Tuned], s.Size, first.Transport)
+		tunedPath := Path(first.Policies[Tuned], s.Size, first.Transport)
 		row := SweepRow{Size: s.Size, Path: tunedPath, TunedNS: median(times[tunedPath]), BestNS: math.Inf(1)}
 		for p, ts := range times {
 			if names[p] == "" {

@@ -27,8 +27,8 @@ func TestPath(t *testing.T) {
 		{core.Policy{Rendezvous: 64 << 10, Iovec: 2048}, 1 << 20, "tcp", "rendezvous/push"},
 	}
 	for _, tc := range tests {
-		if got := path(tc.p, tc.n, tc.transport); got != tc.want {
-			t.Errorf("path(%+v, %d, %s) = %s, want %s", tc.p, tc.n, tc.transport, got, tc.want)
+		if got := Path(tc.p, tc.n, tc.transport); got != tc.want {
+			t.Errorf("Path(%+v, %d, %s) = %s, want %s", tc.p, tc.n, tc.transport, got, tc.want)
 		}
 	}
 }

@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/demo"
+	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/units"
+)
+
+func init() {
+	register(command{name: "demo", summary: "sample this machine if needed, show what it tunes, and run a 4-rank program tuned and untuned", run: demoMain})
+	register(command{name: "demo-rank", summary: "one rank of the demo program (started by demo)", run: demoRankMain, hidden: true})
+}
+
+// demoRanks is the demo program's size; demoRounds how many times each
+// configuration runs.
+const (
+	demoRanks  = 4
+	demoRounds = 5
+)
+
+// demoMain is `commtune demo`.
+func demoMain(args []string) int {
+	fs := newFlagSet("demo", "[--resample]")
+	resample := fs.Bool("resample", false, "run the quick sampling pass even if this machine has a profile")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	if fs.NArg() > 0 {
+		return usageError("demo", "unexpected argument %q", fs.Arg(0))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := runDemo(ctx, os.Stdout, os.Stderr, *resample); err != nil {
+		if ctx.Err() != nil {
+			fmt.Fprintln(os.Stderr, "commtune demo: interrupted")
+			return 130
+		}
+		fmt.Fprintf(os.Stderr, "commtune demo: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+func runDemo(ctx context.Context, w, status io.Writer, resample bool) error {
+	start := time.Now()
+	fp, path, err := control.Platform()
+	if err != nil {
+		return err
+	}
+	if path == commtune.ProfileOff {
+		// The demo compares a profile with the defaults: keep its own.
+		path = filepath.Join(os.TempDir(), "commtune-demo-"+fp.ID+".json")
+	}
+	p, err := profile.Load(path, fp)
+	switch {
+	case err == nil && !resample:
+		fmt.Fprintf(w, "Using the profile of this machine, %s (sampled %s).\n\n", path, p.Created.Local().Format("2006-01-02 15:04"))
+	default:
+		why := "no profile for this machine yet"
+		if err != nil && !profile.IsMissing(err) {
+			why = err.Error()
+		} else if err == nil {
+			why = "--resample"
+		}
+		fmt.Fprintf(w, "Sampling this machine (%s): a quick pass over every transfer method of shm and tcp.\n", why)
+		p, err = runSampling(ctx, status, sampleTransports, true, fp)
+		if err != nil {
+			return fmt.Errorf("sampling: %w", err)
+		}
+		if err := p.Save(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "Profile written to %s (%.1f s).\n\n", path, p.Seconds)
+	}
+	fmt.Fprintln(w, "What it selects, by message size, and why:")
+	if err := writeSelection(w, p); err != nil {
+		return err
+	}
+	cfg := demoConfig(p)
+	fmt.Fprintf(w, "\nRunning a %d-rank program (ping-pong in pairs, then ring allreduces of float64 sums) over shared memory,\n", demoRanks)
+	fmt.Fprintln(w, "tuned by the profile, then again on the built-in defaults...")
+	// The two configurations take turns, run after run, so that the
+	// machine's drift falls on both alike; each time is the median of the
+	// runs' medians.
+	var tuned, untuned [][]demo.Result
+	for r := 0; r < demoRounds; r++ {
+		t, err := demoJob(ctx, cfg, path)
+		if err != nil {
+			return fmt.Errorf("tuned run: %w", err)
+		}
+		u, err := demoJob(ctx, cfg, commtune.ProfileOff)
+		if err != nil {
+			return fmt.Errorf("untuned run: %w", err)
+		}
+		tuned, untuned = append(tuned, t), append(untuned, u)
+		fmt.Fprintf(status, "  round %d of %d done\n", r+1, demoRounds)
+	}
+	fmt.Fprintln(w)
+	if err := writeDemoTable(w, combine(tuned), combine(untuned)); err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "\nDone in %.1f s. `commtune info` shows this again; `commtune bench sweep` holds the profile against fixed thresholds.\n",
+		time.Since(start).Seconds())
+	return nil
+}
+
+// demoConfig picks sizes on both sides of the profile's shared-memory
+// thresholds (and a few fixed ones, so the defaults' thresholds are
+// crossed too), and allreduce sizes from small to large.
+func demoConfig(p *profile.Profile) demo.Config {
+	sizes := []int64{8, 4 << 10, 32 << 10, 1 << 20, 8 << 20}
+	if tu, err := p.Tune("shm", nil); err == nil {
+		r := tu.Rendezvous
+		sizes = append(sizes, r/2, r, 2*r)
+		for _, l := range tu.Large {
+			if l.From > r+1 {
+				sizes = append(sizes, l.From/2, 2*l.From)
+			}
+		}
+	}
+	sizes = slices.DeleteFunc(sizes, func(n int64) bool { return n < 1 || n > 16<<20 })
+	slices.Sort(sizes)
+	return demo.Config{PingPong: slices.Compact(sizes), Allreduce: []int64{8 << 10, 256 << 10, 4 << 20}}
+}
+
+// demoJob runs the program through the launcher with COMMTUNE_PROFILE set
+// to profilePath and returns rank 0's results.
+func demoJob(ctx context.Context, cfg demo.Config, profilePath string) ([]demo.Result, error) {
+	join := func(v []int64) string {
+		s := make([]string, len(v))
+		for i, n := range v {
+			s[i] = strconv.FormatInt(n, 10)
+		}
+		return strings.Join(s, ",")
+	}
+	argv, err := launch.Self("demo-rank", "--pingpong", join(cfg.PingPong), "--allreduce", join(cfg.Allreduce))
+	if err != nil {
+		return nil, err
+	}
+	var out, stderr strings.Builder
+	env := []string{commtune.EnvProfile + "=" + profilePath}
+	if err := launch.Run(ctx, launch.Options{N: demoRanks, Args: argv, Env: env, Stdout: &out, Stderr: &stderr}); err != nil {
+		return nil, fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	var res []demo.Result
+	if err := json.Unmarshal([]byte(out.String()), &res); err != nil {
+		return nil, fmt.Errorf("reading rank 0's results: %w", err)
+	}
+	return res, nil
+}
+
+// combine reduces several runs' results to one: each operation's median.
+func combine(runs [][]demo.Result) []demo.Result {
+	out := slices.Clone(runs[0])
+	for i := range out {
+		var ns []float64
+		for _, r := range runs {
+			ns = append(ns, r[i].NS)
+		}
+		slices.Sort(ns)
+		out[i].NS = ns[len(ns)/2]
+	}
+	return out
+}
+
+// writeDemoTable prints the two configurations side by side, with the way
+// each sends the messages of every operation.
+func writeDemoTable(w io.Writer, tuned, untuned []demo.Result) error {
+	if len(tuned) != len(untuned) {
+		return errors.New("the two runs measured different things")
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "operation\tsize\ttuned (µs)\tdefaults (µs)\tdefaults/tuned\ttuned path\tdefaults path\t\n")
+	var better, worse, differ int
+	for i, t := range tuned {
+		u := untuned[i]
+		ratio := u.NS / t.NS
+		up := u.Path
+		if up == t.Path {
+			up = "same"
+		} else {
+			differ++
+			switch {
+			case ratio > 1.05:
+				better++
+			case ratio < 0.95:
+				worse++
+			}
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n", t.Op, units.FormatSize(t.Bytes), t.NS/1e3, u.NS/1e3, ratio, t.Path, up)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err := fmt.Fprintf(w, "(ping-pong: one-way time, both pairs of ranks at once; allreduce: the whole operation; the path is how each\n"+
+		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns)\n"+
+		"Where the profile chose differently from the defaults (%d of %d operations), tuned was more than 5%% faster on %d and more than 5%% slower on %d.\n",
+		demoRounds, differ, len(tuned), better, worse)
+	return err
+}
+
+// demoRankMain is one rank of the demo program.
+func demoRankMain(args []string) int {
+	fs := newFlagSet("demo-rank", "--pingpong SIZES --allreduce SIZES")
+	pp := fs.String("pingpong", "", "ping-pong sizes in bytes")
+	ar := fs.String("allreduce", "", "allreduce sizes in bytes")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	var cfg demo.Config
+	for _, f := range []struct {
+		s   string
+		dst *[]int64
+	}{{*pp, &cfg.PingPong}, {*ar, &cfg.Allreduce}} {
+		sizes, err := units.ParseSizes(f.s)
+		if err != nil {
+			return usageError("demo-rank", "%v", err)
+		}
+		*f.dst = sizes
+	}
+	ctx := context.Background()
+	c, err := commtune.Init(ctx)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	res, err := demo.Run(ctx, c, cfg)
+	if err == nil && c.Rank() == 0 {
+		err = json.NewEncoder(os.Stdout).Encode(res)
+	}
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
+		return 1
+	}
+	return 0
+}

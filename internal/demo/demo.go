@@ -1,0 +1,176 @@
+// Package demo is the parallel program `commtune demo` runs twice, on the
+// tuned profile and on the defaults: pairs of ranks ping-pong messages of
+// sizes on both sides of the thresholds, then every rank takes part in
+// allreduces (a sum of float64 vectors, ring algorithm) whose results are
+// checked.
+package demo
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/control"
+)
+
+// Result is one timed operation, as rank 0 measured it.
+type Result struct {
+	Op    string  `json:"op"`    // "pingpong" or "allreduce"
+	Bytes int64   `json:"bytes"` // message or vector size
+	NS    float64 `json:"ns"`    // median: one-way time (pingpong), whole operation (allreduce)
+	Reps  int     `json:"reps"`
+	// Path is how rank 0 sends each message of the operation (a ping, or
+	// an allreduce's chunk): its eager variant or rendezvous method.
+	Path string `json:"path"`
+}
+
+// Config is what the program measures.
+type Config struct {
+	PingPong  []int64 // message sizes
+	Allreduce []int64 // vector sizes in bytes (multiples of 8)
+}
+
+const (
+	tagPing   = 1
+	tagReduce = 2
+)
+
+// reps returns the repetitions for a message of n bytes: enough for a
+// steady median, within a few seconds for the whole program.
+func reps(n int64) int {
+	return min(max(int((16<<20)/max(n, 1)), 20), 300)
+}
+
+// Run runs the program on every rank of c (an even number of them) and
+// returns rank 0's measurements.
+func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
+	if c.Size()%2 != 0 {
+		return nil, fmt.Errorf("demo: needs an even number of ranks, not %d", c.Size())
+	}
+	var out []Result
+	// Ping-pong: rank 2k with 2k+1, all pairs at once.
+	peer := c.Rank() ^ 1
+	for _, n := range cfg.PingPong {
+		buf := make([]byte, n)
+		r := reps(n)
+		d := make([]time.Duration, 0, r)
+		for i := -2; i < r; i++ { // two warm-up round trips
+			t0 := time.Now()
+			var err error
+			if c.Rank()%2 == 0 {
+				if err = c.Send(ctx, buf, peer, tagPing); err == nil {
+					_, err = c.Recv(ctx, buf, peer, tagPing)
+				}
+			} else {
+				if _, err = c.Recv(ctx, buf, peer, tagPing); err == nil {
+					err = c.Send(ctx, buf, peer, tagPing)
+				}
+			}
+			if err != nil {
+				return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
+			}
+			if i >= 0 {
+				d = append(d, time.Since(t0)/2)
+			}
+		}
+		out = append(out, Result{Op: "pingpong", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, peer, n)})
+	}
+	if err := c.Barrier(ctx); err != nil {
+		return nil, err
+	}
+	for _, n := range cfg.Allreduce {
+		v := make([]float64, n/8)
+		r := reps(n)
+		d := make([]time.Duration, 0, r)
+		for i := -1; i < r; i++ {
+			for j := range v {
+				v[j] = float64(c.Rank()*len(v) + j)
+			}
+			if err := c.Barrier(ctx); err != nil {
+				return nil, err
+			}
+			t0 := time.Now()
+			if err := Allreduce(ctx, c, v); err != nil {
+				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
+			}
+			if i >= 0 {
+				d = append(d, time.Since(t0))
+			}
+			if err := checkSum(v, c.Size()); err != nil {
+				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
+			}
+		}
+		out = append(out, Result{Op: "allreduce", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
+	}
+	return out, nil
+}
+
+// checkSum verifies the sum of the ranks' vectors: element j is
+// Σ_r (r·len + j) = len·size(size−1)/2 + size·j.
+func checkSum(v []float64, size int) error {
+	base := float64(len(v)) * float64(size*(size-1)/2)
+	for j, x := range v {
+		if want := base + float64(size*j); x != want {
+			return fmt.Errorf("element %d is %v, want %v", j, x, want)
+		}
+	}
+	return nil
+}
+
+// Allreduce sums v across the ranks of c in place: a ring reduce-scatter
+// then a ring allgather (each rank sends 2(p−1)/p of the vector, the
+// bandwidth-optimal schedule for large vectors).
+func Allreduce(ctx context.Context, c *commtune.Comm, v []float64) error {
+	p, me := c.Size(), c.Rank()
+	if p == 1 || len(v) == 0 {
+		return nil
+	}
+	right, left := (me+1)%p, (me+p-1)%p
+	chunk := func(i int) []float64 {
+		i = ((i % p) + p) % p
+		lo, hi := len(v)*i/p, len(v)*(i+1)/p
+		return v[lo:hi]
+	}
+	in := make([]byte, 8*(len(v)/p+1))
+	for step := 0; step < p-1; step++ { // reduce-scatter
+		send, recv := chunk(me-step), chunk(me-step-1)
+		st, err := c.Sendrecv(ctx, bytesOf(send), right, tagReduce, in[:8*len(recv)], left, tagReduce)
+		if err != nil {
+			return err
+		}
+		if st.Count != 8*len(recv) {
+			return fmt.Errorf("received %d bytes, want %d", st.Count, 8*len(recv))
+		}
+		for i := range recv {
+			recv[i] += math.Float64frombits(binary.LittleEndian.Uint64(in[8*i:]))
+		}
+	}
+	for step := 0; step < p-1; step++ { // allgather
+		send, recv := chunk(me+1-step), chunk(me-step)
+		if _, err := c.Sendrecv(ctx, bytesOf(send), right, tagReduce, in[:8*len(recv)], left, tagReduce); err != nil {
+			return err
+		}
+		for i := range recv {
+			recv[i] = math.Float64frombits(binary.LittleEndian.Uint64(in[8*i:]))
+		}
+	}
+	return nil
+}
+
+func bytesOf(v []float64) []byte { return commtune.Bytes(v) }
+
+func medianNS(d []time.Duration) float64 {
+	slices.Sort(d)
+	return float64(d[len(d)/2].Nanoseconds())
+}
+
+// sendPath names how c's rank sends n bytes to peer under its policy.
+func sendPath(c *commtune.Comm, peer int, n int64) string {
+	ep := control.Of(c)
+	return bench.Path(ep.Policy(c.WorldRank(peer)), n, ep.Transport(c.WorldRank(peer)))
+}

@@ -1,0 +1,56 @@
+package demo
+
+import (
+	"testing"
+
+	"github.com/commtune/commtune"
+)
+
+// TestRunLocal runs the program on four goroutine ranks: every operation
+// is measured and every allreduce checks out (Run verifies the sums).
+func TestRunLocal(t *testing.T) {
+	cfg := Config{PingPong: []int64{1, 4096, 100000}, Allreduce: []int64{8, 8 * 1000, 8 * 100003}}
+	var res []Result
+	err := commtune.Local(4, func(c *commtune.Comm) error {
+		r, err := Run(t.Context(), c, cfg)
+		if c.Rank() == 0 {
+			res = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res) != 6 {
+		t.Fatalf("%d results: %+v", len(res), res)
+	}
+	for i, r := range res {
+		op, n := "pingpong", cfg.PingPong[min(i, 2)]
+		if i >= 3 {
+			op, n = "allreduce", cfg.Allreduce[i-3]
+		}
+		if r.Op != op || r.Bytes != n || r.NS <= 0 || r.Reps < 12 {
+			t.Errorf("result %d: %+v", i, r)
+		}
+	}
+}
+
+func TestAllreduceSizes(t *testing.T) {
+	for _, ranks := range []int{2, 3, 4} {
+		for _, n := range []int{1, 2, 5, 64} { // fewer elements than ranks too
+			err := commtune.Local(ranks, func(c *commtune.Comm) error {
+				v := make([]float64, n)
+				for j := range v {
+					v[j] = float64(c.Rank()*n + j)
+				}
+				if err := Allreduce(t.Context(), c, v); err != nil {
+					return err
+				}
+				return checkSum(v, ranks)
+			})
+			if err != nil {
+				t.Errorf("%d ranks, %d elements: %v", ranks, n, err)
+			}
+		}
+	}
+}
