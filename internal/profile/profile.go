@@ -163,7 +163,7 @@ func (c Curve) validate() error {
 	return nil
 }
 
-// Methods returns the transport's method names, sorted.
+// MethodNames returns the transport's method names, sorted.
 func (t *Transport) MethodNames() []string {
 	names := make([]string, 0, len(t.Methods))
 	for m := range t.Methods {
