@@ -29,26 +29,26 @@ func init() {
 	register(command{name: "demo-rank", summary: "one rank of the demo program (started by demo)", run: demoRankMain, hidden: true})
 }
 
-// demoRanks is the demo program's size; demoRounds how many times each
-// configuration runs.
-const (
-	demoRanks  = 4
-	demoRounds = 5
-)
+// demoRanks is the demo program's size.
+const demoRanks = 4
 
 // demoMain is `commtune demo`.
 func demoMain(args []string) int {
-	fs := newFlagSet("demo", "[--resample]")
+	fs := newFlagSet("demo", "[--resample] [--rounds N]")
 	resample := fs.Bool("resample", false, "run the quick sampling pass even if this machine has a profile")
+	rounds := fs.Int("rounds", 5, "runs of each configuration (tuned, defaults), taken in turns")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError("demo", "unexpected argument %q", fs.Arg(0))
 	}
+	if *rounds < 1 {
+		return usageError("demo", "--rounds must be at least 1")
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	if err := runDemo(ctx, os.Stdout, os.Stderr, *resample); err != nil {
+	if err := runDemo(ctx, os.Stdout, os.Stderr, *resample, *rounds); err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(os.Stderr, "commtune demo: interrupted")
 			return 130
@@ -59,7 +59,7 @@ func demoMain(args []string) int {
 	return 0
 }
 
-func runDemo(ctx context.Context, w, status io.Writer, resample bool) error {
+func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int) error {
 	start := time.Now()
 	fp, path, err := control.Platform()
 	if err != nil {
@@ -101,7 +101,7 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool) error {
 	// machine's drift falls on both alike; each time is the median of the
 	// runs' medians.
 	var tuned, untuned [][]demo.Result
-	for r := 0; r < demoRounds; r++ {
+	for r := 0; r < rounds; r++ {
 		t, err := demoJob(ctx, cfg, path)
 		if err != nil {
 			return fmt.Errorf("tuned run: %w", err)
@@ -111,10 +111,10 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool) error {
 			return fmt.Errorf("untuned run: %w", err)
 		}
 		tuned, untuned = append(tuned, t), append(untuned, u)
-		fmt.Fprintf(status, "  round %d of %d done\n", r+1, demoRounds)
+		fmt.Fprintf(status, "  round %d of %d done\n", r+1, rounds)
 	}
 	fmt.Fprintln(w)
-	if err := writeDemoTable(w, combine(tuned), combine(untuned)); err != nil {
+	if err := writeDemoTable(w, combine(tuned), combine(untuned), rounds); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nDone in %.1f s. `commtune info` shows this again; `commtune bench sweep` holds the profile against fixed thresholds.\n",
@@ -183,7 +183,7 @@ func combine(runs [][]demo.Result) []demo.Result {
 
 // writeDemoTable prints the two configurations side by side, with the way
 // each sends the messages of every operation.
-func writeDemoTable(w io.Writer, tuned, untuned []demo.Result) error {
+func writeDemoTable(w io.Writer, tuned, untuned []demo.Result, rounds int) error {
 	if len(tuned) != len(untuned) {
 		return errors.New("the two runs measured different things")
 	}
@@ -213,7 +213,7 @@ func writeDemoTable(w io.Writer, tuned, untuned []demo.Result) error {
 	_, err := fmt.Fprintf(w, "(ping-pong: one-way time, both pairs of ranks at once; allreduce: the whole operation; the path is how each\n"+
 		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns)\n"+
 		"Where the profile chose differently from the defaults (%d of %d operations), tuned was more than 5%% faster on %d and more than 5%% slower on %d.\n",
-		demoRounds, differ, len(tuned), better, worse)
+		rounds, differ, len(tuned), better, worse)
 	return err
 }
 
