@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -207,20 +206,11 @@ func benchRankMain(args []string) int {
 	for _, s := range sizes {
 		cfg.Sizes = append(cfg.Sizes, int(s))
 	}
-	ctx := context.Background()
-	c, err := commtune.Init(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	res, base, err := bench.PingPong(ctx, c, cfg)
-	if err == nil && c.Rank() == 0 {
-		err = bench.WriteJSON(os.Stdout, newReport(*transport, *method, res, base))
-	}
-	err = errors.Join(err, c.Close())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
-		return 1
-	}
-	return 0
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		res, base, err := bench.PingPong(ctx, c, cfg)
+		if c.Rank() != 0 || err != nil {
+			return nil, err
+		}
+		return newReport(*transport, *method, res, base), nil
+	})
 }

@@ -123,22 +123,11 @@ func sweepRankMain(args []string) int {
 	if *blocks > 0 {
 		plan.Blocks = *blocks
 	}
-	ctx := context.Background()
-	c, err := commtune.Init(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	res, err := bench.Sweep(ctx, c, plan, nil)
-	if err == nil && c.Rank() == 0 {
-		err = json.NewEncoder(os.Stdout).Encode(res)
-	}
-	if cerr := c.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
-		return 1
-	}
-	return 0
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		res, err := bench.Sweep(ctx, c, plan, nil)
+		if res == nil {
+			return nil, err // rank 1, or a failure
+		}
+		return res, err
+	})
 }

@@ -236,22 +236,11 @@ func demoRankMain(args []string) int {
 		}
 		*f.dst = sizes
 	}
-	ctx := context.Background()
-	c, err := commtune.Init(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	res, err := demo.Run(ctx, c, cfg)
-	if err == nil && c.Rank() == 0 {
-		err = json.NewEncoder(os.Stdout).Encode(res)
-	}
-	if cerr := c.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
-		return 1
-	}
-	return 0
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		res, err := demo.Run(ctx, c, cfg)
+		if c.Rank() != 0 {
+			return nil, err
+		}
+		return res, err
+	})
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -200,23 +199,14 @@ func sampleRankMain(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	ctx := context.Background()
-	c, err := commtune.Init(ctx)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	progress := func(done, total int, what string) {
-		sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
-	}
-	transport, tr, err := sample.Run(ctx, c, sample.NewPlan(*quick), progress)
-	if err == nil && c.Rank() == 0 {
-		err = sample.WriteReport(os.Stdout, sample.Report{Transport: transport, Result: tr})
-	}
-	err = errors.Join(err, c.Close())
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "rank %d: %v\n", c.Rank(), err)
-		return 1
-	}
-	return 0
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		progress := func(done, total int, what string) {
+			sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
+		}
+		transport, tr, err := sample.Run(ctx, c, sample.NewPlan(*quick), progress)
+		if c.Rank() != 0 || err != nil {
+			return nil, err
+		}
+		return sample.Report{Transport: transport, Result: tr}, nil
+	})
 }

@@ -15,55 +15,33 @@ import (
 	"gonum.org/v1/plot/vg"
 
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/profile/profiletest"
 )
-
-// sizes returns the powers of two from lo to hi and the midpoints between
-// them, as a sampling pass uses.
-func sizes(lo, hi int64) []int64 {
-	var out []int64
-	for s := lo; s <= hi; s *= 2 {
-		out = append(out, s)
-		if mid := s + s/2; s > 1 && mid <= hi {
-			out = append(out, mid)
-		}
-	}
-	return out
-}
-
-// line samples a + b·size ns at each size, quartiles 5% either side.
-func line(at []int64, a, b float64) profile.Curve {
-	c := make(profile.Curve, len(at))
-	for i, s := range at {
-		m := a + b*float64(s)
-		c[i] = profile.Sample{Size: s, Median: m, P25: 0.95 * m, P75: 1.05 * m, Reps: 100}
-	}
-	return c
-}
 
 // testProfile has straight-line curves whose crossings are known: on tcp,
 // iovec from 1000 B (5000 + x/2 = 5200 + 0.3x), rendezvous from 196000 B,
 // aggregation below 30000 B; on shm, rendezvous by copy from 102000 B
 // and by cachefree from 1200000 B (2000 + x/30 = 12000 + x/40).
 func testProfile() *profile.Profile {
-	eager, all, pairs := sizes(1, 512<<10), sizes(1, 16<<20), sizes(1, 256<<10)
+	eager, all, pairs := profiletest.Sizes(1, 512<<10), profiletest.Sizes(1, 16<<20), profiletest.Sizes(1, 256<<10)
 	return &profile.Profile{Version: profile.Version,
 		Transports: map[string]*profile.Transport{
 			"tcp": {MaxEager: 512 << 10, Methods: map[string]profile.Curve{
-				profile.EagerCopy:  line(eager, 5000, 0.5),
-				profile.EagerIovec: line(eager, 5200, 0.3),
-				profile.Rendezvous: line(all, 15000, 0.25),
-				profile.Aggregated: line(pairs, 6000, 1.1),
-				profile.TwoPackets: line(pairs, 9000, 1.0),
+				profile.EagerCopy:  profiletest.Line(eager, 5000, 0.5),
+				profile.EagerIovec: profiletest.Line(eager, 5200, 0.3),
+				profile.Rendezvous: profiletest.Line(all, 15000, 0.25),
+				profile.Aggregated: profiletest.Line(pairs, 6000, 1.1),
+				profile.TwoPackets: profiletest.Line(pairs, 9000, 1.0),
 			}},
 			"shm": {MaxEager: 512 << 10, Methods: map[string]profile.Curve{
-				profile.EagerCopy:                  line(eager, 300, 0.05),
-				profile.EagerIovec:                 line(eager, 300, 0.05),
-				profile.RendezvousVia("copy"):      line(all, 2000, 1.0/30),
-				profile.RendezvousVia("cma"):       line(all, 8000, 1.0/32),
-				profile.RendezvousVia("cachefree"): line(all, 12000, 1.0/40),
+				profile.EagerCopy:                  profiletest.Line(eager, 300, 0.05),
+				profile.EagerIovec:                 profiletest.Line(eager, 300, 0.05),
+				profile.RendezvousVia("copy"):      profiletest.Line(all, 2000, 1.0/30),
+				profile.RendezvousVia("cma"):       profiletest.Line(all, 8000, 1.0/32),
+				profile.RendezvousVia("cachefree"): profiletest.Line(all, 12000, 1.0/40),
 			}},
 		},
-		Host: map[string]profile.Curve{profile.Memcpy: line(all, 20, 0.0001)},
+		Host: map[string]profile.Curve{profile.Memcpy: profiletest.Line(all, 20, 0.0001)},
 	}
 }
 
@@ -71,15 +49,15 @@ func testProfile() *profile.Profile {
 // faster everywhere: eager-copy than eager-iovec (no iovec threshold), two
 // packets than one aggregated (no aggregation threshold).
 func noSwitchProfile() *profile.Profile {
-	eager, all, pairs := sizes(1, 64<<10), sizes(1, 1<<20), sizes(1, 64<<10)
+	eager, all, pairs := profiletest.Sizes(1, 64<<10), profiletest.Sizes(1, 1<<20), profiletest.Sizes(1, 64<<10)
 	return &profile.Profile{Version: profile.Version,
 		Transports: map[string]*profile.Transport{
 			"tcp": {MaxEager: 64 << 10, Methods: map[string]profile.Curve{
-				profile.EagerCopy:  line(eager, 5000, 0.3),
-				profile.EagerIovec: line(eager, 5200, 0.5),
-				profile.Rendezvous: line(all, 15000, 0.25),
-				profile.Aggregated: line(pairs, 9000, 1.1),
-				profile.TwoPackets: line(pairs, 6000, 1.0),
+				profile.EagerCopy:  profiletest.Line(eager, 5000, 0.3),
+				profile.EagerIovec: profiletest.Line(eager, 5200, 0.5),
+				profile.Rendezvous: profiletest.Line(all, 15000, 0.25),
+				profile.Aggregated: profiletest.Line(pairs, 9000, 1.1),
+				profile.TwoPackets: profiletest.Line(pairs, 6000, 1.0),
 			}},
 		},
 	}
@@ -244,7 +222,7 @@ func TestLargeFigure(t *testing.T) {
 // drawn all the same.
 func TestWriteUntunable(t *testing.T) {
 	p := testProfile()
-	p.Transports["inproc"] = &profile.Transport{Methods: map[string]profile.Curve{profile.Rendezvous: line(sizes(1, 1024), 100, 1)}}
+	p.Transports["inproc"] = &profile.Transport{Methods: map[string]profile.Curve{profile.Rendezvous: profiletest.Line(profiletest.Sizes(1, 1024), 100, 1)}}
 	files, err := Write(t.TempDir(), p)
 	if err == nil || !strings.Contains(err.Error(), "inproc") {
 		t.Errorf("error %v, want one naming inproc", err)
