@@ -95,7 +95,7 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 		return err
 	}
 	cfg := demoConfig(p)
-	fmt.Fprintf(w, "\nRunning a %d-rank program (ping-pong in pairs, then ring allreduces of float64 sums) over shared memory,\n", demoRanks)
+	fmt.Fprintf(w, "\nRunning a %d-rank program (ping-pong between ranks 0 and 1, then ring allreduces of float64 sums) over shared memory,\n", demoRanks)
 	fmt.Fprintln(w, "tuned by the profile, then again on the built-in defaults...")
 	// The two configurations take turns, run after run, so that the
 	// machine's drift falls on both alike; each time is the median of the
@@ -210,7 +210,7 @@ func writeDemoTable(w io.Writer, tuned, untuned []demo.Result, rounds int) error
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "(ping-pong: one-way time, both pairs of ranks at once; allreduce: the whole operation; the path is how each\n"+
+	_, err := fmt.Fprintf(w, "(ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
 		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns)\n"+
 		"Where the profile chose differently from the defaults (%d of %d operations), tuned was more than 5%% faster on %d and more than 5%% slower on %d.\n",
 		rounds, differ, len(tuned), better, worse)
