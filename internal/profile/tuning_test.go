@@ -23,7 +23,7 @@ func testProfile() *Profile {
 		EagerCopy:                  curve(eager, line(300, 0.05)),
 		EagerIovec:                 curve(eager, line(300, 0.05)),
 		RendezvousVia("copy"):      curve(all, line(2000, 1.0/30)),
-		RendezvousVia("cma"):       curve(all, line(8000, 1.0/32)),
+		RendezvousVia("cma"):       curve(all, line(8000, 1.0/35)),
 		RendezvousVia("cachefree"): curve(all, line(12000, 1.0/40)),
 	}}
 	fp := Fingerprint{CPU: "test", CPUs: 2, Caches: "L3 32M×1", Kernel: "6.1", Go: "go1.26", Transports: []string{"shm", "tcp rails=1"}}
@@ -53,15 +53,15 @@ func TestTune(t *testing.T) {
 
 	// shm: eager (300 + x/20) meets rendezvous by copy (2000 + x/30) at
 	// x = 102000, the eager limit + 1. Above it cachefree (12000 + x/40)
-	// overtakes copy at 1200000 (x/120 = 10000); cma (8000 + x/32) is
-	// never fastest then. Without cachefree, cma overtakes copy at 2880000
-	// (x/480 = 6000).
+	// overtakes copy at 1200000 (x/120 = 10000); cma (8000 + x/35) is
+	// never fastest then. Without cachefree, cma overtakes copy at 1260000
+	// (x/210 = 6000).
 	tests := []struct {
 		available []string
 		want      []Range
 	}{
 		{nil, []Range{{102000, RendezvousVia("copy")}, {1200000, RendezvousVia("cachefree")}}},
-		{[]string{"copy", "cma"}, []Range{{102000, RendezvousVia("copy")}, {2880000, RendezvousVia("cma")}}},
+		{[]string{"copy", "cma"}, []Range{{102000, RendezvousVia("copy")}, {1260000, RendezvousVia("cma")}}},
 		{[]string{"copy"}, []Range{{102000, RendezvousVia("copy")}}},
 	}
 	for _, tc := range tests {
