@@ -22,7 +22,7 @@ func TestPlan(t *testing.T) {
 		{"last size", full.Sizes[len(full.Sizes)-1], int64(MaxSize)},
 		{"small messages get the most round trips", full.Reps(8), full.MaxRep},
 		{"16M gets the fewest", full.Reps(16 << 20), full.MinRep},
-		{"1M moves the block budget", full.Reps(1 << 20), budgetBytes / (1 << 20)},
+		{"256K moves the block budget", full.Reps(256 << 10), budgetBytes / (256 << 10)},
 		{"units", quick.Units(), quick.Blocks * (25 + 19)}, // 19 sizes ≤ 256K take part in the pair phase
 	}
 	for _, tc := range tests {
