@@ -65,6 +65,11 @@ func (t *Transport) drain(ir *inRing) bool {
 		return false
 	}
 	defer ir.mu.Unlock()
+	return t.drainLocked(ir)
+}
+
+// drainLocked is drain with ir.mu held.
+func (t *Transport) drainLocked(ir *inRing) bool {
 	progress := false
 	for {
 		rec, err := ir.r.peek()

@@ -245,8 +245,13 @@ func (t *Transport) peerGone(peer int) {
 	if rl == nil || !rl.lost.CompareAndSwap(false, true) {
 		return
 	}
-	// Deliver what it wrote before dying, then report it.
-	t.drain(rl.in)
+	// Deliver what it wrote before dying, then report it. Wait for a
+	// goroutine draining the ring now: it may be holding the Bye record.
+	if rl.in != nil && rl.in.rail != nil {
+		rl.in.mu.Lock()
+		t.drainLocked(rl.in)
+		rl.in.mu.Unlock()
+	}
 	err := fmt.Errorf("shm: rank %d's process ended without saying goodbye", peer)
 	if rl.byeSeen.Load() {
 		err = fmt.Errorf("shm: %w", driver.ErrPeerClosed)
