@@ -24,6 +24,7 @@ type Comm struct {
 	mu      sync.Mutex
 	derived uint64 // Dup/Split calls so far: identical on all members
 	closed  atomic.Bool
+	collSeq atomic.Uint64 // collective calls so far: their tags
 }
 
 // AnySource and AnyTag match any sender and any tag in Recv, Irecv,

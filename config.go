@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -64,6 +65,16 @@ type Config struct {
 	// (fields above, or their variables) override the profile's.
 	// Env: COMMTUNE_PROFILE.
 	Profile string
+	// Collectives forces collective algorithms: operation name (bcast,
+	// allreduce …) → algorithm, as `commtune bench coll` names it or in
+	// short ("binomial:seg=16K"). Every rank must force the same. A forced
+	// algorithm that cannot keep a non-commutative reduction in rank order
+	// is not used for one. Default: the fixed decision table
+	// (docs/collectives.md).
+	// Env: COMMTUNE_COLL_<OP>, e.g. COMMTUNE_COLL_BCAST=binomial:seg=16K.
+	Collectives map[string]string
+
+	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 }
 
 // Option adjusts the Config used by Init or Local.
@@ -79,6 +90,9 @@ const (
 	EnvConnectTimeout      = "COMMTUNE_CONNECT_TIMEOUT"
 	EnvSpinWait            = "COMMTUNE_SPIN_WAIT"
 	EnvProfile             = "COMMTUNE_PROFILE"
+	// EnvCollPrefix + an operation's name in capitals forces its
+	// algorithm: COMMTUNE_COLL_BCAST, COMMTUNE_COLL_ALLREDUCE …
+	EnvCollPrefix = "COMMTUNE_COLL_"
 )
 
 // ProfileOff is the Config.Profile value that disables the profile.
@@ -100,6 +114,9 @@ func buildConfig(opts []Option) (Config, error) {
 		c.ConnectTimeout = DefaultConnectTimeout
 	}
 	if err := c.checkTransports(); err != nil {
+		return c, err
+	}
+	if err := c.parseCollectives(); err != nil {
 		return c, err
 	}
 	if err := c.coreConfig().Validate(); err != nil {
@@ -156,12 +173,38 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	if err := c.applyShmEnv(lookup); err != nil {
 		return err
 	}
+	for _, op := range coll.Operations {
+		name := EnvCollPrefix + strings.ToUpper(string(op))
+		if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
+			if c.Collectives == nil {
+				c.Collectives = map[string]string{}
+			}
+			c.Collectives[string(op)] = strings.TrimSpace(v)
+		}
+	}
 	if v, ok := lookup(EnvConnectTimeout); ok && strings.TrimSpace(v) != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d <= 0 {
 			return fmt.Errorf("commtune: %s=%q: want a positive duration like 30s", EnvConnectTimeout, v)
 		}
 		c.ConnectTimeout = d
+	}
+	return nil
+}
+
+// parseCollectives checks Collectives and keeps them parsed.
+func (c *Config) parseCollectives() error {
+	c.collForced = nil
+	for name, spec := range c.Collectives {
+		op := coll.Operation(strings.ToLower(name))
+		a, err := coll.Parse(op, spec)
+		if err != nil {
+			return fmt.Errorf("commtune: forced collective (%s%s): %w", EnvCollPrefix, strings.ToUpper(name), err)
+		}
+		if c.collForced == nil {
+			c.collForced = map[coll.Operation]coll.Algorithm{}
+		}
+		c.collForced[op] = a
 	}
 	return nil
 }

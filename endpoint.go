@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/inproc"
@@ -21,10 +22,11 @@ type endpoint struct {
 	eng        *core.Engine
 	sched      *sched.Scheduler
 	transports []driver.Transport
-	release    func() error     // boot resources (the key-value connection)
-	shmPeers   []int            // world ranks reached through shared memory
-	profile    *profile.Profile // the tuning profile, nil on defaults
-	cpus       map[int][]int    // CPUs each rank of this node may run on
+	release    func() error                      // boot resources (the key-value connection)
+	shmPeers   []int                             // world ranks reached through shared memory
+	profile    *profile.Profile                  // the tuning profile, nil on defaults
+	cpus       map[int][]int                     // CPUs each rank of this node may run on
+	collForced map[coll.Operation]coll.Algorithm // COMMTUNE_COLL_<OP>
 
 	closeOnce sync.Once
 	closeErr  error
@@ -40,7 +42,7 @@ func newEndpoint(rank, size int, cfg Config) (*endpoint, error) {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
 	sc.AddRail(inproc.Self(rank, eng))
-	return &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}}, nil
+	return &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}, collForced: cfg.collForced}, nil
 }
 
 // attach adds t's rails to every peer it reaches.

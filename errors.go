@@ -1,6 +1,11 @@
 package commtune
 
-import "github.com/commtune/commtune/internal/core"
+import (
+	"errors"
+
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/core"
+)
 
 var (
 	// ErrTruncate is returned (wrapped in a *TruncateError) by a receive
@@ -15,6 +20,13 @@ var (
 	// ErrCanceled is returned by a cancelled request, and by a receive whose
 	// matched sender cancelled its send.
 	ErrCanceled = core.ErrCanceled
+	// ErrNotCommutative is returned when an algorithm that combines
+	// contributions out of rank order is forced (WithAlgorithm) on a
+	// non-commutative reduction.
+	ErrNotCommutative = coll.ErrNotCommutative
+	// ErrSizeMismatch is returned by a collective call whose ranks
+	// disagree on the sizes of what they exchange.
+	ErrSizeMismatch = errors.New("ranks disagree on the message size")
 )
 
 // TruncateError is the error of a truncated receive: errors.Is(err,

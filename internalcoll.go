@@ -3,14 +3,12 @@ package commtune
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 )
 
 // Tags on a communicator's collective context used by the operations in
 // this file.
 const (
 	tagAllgatherInts = 1
-	tagBarrier       = 2
 )
 
 // allgatherInts gives every rank every rank's vals (all of the same
@@ -58,32 +56,4 @@ func (c *Comm) allgatherInts(ctx context.Context, vals []int) ([][]int, error) {
 		}
 	}
 	return out, nil
-}
-
-// Barrier returns once every rank of c has entered it (dissemination
-// algorithm: ⌈log2 n⌉ rounds of one zero-byte message each way).
-func (c *Comm) Barrier(ctx context.Context) error {
-	if err := c.check(); err != nil {
-		return err
-	}
-	n := len(c.group)
-	for dist := 1; dist < n; dist *= 2 {
-		to := (c.rank + dist) % n
-		from := (c.rank - dist + n) % n
-		rr, err := c.irecv(nil, from, tagBarrier, c.collCtx)
-		if err != nil {
-			return err
-		}
-		sr, err := c.isend(nil, to, tagBarrier, c.collCtx)
-		if err != nil {
-			return err
-		}
-		if _, err := c.block(ctx, sr); err != nil {
-			return fmt.Errorf("commtune: barrier: %w", err)
-		}
-		if _, err := c.block(ctx, rr); err != nil {
-			return fmt.Errorf("commtune: barrier: %w", err)
-		}
-	}
-	return nil
 }

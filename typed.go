@@ -61,3 +61,21 @@ func checkElems[T Number](st Status) error {
 	}
 	return nil
 }
+
+// fromBytes views b as T elements, without copying; b must be aligned for
+// T (it comes from a []T or from coll's scratch, at multiples of T's
+// size).
+func fromBytes[T Number](b []byte) []T {
+	var x T
+	n := len(b) / int(unsafe.Sizeof(x))
+	if n == 0 {
+		return nil
+	}
+	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
+}
+
+// elemSize returns T's size in bytes.
+func elemSize[T Number]() int {
+	var x T
+	return int(unsafe.Sizeof(x))
+}

@@ -1,0 +1,159 @@
+package commtune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/core"
+)
+
+// CollOption adjusts one collective call.
+type CollOption func(*collOptions)
+
+type collOptions struct {
+	algorithm string
+}
+
+// WithAlgorithm runs the call with the named algorithm rather than the
+// one the decision table picks: a name as `commtune bench coll` prints
+// it ("bcast/binomial/seg=16K") or a short form without the operation
+// ("binomial:seg=16K"). Every rank must pass the same one. An unknown
+// name, or an algorithm that reorders a non-commutative reduction, is an
+// error.
+func WithAlgorithm(name string) CollOption {
+	return func(o *collOptions) { o.algorithm = name }
+}
+
+// Collective operations use their communicator's collective context, with
+// one tag per call: calls are numbered in the order each rank makes them
+// (which MPI requires to be the same on every rank), so that the messages
+// of consecutive calls never match each other's receives.
+const (
+	tagCollFirst = 16
+	tagCollSpan  = 1 << 28
+)
+
+func (c *Comm) nextCollTag() int {
+	return tagCollFirst + int(c.collSeq.Add(1)%tagCollSpan)
+}
+
+// algorithm chooses op's algorithm for a call: the caller's option, else
+// the configuration's forced one (COMMTUNE_COLL_<OP>), else the fixed
+// decision table. A forced algorithm that cannot reduce a non-commutative
+// operation in rank order yields to the table; an option does not.
+func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []CollOption) (coll.Algorithm, error) {
+	var o collOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.algorithm != "" {
+		a, err := coll.Parse(op, o.algorithm)
+		if err != nil {
+			return a, fmt.Errorf("commtune: %w", err)
+		}
+		if !commutative && a.Commutative() {
+			return a, fmt.Errorf("commtune: %s: %w", a.Name(), ErrNotCommutative)
+		}
+		return a, nil
+	}
+	if a, ok := c.ep.collForced[op]; ok && (commutative || !a.Commutative()) {
+		return a, nil
+	}
+	return coll.Decide(op, len(c.group), bytes, commutative), nil
+}
+
+// collective runs one call: l describes it (the decision table looks at
+// l.Bytes), in and out are this rank's buffers.
+func (c *Comm) collective(ctx context.Context, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	l.Size, l.Rank = len(c.group), c.rank
+	alg, err := c.algorithm(op, l.Bytes, commutative, opts)
+	if err != nil {
+		return err
+	}
+	s, err := alg.Build(l, commutative)
+	if err != nil {
+		return fmt.Errorf("commtune: %w", err)
+	}
+	if in != nil && out != nil && overlap(in, out) {
+		// In place (send and receive buffers share memory): schedules
+		// read the input after writing the output.
+		in = append([]byte(nil), in...)
+	}
+	x := &exchanger{c: c, tag: c.nextCollTag()}
+	if err := coll.Run(ctx, x, s, in, out, red); err != nil {
+		return fmt.Errorf("commtune: %s (%s): %w", op, alg.Name(), err)
+	}
+	return nil
+}
+
+// overlap reports whether a and b share memory.
+func overlap(a, b []byte) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	pa, pb := uintptr(unsafe.Pointer(unsafe.SliceData(a))), uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return pa < pb+uintptr(len(b)) && pb < pa+uintptr(len(a))
+}
+
+// exchanger carries out a schedule's rounds over c's point-to-point
+// engine (coll.Exchanger).
+type exchanger struct {
+	c    *Comm
+	tag  int
+	reqs []*core.Request
+}
+
+func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error {
+	c := x.c
+	reqs := x.reqs[:0]
+	var errs []error
+	post := func(m coll.Msg, send bool) bool {
+		var r *core.Request
+		var err error
+		if send {
+			r, err = c.isendTemp(m.Buf, m.Peer, x.tag, c.collCtx)
+		} else {
+			r, err = c.irecvTemp(m.Buf, m.Peer, x.tag, c.collCtx)
+		}
+		if err != nil {
+			errs = append(errs, err)
+			return false
+		}
+		reqs = append(reqs, r)
+		return true
+	}
+	ok := true
+	for _, m := range recvs {
+		if ok = post(m, false); !ok {
+			break
+		}
+	}
+	for _, m := range sends {
+		if !ok {
+			break
+		}
+		ok = post(m, true)
+	}
+	for i, r := range reqs {
+		if !ok {
+			r.Cancel()
+		}
+		st, err := c.block(ctx, r)
+		if err == nil && i < len(recvs) && st.Count != len(recvs[i].Buf) {
+			err = fmt.Errorf("%w: %d bytes from rank %d where %d were expected (do all ranks pass the same sizes?)",
+				ErrSizeMismatch, st.Count, recvs[i].Peer, len(recvs[i].Buf))
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+		c.ep.eng.Release(r)
+	}
+	x.reqs = reqs[:0]
+	return errors.Join(errs...)
+}

@@ -1,0 +1,116 @@
+package coll
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/commtune/commtune/internal/units"
+)
+
+// Rule is one line of the fixed decision table: it applies to calls on at
+// most MaxRanks ranks moving at most MaxBytes (the vector for bcast,
+// reduce and allreduce, one rank's block for the others), and to
+// commutative reductions only when Commutative is set.
+type Rule struct {
+	MaxRanks    int
+	MaxBytes    int
+	Commutative bool
+	Algorithm   Algorithm
+}
+
+const anySize = math.MaxInt
+
+// decisionTable is the fixed selection (like Open MPI's
+// coll_tuned_decision_fixed.c): per operation, the first rule that
+// applies wins. The crossings were measured with `commtune bench coll` on
+// the reference machine (2 vCPU, shared memory, 4 ranks); the reasoning
+// behind each line is in docs/collectives.md.
+var decisionTable = map[Operation][]Rule{
+	OpBarrier: {
+		{anySize, anySize, false, must(OpBarrier, "dissemination")},
+	},
+	OpBcast: {
+		{anySize, 16 << 10, false, must(OpBcast, "binomial")},
+		{anySize, anySize, false, must(OpBcast, "binomial:seg=64K")},
+	},
+	OpReduce: {
+		{anySize, 16 << 10, false, must(OpReduce, "binomial")},
+		{anySize, anySize, false, must(OpReduce, "binomial:seg=64K")},
+	},
+	OpAllreduce: {
+		{anySize, 8 << 10, false, must(OpAllreduce, "recursive-doubling")},
+		{anySize, anySize, true, must(OpAllreduce, "rabenseifner")},
+		{anySize, anySize, false, must(OpAllreduce, "reduce-bcast:binomial:seg=64K")},
+	},
+	OpScatter: {
+		{anySize, anySize, false, must(OpScatter, "binomial")},
+	},
+	OpGather: {
+		{anySize, anySize, false, must(OpGather, "binomial")},
+	},
+	OpAllgather: {
+		{anySize, 1 << 10, false, must(OpAllgather, "bruck")},
+		{anySize, anySize, false, must(OpAllgather, "ring")},
+	},
+	OpAlltoall: {
+		{anySize, 256, false, must(OpAlltoall, "bruck")},
+		{anySize, anySize, false, must(OpAlltoall, "pairwise")},
+	},
+	OpScatterv:   {{anySize, anySize, false, must(OpScatterv, "flat")}},
+	OpGatherv:    {{anySize, anySize, false, must(OpGatherv, "flat")}},
+	OpAllgatherv: {{anySize, anySize, false, must(OpAllgatherv, "ring")}},
+	OpAlltoallv:  {{anySize, anySize, false, must(OpAlltoallv, "pairwise")}},
+}
+
+func must(op Operation, spec string) Algorithm {
+	a, err := Parse(op, spec)
+	if err != nil {
+		panic(err)
+	}
+	return a
+}
+
+// Decide returns the fixed table's algorithm for op on ranks ranks moving
+// bytes (see Rule), for a reduction that is commutative or not.
+func Decide(op Operation, ranks, bytes int, commutative bool) Algorithm {
+	for _, r := range decisionTable[op] {
+		if ranks <= r.MaxRanks && bytes <= r.MaxBytes && (commutative || !r.Commutative) {
+			return r.Algorithm
+		}
+	}
+	panic(fmt.Sprintf("coll: no decision for %s", op))
+}
+
+// DecisionTable prints the table, one rule per line, for documentation
+// and `commtune info`.
+func DecisionTable() string {
+	var b strings.Builder
+	for _, op := range Operations {
+		for _, r := range decisionTable[op] {
+			fmt.Fprintf(&b, "%-10s ranks ≤ %-4s bytes ≤ %-5s %-11s %s\n", op, limit(r.MaxRanks), size(r.MaxBytes), cond(r.Commutative), r.Algorithm.Name())
+		}
+	}
+	return b.String()
+}
+
+func limit(n int) string {
+	if n == anySize {
+		return "any"
+	}
+	return fmt.Sprint(n)
+}
+
+func size(n int) string {
+	if n == anySize {
+		return "any"
+	}
+	return units.FormatSize(int64(n))
+}
+
+func cond(commutative bool) string {
+	if commutative {
+		return "commutative"
+	}
+	return ""
+}

@@ -1,0 +1,82 @@
+package commtune
+
+import (
+	"fmt"
+	"reflect"
+
+	"github.com/commtune/commtune/internal/coll"
+)
+
+// Op is a reduction operation for Reduce and Allreduce: one of the
+// predefined operations below, or one made by NewOp.
+type Op struct {
+	name        string
+	code        coll.OpCode // a predefined operation; 0 for NewOp's
+	user        any         // func(a, b T) T for NewOp's
+	commutative bool
+}
+
+// The predefined operations, MPI's MPI_SUM … MPI_BXOR. Sum and Prod apply
+// to every Number type, Min and Max to integers and floats, the logical
+// operations (non-zero is true; the result is 1 or 0) to integers and
+// floats, the bitwise ones to integers. Floating-point sums and products
+// are combined in an order that depends on the algorithm, as in every
+// MPI, so their last bits may differ between algorithms.
+var (
+	Sum  = Op{name: "sum", code: coll.OpSum, commutative: true}
+	Prod = Op{name: "prod", code: coll.OpProd, commutative: true}
+	Min  = Op{name: "min", code: coll.OpMin, commutative: true}
+	Max  = Op{name: "max", code: coll.OpMax, commutative: true}
+	LAnd = Op{name: "land", code: coll.OpLAnd, commutative: true}
+	LOr  = Op{name: "lor", code: coll.OpLOr, commutative: true}
+	LXor = Op{name: "lxor", code: coll.OpLXor, commutative: true}
+	BAnd = Op{name: "band", code: coll.OpBAnd, commutative: true}
+	BOr  = Op{name: "bor", code: coll.OpBOr, commutative: true}
+	BXor = Op{name: "bxor", code: coll.OpBXor, commutative: true}
+)
+
+// NewOp makes a reduction of T elements from fn, which must be
+// associative: fn(a, b) combines a, the contribution of lower ranks, with
+// b, that of higher ones. A non-commutative operation is applied in rank
+// order, r0 ⊕ r1 ⊕ … ⊕ rn−1; algorithms that cannot keep that order are
+// not used for it (and refuse it when forced).
+func NewOp[T Number](name string, fn func(a, b T) T, commutative bool) Op {
+	return Op{name: name, user: fn, commutative: commutative}
+}
+
+// Name returns the operation's name.
+func (o Op) Name() string { return o.name }
+
+// Commutative reports whether the operation's operands may be swapped.
+func (o Op) Commutative() bool { return o.commutative }
+
+// reducer returns o's kernel for T elements.
+func reducer[T Number](o Op) (coll.Reducer, error) {
+	if o.code != 0 {
+		r, err := coll.Kernel(o.code, reflect.TypeFor[T]().Kind())
+		if err != nil {
+			return nil, fmt.Errorf("commtune: %w", err)
+		}
+		return r, nil
+	}
+	fn, ok := o.user.(func(a, b T) T)
+	if !ok {
+		if o.user == nil {
+			return nil, fmt.Errorf("commtune: reduction operation is the zero Op; use Sum, Max … or NewOp")
+		}
+		return nil, fmt.Errorf("commtune: operation %q combines %s, not %s", o.name, reflect.TypeOf(o.user).In(0), reflect.TypeFor[T]())
+	}
+	return func(dst, src []byte, srcFirst bool) {
+		d, s := fromBytes[T](dst), fromBytes[T](src)
+		s = s[:len(d)]
+		if srcFirst {
+			for i := range d {
+				d[i] = fn(s[i], d[i])
+			}
+			return
+		}
+		for i := range d {
+			d[i] = fn(d[i], s[i])
+		}
+	}, nil
+}
