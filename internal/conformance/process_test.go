@@ -11,6 +11,7 @@ import (
 	"runtime"
 
 	"runtime/metrics"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -19,6 +20,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -65,6 +67,10 @@ func rankMain(mode, arg string) int {
 		err = idleRecv(ctx, c)
 	case "policy":
 		err = showPolicy(ctx, c)
+	case "coll":
+		var calls int
+		calls, err = CheckCollectives(ctx, c, processMatrix(arg))
+		fmt.Printf("rank %d: %d collective calls checked\n", c.Rank(), calls)
 	default:
 		err = fmt.Errorf("unknown mode %q", mode)
 	}
@@ -95,6 +101,53 @@ func runSuite(ctx context.Context, c *commtune.Comm) error {
 		}
 	}
 	return nil
+}
+
+// processMatrix is the subset of the collective matrix run over
+// processes: every operation and family, segments of none and 1K on
+// vectors up to a few segments ("small"), or whole and 64K-segmented
+// 1 MiB vectors ("large").
+func processMatrix(which string) CollectiveMatrix {
+	segs, counts := []int{0, 1 << 10}, []int{0, 1, 7, 5*1024 + 3}
+	if which == "large" {
+		segs, counts = []int{0, 64 << 10}, []int{1 << 20}
+	}
+	return CollectiveMatrix{
+		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather, coll.OpAlltoall},
+		Algorithms: func(op coll.Operation) []coll.Algorithm {
+			var out []coll.Algorithm
+			for _, a := range coll.Algorithms(op) {
+				if slices.Contains(segs, a.Segment) {
+					out = append(out, a)
+				}
+			}
+			return out
+		},
+		Roots:  func(n int) []int { return []int{0, n - 1} },
+		Counts: counts,
+	}
+}
+
+// TestCollectivesProcesses runs a subset of the collective matrix over
+// real processes on TCP and on shared memory.
+func TestCollectivesProcesses(t *testing.T) {
+	for _, tr := range transports {
+		for _, tc := range []struct {
+			n     int
+			which string
+		}{{3, "small"}, {4, "small"}, {4, "large"}} {
+			t.Run(fmt.Sprintf("%s/n=%d/%s", tr.name, tc.n, tc.which), func(t *testing.T) {
+				out, err := runJob(t, tc.n, "coll", tc.which, tr.env)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				t.Log(out)
+				if !strings.Contains(out, "collective calls checked") {
+					t.Fatalf("no report:\n%s", out)
+				}
+			})
+		}
+	}
 }
 
 // transports are the ways the process tests connect their ranks: every

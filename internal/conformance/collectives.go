@@ -1,0 +1,189 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/coll"
+)
+
+// CollectiveMatrix says which collective calls CheckCollectives makes.
+type CollectiveMatrix struct {
+	Ops        []coll.Operation
+	Algorithms func(coll.Operation) []coll.Algorithm
+	// Roots lists the roots of rooted operations on n ranks.
+	Roots func(n int) []int
+	// Counts are the vector (or block) lengths in bytes; the 4- and 8-byte
+	// element cases use as many whole elements as fit.
+	Counts []int
+}
+
+// CheckCollectives makes every call of m on c, each rank checking its
+// result against a sequential reference: uint8 with bxor for every
+// operation, plus int32 sum, float64 max and a non-commutative operation
+// for the reductions, which the algorithms that reorder must refuse. It
+// returns the number of calls made.
+func CheckCollectives(ctx context.Context, c *commtune.Comm, m CollectiveMatrix) (int, error) {
+	n, k := c.Size(), 0
+	for _, op := range m.Ops {
+		roots := []int{0}
+		if op == coll.OpBcast || op == coll.OpReduce || op == coll.OpScatter || op == coll.OpGather {
+			roots = m.Roots(n)
+		}
+		reduction := op == coll.OpReduce || op == coll.OpAllreduce
+		for _, a := range m.Algorithms(op) {
+			for _, root := range roots {
+				for _, count := range m.Counts {
+					k++
+					where := func(err error) error {
+						return fmt.Errorf("%s root=%d bytes=%d: %w", a.Name(), root, count, err)
+					}
+					if err := checkCall(ctx, c, uint8Xor, op, a.Name(), k, root, count); err != nil {
+						return k, where(err)
+					}
+					if !reduction {
+						continue
+					}
+					if err := checkCall(ctx, c, int32Sum, op, a.Name(), k, root, count/4); err != nil {
+						return k, where(err)
+					}
+					if err := checkCall(ctx, c, float64Max, op, a.Name(), k, root, count/8); err != nil {
+						return k, where(err)
+					}
+					err := checkCall(ctx, c, affineNon, op, a.Name(), k, root, count/8)
+					if a.Commutative() && !errors.Is(err, commtune.ErrNotCommutative) || !a.Commutative() && err != nil {
+						return k, where(fmt.Errorf("non-commutative operation: %v", err))
+					}
+				}
+			}
+		}
+	}
+	return k, nil
+}
+
+// RootsSample is the first, second, middle and last rank.
+func RootsSample(n int) []int {
+	return slices.Compact(slices.Sorted(slices.Values([]int{0, min(1, n-1), n / 2, n - 1})))
+}
+
+// elemCase is an element type with a generator of rank r's element i in
+// case k, and a reduction with its sequential definition.
+type elemCase[T commtune.Number] struct {
+	name    string
+	gen     func(k, r, i int) T
+	op      commtune.Op
+	combine func(a, b T) T
+}
+
+// affineMap is a non-commutative, associative operation: the map
+// x → m·x + c (m in the high 32 bits, c in the low), a ⊕ b = "a, then b".
+func affineMap(a, b uint64) uint64 {
+	ma, ca := uint32(a>>32), uint32(a)
+	mb, cb := uint32(b>>32), uint32(b)
+	return uint64(mb*ma)<<32 | uint64(mb*ca+cb)
+}
+
+var (
+	int32Sum = elemCase[int32]{"int32/sum", func(k, r, i int) int32 { return int32(k*7919 + r*104729 + i*31) }, commtune.Sum,
+		func(a, b int32) int32 { return a + b }}
+	float64Max = elemCase[float64]{"float64/max", func(k, r, i int) float64 { return float64((k*37+r*101+i*13)%997) / 4 }, commtune.Max,
+		func(a, b float64) float64 { return math.Max(a, b) }}
+	uint8Xor = elemCase[uint8]{"uint8/bxor", func(k, r, i int) uint8 { return uint8(k*3 + r*29 + i*7) }, commtune.BXor,
+		func(a, b uint8) uint8 { return a ^ b }}
+	affineOp  = commtune.NewOp("affine", affineMap, false)
+	affineNon = elemCase[uint64]{"affine/noncommutative", func(k, r, i int) uint64 {
+		return uint64(2*(k+r+i)+1)<<32 | uint64(k*5+r*3+i)
+	}, affineOp, affineMap}
+)
+
+// checkCall runs one call of op with algorithm alg and compares every
+// rank's result with the sequential reference. count is the number of
+// elements per rank (the vector for bcast and reductions, one block
+// otherwise).
+func checkCall[T commtune.Number](ctx context.Context, c *commtune.Comm, ec elemCase[T], op coll.Operation, alg string, k, root, count int) error {
+	n, me := c.Size(), c.Rank()
+	input := func(r, length int) []T {
+		s := make([]T, length)
+		for i := range s {
+			s[i] = ec.gen(k, r, i)
+		}
+		return s
+	}
+	opt := commtune.WithAlgorithm(alg)
+	var got, want []T
+	switch op {
+	case coll.OpBcast:
+		got = make([]T, count)
+		if me == root {
+			got = input(root, count)
+		}
+		want = input(root, count)
+		if err := commtune.Bcast(ctx, c, got, root, opt); err != nil {
+			return err
+		}
+	case coll.OpReduce, coll.OpAllreduce:
+		send := input(me, count)
+		got = make([]T, count)
+		want = input(0, count)
+		for r := 1; r < n; r++ {
+			for i, v := range input(r, count) {
+				want[i] = ec.combine(want[i], v)
+			}
+		}
+		var err error
+		if op == coll.OpReduce {
+			err = commtune.Reduce(ctx, c, send, got, ec.op, root, opt)
+			if me != root {
+				want = got
+			}
+		} else {
+			err = commtune.Allreduce(ctx, c, send, got, ec.op, opt)
+		}
+		if err != nil {
+			return err
+		}
+	case coll.OpScatter:
+		var send []T
+		if me == root {
+			send = input(root, n*count)
+		}
+		got = make([]T, count)
+		want = input(root, n*count)[me*count : (me+1)*count]
+		if err := commtune.Scatter(ctx, c, send, got, root, opt); err != nil {
+			return err
+		}
+	case coll.OpGather, coll.OpAllgather:
+		for r := 0; r < n; r++ {
+			want = append(want, input(r, count)...)
+		}
+		got = make([]T, n*count)
+		var err error
+		if op == coll.OpGather {
+			err = commtune.Gather(ctx, c, input(me, count), got, root, opt)
+			if me != root {
+				want = got
+			}
+		} else {
+			err = commtune.Allgather(ctx, c, input(me, count), got, opt)
+		}
+		if err != nil {
+			return err
+		}
+	case coll.OpAlltoall:
+		got = make([]T, n*count)
+		for s := 0; s < n; s++ {
+			want = append(want, input(s, n*count)[me*count:(me+1)*count]...)
+		}
+		if err := commtune.Alltoall(ctx, c, input(me, n*count), got, opt); err != nil {
+			return err
+		}
+	}
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("rank %d: result differs from the reference", me)
+	}
+	return nil
+}
