@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds)", run: benchMain})
+	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms)", run: benchMain})
 	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
 }
 
@@ -31,12 +31,15 @@ func benchMain(args []string) int {
 	if len(args) > 0 && args[0] == "sweep" {
 		return sweepMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "coll" {
+		return collMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong|sweep [flags]   (commtune bench NAME -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep|coll [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong or sweep")
+		return usageError("bench", "want a benchmark name: pingpong, sweep or coll")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
@@ -185,6 +188,9 @@ func pingPongProcesses(ctx context.Context, cfg bench.PingPongConfig, transport,
 func benchRankMain(args []string) int {
 	if len(args) > 0 && args[0] == "sweep" {
 		return sweepRankMain(args[1:])
+	}
+	if len(args) > 0 && args[0] == "coll" {
+		return collRankMain(args[1:])
 	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		return usageError("bench-rank", "want a benchmark name")

@@ -57,7 +57,7 @@ func sweepMain(args []string) int {
 	// few sizes, and finer interleaving evens out drift between them.
 	plan := sample.NewPlan(true)
 	plan.Blocks = 9
-	bar := newBar(os.Stderr, len(ts)**runs)
+	bar := newBar(os.Stderr, "sweeping", len(ts)**runs)
 	for i, t := range ts {
 		var results []*bench.SweepRun
 		for r := 0; r < *runs; r++ {

@@ -11,9 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
-	"golang.org/x/term"
-
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
@@ -91,7 +88,7 @@ func runSampling(ctx context.Context, w io.Writer, transports []string, quick bo
 	start := time.Now()
 	plan := sample.NewPlan(quick)
 	per := plan.Units()
-	bar := newBar(w, per*len(transports)+1)
+	bar := newBar(w, "sampling", per*len(transports)+1)
 	defer bar.Finish()
 	p := &profile.Profile{Version: profile.Version, Fingerprint: fp, Created: start.UTC().Round(time.Second),
 		Quick: quick, Transports: map[string]*profile.Transport{}}
@@ -141,56 +138,6 @@ func sampleTransport(ctx context.Context, transport string, quick bool, fn func(
 	}
 	return err
 }
-
-// bar is the progress display: a bar on a terminal, a line per transport
-// otherwise (logs and pipes get no carriage returns).
-type bar interface {
-	Describe(string)
-	Set(int)
-	Finish()
-}
-
-func newBar(w io.Writer, total int) bar {
-	if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
-		return &ttyBar{progressbar.NewOptions(total,
-			progressbar.OptionSetWriter(w),
-			progressbar.OptionSetDescription("sampling"),
-			progressbar.OptionSetPredictTime(true),
-			progressbar.OptionShowCount(),
-			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
-			progressbar.OptionClearOnFinish(),
-		)}
-	}
-	return &lineBar{w: w, total: total}
-}
-
-type ttyBar struct{ b *progressbar.ProgressBar }
-
-func (t *ttyBar) Describe(s string) { t.b.Describe(fmt.Sprintf("sampling %-10s", s)) }
-func (t *ttyBar) Set(n int)         { t.b.Set(n) }
-func (t *ttyBar) Finish()           { t.b.Finish() }
-
-// lineBar prints a line whenever the sampled transport changes and at the
-// end.
-type lineBar struct {
-	w     io.Writer
-	total int
-	last  string
-	done  int
-}
-
-func (l *lineBar) Describe(s string) {
-	t, _, _ := strings.Cut(s, " ")
-	if t != l.last {
-		l.last = t
-		fmt.Fprintf(l.w, "sampling %s (%d of %d steps done)\n", t, l.done, l.total)
-	}
-}
-
-func (l *lineBar) Set(n int) { l.done = n }
-
-func (l *lineBar) Finish() {}
 
 // sampleRankMain is the hidden `commtune sample-rank`: one rank of a pass.
 func sampleRankMain(args []string) int {

@@ -23,38 +23,46 @@ const anySize = math.MaxInt
 
 // decisionTable is the fixed selection (like Open MPI's
 // coll_tuned_decision_fixed.c): per operation, the first rule that
-// applies wins. The crossings were measured with `commtune bench coll` on
-// the reference machine (2 vCPU, shared memory, 4 ranks); the reasoning
-// behind each line is in docs/collectives.md.
+// applies wins. Rules for up to 8 ranks were measured with `commtune
+// bench coll` (4 and 8 ranks over shared memory on two processors);
+// beyond that they follow published practice (MPICH, Open MPI) — the
+// reasoning behind each line is in docs/collectives.md.
 var decisionTable = map[Operation][]Rule{
 	OpBarrier: {
 		{anySize, anySize, false, must(OpBarrier, "dissemination")},
 	},
 	OpBcast: {
+		{8, anySize, false, must(OpBcast, "knomial")},
 		{anySize, 16 << 10, false, must(OpBcast, "binomial")},
-		{anySize, anySize, false, must(OpBcast, "binomial:seg=64K")},
+		{anySize, anySize, false, must(OpBcast, "binary:seg=64K")},
 	},
 	OpReduce: {
+		{8, anySize, false, must(OpReduce, "knomial")},
 		{anySize, 16 << 10, false, must(OpReduce, "binomial")},
-		{anySize, anySize, false, must(OpReduce, "binomial:seg=64K")},
+		{anySize, anySize, false, must(OpReduce, "binary:seg=64K")},
 	},
 	OpAllreduce: {
 		{anySize, 8 << 10, false, must(OpAllreduce, "recursive-doubling")},
+		{8, 2 << 20, false, must(OpAllreduce, "reduce-bcast:knomial")},
+		{8, anySize, true, must(OpAllreduce, "ring")},
 		{anySize, anySize, true, must(OpAllreduce, "rabenseifner")},
-		{anySize, anySize, false, must(OpAllreduce, "reduce-bcast:binomial:seg=64K")},
+		{anySize, anySize, false, must(OpAllreduce, "reduce-bcast:binary:seg=64K")},
 	},
 	OpScatter: {
+		{8, anySize, false, must(OpScatter, "knomial")},
 		{anySize, anySize, false, must(OpScatter, "binomial")},
 	},
 	OpGather: {
+		{8, anySize, false, must(OpGather, "knomial")},
 		{anySize, anySize, false, must(OpGather, "binomial")},
 	},
 	OpAllgather: {
 		{anySize, 1 << 10, false, must(OpAllgather, "bruck")},
+		{anySize, 64 << 10, false, must(OpAllgather, "recursive-doubling")},
 		{anySize, anySize, false, must(OpAllgather, "ring")},
 	},
 	OpAlltoall: {
-		{anySize, 256, false, must(OpAlltoall, "bruck")},
+		{anySize, 1 << 10, false, must(OpAlltoall, "bruck")},
 		{anySize, anySize, false, must(OpAlltoall, "pairwise")},
 	},
 	OpScatterv:   {{anySize, anySize, false, must(OpScatterv, "flat")}},

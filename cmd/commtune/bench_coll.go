@@ -1,0 +1,229 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/units"
+)
+
+const defaultCollSizes = "8,1K,16K,256K,1M"
+
+// collMain is `commtune bench coll --op OP [-n N] [--algo NAME|all|auto]
+// [--sizes ...] [--iters K] [--transport auto|tcp|shm|inproc] [--json]`.
+func collMain(args []string) int {
+	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 200] [--transport auto|tcp|shm|inproc] [--json]")
+	var ops []string
+	for _, op := range coll.Operations {
+		ops = append(ops, string(op))
+	}
+	opFlag := fs.String("op", "", "operation: "+strings.Join(ops, ", "))
+	ranks := fs.Int("n", 4, "ranks")
+	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
+	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast, reduce and allreduce, one rank's block otherwise")
+	iters := fs.Int("iters", 200, "timed iterations per algorithm and size for small sizes; large sizes use fewer (at least 20)")
+	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp, shm, or inproc (goroutine ranks in this process)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	op := coll.Operation(strings.ToLower(*opFlag))
+	if _, err := coll.Parse(op, "x"); err != nil && strings.HasPrefix(err.Error(), "unknown collective") {
+		return usageError("bench", "--op %q: want one of %s", *opFlag, strings.Join(ops, ", "))
+	}
+	if *ranks < 1 || *ranks > 1024 {
+		return usageError("bench", "-n %d: want 1 to 1024 ranks", *ranks)
+	}
+	if *iters < 1 {
+		return usageError("bench", "--iters must be at least 1 (got %d)", *iters)
+	}
+	sizes, err := units.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError("bench", "--sizes: %v", err)
+	}
+	var algos []string
+	switch *algo {
+	case bench.Auto:
+		algos = []string{bench.Auto}
+	case "all":
+		for _, a := range coll.Algorithms(op) {
+			algos = append(algos, a.Name())
+		}
+	default:
+		for _, name := range strings.Split(*algo, ",") {
+			a, err := coll.Parse(op, name)
+			if err != nil {
+				return usageError("bench", "--algo: %v", err)
+			}
+			algos = append(algos, a.Name())
+		}
+	}
+	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters}
+	for _, s := range sizes {
+		if s > 1<<28 {
+			return usageError("bench", "--sizes: %s is larger than 256M", units.FormatSize(s))
+		}
+		cfg.Sizes = append(cfg.Sizes, int(s))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*len(algos))
+	progress := func(done, total int, what string) {
+		bar.Describe(what)
+		bar.Set(done)
+	}
+	var rep *bench.CollReport
+	switch *transport {
+	case "inproc":
+		cfg.Progress = progress
+		err = commtune.Local(*ranks, func(c *commtune.Comm) error {
+			res, err := bench.Coll(ctx, c, cfg)
+			if c.Rank() == 0 && err == nil {
+				rep = &bench.CollReport{Bench: "coll", Op: string(op), Ranks: *ranks, Transport: "inproc", Results: res}
+			}
+			return err
+		})
+	case "auto", "tcp", "shm":
+		rep, err = collProcesses(ctx, cfg, *ranks, *transport, progress)
+	default:
+		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", *transport)
+	}
+	bar.Finish()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
+	}
+	if *asJSON {
+		err = json.NewEncoder(os.Stdout).Encode(rep)
+	} else {
+		err = bench.WriteCollTable(os.Stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// collProgress is a progress line rank 0 writes before its report.
+type collProgress struct {
+	Done  int    `json:"done"`
+	Total int    `json:"total"`
+	What  string `json:"what"`
+}
+
+// collProcesses runs the benchmark on ranks started through the launcher;
+// rank 0 prints progress lines, then its report, as JSON on stdout.
+func collProcesses(ctx context.Context, cfg bench.CollConfig, n int, transport string, progress func(int, int, string)) (*bench.CollReport, error) {
+	sizes := make([]string, len(cfg.Sizes))
+	for i, s := range cfg.Sizes {
+		sizes[i] = strconv.Itoa(s)
+	}
+	argv, err := launch.Self("bench-rank", "coll", "--op", string(cfg.Op), "--algos", strings.Join(cfg.Algorithms, ","),
+		"--sizes", strings.Join(sizes, ","), "--iters", strconv.Itoa(cfg.Iters), "--transport", transport)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	switch transport {
+	case "tcp":
+		env = []string{commtune.EnvTransports + "=tcp"}
+	case "shm":
+		env = []string{commtune.EnvTransports + "=shm,tcp"}
+	}
+	var report []byte
+	lines := &lineWriter{fn: func(line []byte) {
+		var p collProgress
+		if bytes.HasPrefix(line, []byte(`{"done"`)) && json.Unmarshal(line, &p) == nil {
+			progress(p.Done, p.Total, p.What)
+			return
+		}
+		report = append(report[:0], line...)
+	}}
+	var stderr strings.Builder
+	err = launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: lines, Stderr: &stderr})
+	lines.Flush()
+	if err != nil {
+		if stderr.Len() > 0 {
+			err = fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
+		}
+		return nil, err
+	}
+	var rep bench.CollReport
+	if err := json.Unmarshal(report, &rep); err != nil {
+		return nil, fmt.Errorf("reading rank 0's report %q: %w", report, err)
+	}
+	return &rep, nil
+}
+
+// lineWriter calls fn with each complete line written to it.
+type lineWriter struct {
+	buf []byte
+	fn  func([]byte)
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			return len(p), nil
+		}
+		w.fn(w.buf[:i])
+		w.buf = w.buf[i+1:]
+	}
+}
+
+// Flush hands over a last line without a newline.
+func (w *lineWriter) Flush() {
+	if len(w.buf) > 0 {
+		w.fn(w.buf)
+		w.buf = nil
+	}
+}
+
+// collRankMain is the hidden `commtune bench-rank coll ...`: one rank of
+// the collective benchmark.
+func collRankMain(args []string) int {
+	fs := newFlagSet("bench-rank coll", "--op OP --algos A,B --sizes ... --iters N")
+	op := fs.String("op", "", "operation")
+	algos := fs.String("algos", bench.Auto, "algorithm names, comma-separated")
+	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes")
+	iters := fs.Int("iters", 200, "iterations")
+	transport := fs.String("transport", "auto", "transport in use (for the report)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	sizes, err := units.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError("bench-rank", "--sizes: %v", err)
+	}
+	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters}
+	for _, s := range sizes {
+		cfg.Sizes = append(cfg.Sizes, int(s))
+	}
+	out := bufio.NewWriter(os.Stdout)
+	cfg.Progress = func(done, total int, what string) {
+		json.NewEncoder(out).Encode(collProgress{done, total, what})
+		out.Flush()
+	}
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		res, err := bench.Coll(ctx, c, cfg)
+		if c.Rank() != 0 || err != nil {
+			return nil, err
+		}
+		return &bench.CollReport{Bench: "coll", Op: *op, Ranks: c.Size(), Transport: *transport, Results: res}, nil
+	})
+}
