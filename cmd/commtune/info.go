@@ -40,11 +40,12 @@ type infoOptions struct {
 var infoSections = []infoSection{
 	{"topology", "CPUs, caches and who shares them, cores, NUMA nodes, the CPUs this process may run on, and DMA_min", collectTopology},
 	{"profile", "the platform fingerprint, the tuning profile a job here loads, and the method it selects for each message size, with the reasons", collectProfile},
+	{"coll", "the fixed decision table of collective algorithms, and those COMMTUNE_COLL_<OP> forces", collectColl},
 }
 
 // infoMain is `commtune info [--topology] [--json] [--sysfs DIR]`.
 func infoMain(args []string) int {
-	fs := newFlagSet("info", "[--topology] [--profile] [--json] [--sysfs DIR] [--file PROFILE]")
+	fs := newFlagSet("info", "[--topology] [--profile] [--coll] [--json] [--sysfs DIR] [--file PROFILE]")
 	selected := make([]*bool, len(infoSections))
 	for i, s := range infoSections {
 		selected[i] = fs.Bool(s.name, false, "print the "+s.name+" section: "+s.usage)

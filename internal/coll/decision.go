@@ -90,6 +90,9 @@ func Decide(op Operation, ranks, bytes int, commutative bool) Algorithm {
 	panic(fmt.Sprintf("coll: no decision for %s", op))
 }
 
+// Rules returns op's rules in order.
+func Rules(op Operation) []Rule { return decisionTable[op] }
+
 // DecisionTable prints the table, one rule per line, for documentation
 // and `commtune info`.
 func DecisionTable() string {
@@ -101,6 +104,9 @@ func DecisionTable() string {
 	}
 	return b.String()
 }
+
+// Unlimited is a Rule's MaxRanks or MaxBytes when it has no bound.
+const Unlimited = anySize
 
 func limit(n int) string {
 	if n == anySize {

@@ -7,9 +7,7 @@ package demo
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"slices"
 	"time"
 
@@ -35,10 +33,7 @@ type Config struct {
 	Allreduce []int64 // vector sizes in bytes (multiples of 8)
 }
 
-const (
-	tagPing   = 1
-	tagReduce = 2
-)
+const tagPing = 1
 
 // reps returns the repetitions for a message of n bytes: enough for a
 // steady median, within a few seconds for the whole program.
@@ -101,7 +96,7 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 				return nil, err
 			}
 			t0 := time.Now()
-			if err := Allreduce(ctx, c, v); err != nil {
+			if err := commtune.Allreduce(ctx, c, v, v, commtune.Sum, ringAllreduce); err != nil {
 				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
 			}
 			if i >= 0 {
@@ -128,47 +123,11 @@ func checkSum(v []float64, size int) error {
 	return nil
 }
 
-// Allreduce sums v across the ranks of c in place: a ring reduce-scatter
-// then a ring allgather (each rank sends 2(p−1)/p of the vector, the
-// bandwidth-optimal schedule for large vectors).
-func Allreduce(ctx context.Context, c *commtune.Comm, v []float64) error {
-	p, me := c.Size(), c.Rank()
-	if p == 1 || len(v) == 0 {
-		return nil
-	}
-	right, left := (me+1)%p, (me+p-1)%p
-	chunk := func(i int) []float64 {
-		i = ((i % p) + p) % p
-		lo, hi := len(v)*i/p, len(v)*(i+1)/p
-		return v[lo:hi]
-	}
-	in := make([]byte, 8*(len(v)/p+1))
-	for step := 0; step < p-1; step++ { // reduce-scatter
-		send, recv := chunk(me-step), chunk(me-step-1)
-		st, err := c.Sendrecv(ctx, bytesOf(send), right, tagReduce, in[:8*len(recv)], left, tagReduce)
-		if err != nil {
-			return err
-		}
-		if st.Count != 8*len(recv) {
-			return fmt.Errorf("received %d bytes, want %d", st.Count, 8*len(recv))
-		}
-		for i := range recv {
-			recv[i] += math.Float64frombits(binary.LittleEndian.Uint64(in[8*i:]))
-		}
-	}
-	for step := 0; step < p-1; step++ { // allgather
-		send, recv := chunk(me+1-step), chunk(me-step)
-		if _, err := c.Sendrecv(ctx, bytesOf(send), right, tagReduce, in[:8*len(recv)], left, tagReduce); err != nil {
-			return err
-		}
-		for i := range recv {
-			recv[i] = math.Float64frombits(binary.LittleEndian.Uint64(in[8*i:]))
-		}
-	}
-	return nil
-}
-
-func bytesOf(v []float64) []byte { return commtune.Bytes(v) }
+// ringAllreduce is the demo's allreduce: a ring reduce-scatter then a ring
+// allgather (each rank sends 2(p−1)/p of the vector in chunks of 1/p, the
+// bandwidth-optimal schedule), so that the path reported is that of one
+// chunk.
+var ringAllreduce = commtune.WithAlgorithm("allreduce/ring")
 
 func medianNS(d []time.Duration) float64 {
 	slices.Sort(d)

@@ -34,23 +34,3 @@ func TestRunLocal(t *testing.T) {
 		}
 	}
 }
-
-func TestAllreduceSizes(t *testing.T) {
-	for _, ranks := range []int{2, 3, 4} {
-		for _, n := range []int{1, 2, 5, 64} { // fewer elements than ranks too
-			err := commtune.Local(ranks, func(c *commtune.Comm) error {
-				v := make([]float64, n)
-				for j := range v {
-					v[j] = float64(c.Rank()*n + j)
-				}
-				if err := Allreduce(t.Context(), c, v); err != nil {
-					return err
-				}
-				return checkSum(v, ranks)
-			})
-			if err != nil {
-				t.Errorf("%d ranks, %d elements: %v", ranks, n, err)
-			}
-		}
-	}
-}
