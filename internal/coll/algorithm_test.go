@@ -2,8 +2,11 @@ package coll
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/fuzzseed"
 )
 
 func TestNamesRoundTrip(t *testing.T) {
@@ -80,11 +83,10 @@ func TestCommutativeRefusal(t *testing.T) {
 	}
 }
 
+// FuzzParse checks that Parse never panics and that what it accepts
+// round-trips through its name. The seed corpus is testdata/fuzz/FuzzParse
+// (see TestFuzzSeeds).
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"binomial:seg=16K", "knomial:k=3", "reduce-bcast/binary/seg=64K", "ring", "tree:flat", "seg=", "k=99999999999999999999"} {
-		f.Add("bcast", s)
-		f.Add("allreduce", s)
-	}
 	f.Fuzz(func(t *testing.T, op, spec string) {
 		a, err := Parse(Operation(op), spec)
 		if err != nil {
@@ -119,4 +121,16 @@ func TestDecisionTable(t *testing.T) {
 	if !strings.Contains(DecisionTable(), "allreduce  ranks ≤ any  bytes ≤ 8K    ") {
 		t.Fatalf("table:\n%s", DecisionTable())
 	}
+}
+
+// TestFuzzSeeds keeps testdata/fuzz/FuzzParse in step with the spellings
+// Parse knows (go test -run FuzzSeeds -rewrite-seeds).
+func TestFuzzSeeds(t *testing.T) {
+	var seeds []fuzzseed.Seed
+	for _, op := range []string{"bcast", "allreduce", "barrier"} {
+		for _, s := range []string{"binomial:seg=16K", "knomial:k=3", "reduce-bcast/binary/seg=64K", "ring", "tree:flat", "seg=", "k=99999999999999999999", "bcast/knomial/k=4/seg=none", "binomial,seg=1.5K"} {
+			seeds = append(seeds, fuzzseed.Seed{Name: fmt.Sprintf("seed-%02d", len(seeds)), Values: []any{op, s}})
+		}
+	}
+	fuzzseed.Sync(t, "FuzzParse", seeds)
 }
