@@ -261,3 +261,55 @@ func TestForcedCollectives(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestNonblockingCollectives keeps several calls in flight on one
+// communicator, with different algorithms and operations, and waits for
+// them in reverse order.
+func TestNonblockingCollectives(t *testing.T) {
+	const n, calls = 5, 8
+	err := Local(n, func(c *Comm) error {
+		ctx := context.Background()
+		algs := coll.Algorithms(coll.OpAllreduce)
+		sums := make([][]int64, calls)
+		var reqs []*CollRequest
+		for i := 0; i < calls; i++ {
+			send := []int64{int64(c.Rank() * i), int64(i)}
+			sums[i] = make([]int64, 2)
+			q, err := Iallreduce(ctx, c, send, sums[i], Sum, WithAlgorithm(algs[(i*7)%len(algs)].Name()))
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, q)
+		}
+		buf := make([]float32, 3)
+		if c.Rank() == 2 {
+			buf = []float32{1, 2, 3}
+		}
+		qb, err := Ibcast(ctx, c, buf, 2)
+		if err != nil {
+			return err
+		}
+		qbar, err := c.Ibarrier(ctx)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, qb, qbar)
+		for i := len(reqs) - 1; i >= 0; i-- {
+			if err := reqs[i].Wait(ctx); err != nil {
+				return err
+			}
+		}
+		for i, s := range sums {
+			if want := []int64{int64(i * n * (n - 1) / 2), int64(i * n)}; !slices.Equal(s, want) {
+				return fmt.Errorf("call %d: %v, want %v", i, s, want)
+			}
+		}
+		if done, err := qb.Test(); !done || err != nil || !slices.Equal(buf, []float32{1, 2, 3}) {
+			return fmt.Errorf("ibcast: done %v, %v, %v", done, err, buf)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

@@ -65,32 +65,103 @@ func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []
 	return coll.Decide(op, len(c.group), bytes, commutative), nil
 }
 
-// collective runs one call: l describes it (the decision table looks at
-// l.Bytes), in and out are this rank's buffers.
-func (c *Comm) collective(ctx context.Context, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) error {
+// collCall is one collective call, ready to run.
+type collCall struct {
+	op      coll.Operation
+	alg     coll.Algorithm
+	sched   coll.Schedule
+	in, out []byte
+	red     coll.Reducer
+	x       *exchanger
+}
+
+// prepare checks a call and fixes everything about it before any message:
+// its algorithm, its schedule and its tag. l describes it (the decision
+// table looks at l.Bytes); in and out are this rank's buffers.
+func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) (*collCall, error) {
 	if err := c.check(); err != nil {
-		return err
+		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
 	alg, err := c.algorithm(op, l.Bytes, commutative, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	s, err := alg.Build(l, commutative)
 	if err != nil {
-		return fmt.Errorf("commtune: %w", err)
+		return nil, fmt.Errorf("commtune: %w", err)
 	}
 	if in != nil && out != nil && overlap(in, out) {
 		// In place (send and receive buffers share memory): schedules
 		// read the input after writing the output.
 		in = append([]byte(nil), in...)
 	}
-	x := &exchanger{c: c, tag: c.nextCollTag()}
-	if err := coll.Run(ctx, x, s, in, out, red); err != nil {
-		return fmt.Errorf("commtune: %s (%s): %w", op, alg.Name(), err)
+	return &collCall{op: op, alg: alg, sched: s, in: in, out: out, red: red,
+		x: &exchanger{c: c, tag: c.nextCollTag()}}, nil
+}
+
+func (k *collCall) run(ctx context.Context) error {
+	if err := coll.Run(ctx, k.x, k.sched, k.in, k.out, k.red); err != nil {
+		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
 	}
 	return nil
 }
+
+// runNow runs a prepared call (blocking forms).
+func runNow(ctx context.Context) func(*collCall, error) error {
+	return func(k *collCall, err error) error {
+		if err != nil {
+			return err
+		}
+		return k.run(ctx)
+	}
+}
+
+// start runs a prepared call in its own goroutine (nonblocking forms).
+func start(ctx context.Context) func(*collCall, error) (*CollRequest, error) {
+	return func(k *collCall, err error) (*CollRequest, error) {
+		if err != nil {
+			return nil, err
+		}
+		q := &CollRequest{done: make(chan struct{})}
+		go func() {
+			q.err = k.run(ctx)
+			close(q.done)
+		}()
+		return q, nil
+	}
+}
+
+// CollRequest is a nonblocking collective call in progress.
+type CollRequest struct {
+	done chan struct{}
+	err  error
+}
+
+// Wait blocks until the call completes and returns its error, or until
+// ctx ends (the call goes on; it ends only with the context it was started
+// with).
+func (q *CollRequest) Wait(ctx context.Context) error {
+	select {
+	case <-q.done:
+		return q.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Test reports whether the call has completed and, if so, its error.
+func (q *CollRequest) Test() (bool, error) {
+	select {
+	case <-q.done:
+		return true, q.err
+	default:
+		return false, nil
+	}
+}
+
+// Done returns a channel closed when the call completes.
+func (q *CollRequest) Done() <-chan struct{} { return q.done }
 
 // overlap reports whether a and b share memory.
 func overlap(a, b []byte) bool {
