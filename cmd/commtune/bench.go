@@ -71,11 +71,8 @@ func benchMain(args []string) int {
 			cfg.Baseline = bench.BaselineRawTCP
 		}
 	}
-	for _, s := range sizes {
-		if s > 1<<30 {
-			return usageError("bench", "--sizes: %s is larger than 1G", units.FormatSize(s))
-		}
-		cfg.Sizes = append(cfg.Sizes, int(s))
+	if cfg.Sizes, err = sizeList(sizes, 1<<30); err != nil {
+		return usageError("bench", "--sizes: %v", err)
 	}
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
@@ -106,6 +103,18 @@ func benchMain(args []string) int {
 		return 1
 	}
 	return 0
+}
+
+// sizeList checks sizes against a limit and converts them.
+func sizeList(sizes []int64, limit int64) ([]int, error) {
+	out := make([]int, len(sizes))
+	for i, s := range sizes {
+		if s > limit {
+			return nil, fmt.Errorf("%s is larger than %s", units.FormatSize(s), units.FormatSize(limit))
+		}
+		out[i] = int(s)
+	}
+	return out, nil
 }
 
 func newReport(transport, method string, res []bench.Result, bases []bench.Baseline) *bench.Report {

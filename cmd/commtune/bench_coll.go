@@ -71,11 +71,8 @@ func collMain(args []string) int {
 		}
 	}
 	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters}
-	for _, s := range sizes {
-		if s > 1<<28 {
-			return usageError("bench", "--sizes: %s is larger than 256M", units.FormatSize(s))
-		}
-		cfg.Sizes = append(cfg.Sizes, int(s))
+	if cfg.Sizes, err = sizeList(sizes, 1<<28); err != nil {
+		return usageError("bench", "--sizes: %v", err)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()

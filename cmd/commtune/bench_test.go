@@ -19,6 +19,12 @@ func TestBenchFlags(t *testing.T) {
 		{"huge size", []string{"bench", "pingpong", "--sizes", "2G"}, 2, "larger than 1G"},
 		{"zero iterations", []string{"bench", "pingpong", "--iters", "0"}, 2, "--iters must be at least 1"},
 		{"bad transport", []string{"bench", "pingpong", "--transport", "carrier-pigeon", "--sizes", "8"}, 2, `--transport "carrier-pigeon"`},
+		{"coll without op", []string{"bench", "coll"}, 2, `--op "": want one of barrier, bcast`},
+		{"coll unknown op", []string{"bench", "coll", "--op", "scan"}, 2, `--op "scan"`},
+		{"coll bad algorithm", []string{"bench", "coll", "--op", "bcast", "--algo", "ring"}, 2, `--algo: bcast algorithm "ring": no family`},
+		{"coll bad ranks", []string{"bench", "coll", "--op", "bcast", "-n", "0"}, 2, "-n 0: want 1 to 1024 ranks"},
+		{"coll huge size", []string{"bench", "coll", "--op", "bcast", "--sizes", "1G"}, 2, "larger than 256M"},
+		{"coll bad transport", []string{"bench", "coll", "--op", "bcast", "--transport", "ib"}, 2, `--transport "ib"`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -61,6 +67,56 @@ func TestBenchJSON(t *testing.T) {
 				len(rep.Results) != 2 || rep.Results[1].Bytes != 64<<10 || rep.Results[0].LatencyUS <= 0 ||
 				rep.Results[1].BandwidthMBps <= 0 {
 				t.Fatalf("report %+v", rep)
+			}
+		})
+	}
+}
+
+// TestBenchCollJSON runs the collective benchmark on goroutine ranks and on
+// processes and checks the JSON the documentation promises: one object,
+// a result per algorithm and size, the table's choice marked.
+func TestBenchCollJSON(t *testing.T) {
+	for _, tc := range []struct {
+		transport, op, algo, sizes string
+		want                       int
+	}{
+		{"inproc", "allgather", "all", "8,1K,4K,64K", 3 * 4},
+		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", 2 * 2},
+	} {
+		t.Run(tc.transport, func(t *testing.T) {
+			r := runCLI(t, "bench", "coll", "--op", tc.op, "-n", "3", "--algo", tc.algo, "--sizes", tc.sizes, "--iters", "10", "--transport", tc.transport, "--json")
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			var rep struct {
+				Bench     string `json:"bench"`
+				Op        string `json:"op"`
+				Ranks     int    `json:"ranks"`
+				Transport string `json:"transport"`
+				Results   []struct {
+					Algo   string  `json:"algo"`
+					Bytes  int     `json:"bytes"`
+					TimeUS float64 `json:"time_us"`
+					Auto   bool    `json:"auto"`
+				} `json:"results"`
+			}
+			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+				t.Fatalf("%v: %q", err, r.stdout)
+			}
+			if rep.Bench != "coll" || rep.Op != tc.op || rep.Ranks != 3 || rep.Transport != tc.transport || len(rep.Results) != tc.want {
+				t.Fatalf("report %+v", rep)
+			}
+			autos := 0
+			for _, x := range rep.Results {
+				if x.TimeUS <= 0 || !strings.HasPrefix(x.Algo, tc.op+"/") {
+					t.Fatalf("result %+v", x)
+				}
+				if x.Auto {
+					autos++
+				}
+			}
+			if tc.algo == "all" && autos != 4 {
+				t.Fatalf("%d results marked as the table's choice, want one per size: %+v", autos, rep.Results)
 			}
 		})
 	}
