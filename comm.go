@@ -191,3 +191,14 @@ func (c *Comm) Close() error {
 	}
 	return nil
 }
+
+// Transport names what carries messages from this rank to rank r of c:
+// "self", "inproc" (goroutine ranks), "shm" (shared memory, same node) or
+// "tcp"; "" for a rank out of range.
+func (c *Comm) Transport(r int) string {
+	w, err := c.toWorld(r, "rank")
+	if err != nil {
+		return ""
+	}
+	return c.ep.Transport(w)
+}

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"strconv"
 
 	"github.com/commtune/commtune/internal/auth"
 )
@@ -67,11 +68,26 @@ type detector struct {
 }
 
 // detectors is the order Discover tries sources in; the first that
-// recognises its environment wins. PMI-2 and PMI-1 (PMI_FD, PMI_RANK, …)
-// belong between the commtune launcher and the singleton.
+// recognises its environment wins: the commtune launcher's variables, a
+// PMI launcher (PMI_FD, or PMI_PORT and PMI_ID: Hydra, Slurm), Slurm
+// without PMI (an error), then a singleton.
 var detectors = []detector{
 	{SourceCommtune, detectCommtune},
+	{SourcePMI, detectPMI},
+	{"slurm", detectSlurmWithoutPMI},
 	{SourceSingleton, detectSingleton},
+}
+
+// detectSlurmWithoutPMI stops a program srun started as several tasks
+// without a PMI plugin: each task would otherwise run alone as a
+// singleton.
+func detectSlurmWithoutPMI(_ context.Context, lookup func(string) (string, bool)) (*Job, bool, error) {
+	_, procid := lookup("SLURM_PROCID")
+	ntasks, _ := lookup("SLURM_NTASKS")
+	if n, err := strconv.Atoi(ntasks); procid && err == nil && n > 1 {
+		return nil, true, fmt.Errorf("started by Slurm as %d tasks without PMI: run srun --mpi=pmi2", n)
+	}
+	return nil, false, nil
 }
 
 // Discover finds the job this process belongs to by trying detectors in
