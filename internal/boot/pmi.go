@@ -3,10 +3,10 @@ package boot
 import (
 	"bufio"
 	"context"
-	"errors"
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"os"
