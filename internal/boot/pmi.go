@@ -391,6 +391,9 @@ func (c *pmiClient) read(ctx context.Context, timeout time.Duration) (pmiFields,
 	if err != nil {
 		var ne net.Error
 		if errors.As(err, &ne) && ne.Timeout() || ctx.Err() != nil {
+			if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+				return nil, fmt.Errorf("%w: waiting for a reply: %w", ErrPMI, context.DeadlineExceeded)
+			}
 			if ctx.Err() != nil {
 				return nil, fmt.Errorf("%w: waiting for a reply: %w", ErrPMI, ctx.Err())
 			}
