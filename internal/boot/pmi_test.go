@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commtune/commtune/internal/auth"
 	"github.com/commtune/commtune/internal/fuzzseed"
 )
 
@@ -304,3 +305,32 @@ func TestPMIFuzzSeeds(t *testing.T) {
 }
 
 func bufioReader(r *bytes.Reader) *bufio.Reader { return bufio.NewReaderSize(r, 4096) }
+
+// TestPMISecretPerJob: two jobs under the same kind of launcher, even with
+// the same key-value space name, get different secrets, so a process of
+// one cannot pass the other's TCP handshake (internal/driver/tcp's
+// TestWrongSecretMesh and TestHandshakeRejections show that a connection
+// without the job secret is refused).
+func TestPMISecretPerJob(t *testing.T) {
+	secret := func() []byte {
+		f := newFakePMI(t, "hydra", 1)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		j, err := discover(ctx, lookupMap(f.env(0, "")))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer j.Close()
+		if j.ID != "kvs_fake_0" {
+			t.Fatalf("job id %q", j.ID)
+		}
+		return j.Secret
+	}
+	a, b := secret(), secret()
+	if bytes.Equal(a, b) {
+		t.Fatalf("two jobs share the secret %x", a)
+	}
+	if err := auth.Verify(a, "probe", make([]byte, auth.ChallengeSize), auth.Proof(b, "probe", make([]byte, auth.ChallengeSize))); !errors.Is(err, auth.ErrDenied) {
+		t.Fatalf("one job's proof verified with the other's secret: %v", err)
+	}
+}
