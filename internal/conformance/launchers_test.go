@@ -2,6 +2,7 @@ package conformance
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -59,5 +60,76 @@ func TestHydra(t *testing.T) {
 				t.Fatalf("%d ranks reported success, want 4 with %q:\n%s", n, tc.want, out)
 			}
 		})
+	}
+}
+
+// TestTwoNamespaces runs the example on two "hosts": network namespaces
+// joined by a veth pair, whose addresses are the only way between them.
+// Hydra starts a proxy in each through -launcher-exec (a script that
+// enters the namespace and sets COMMTUNE_RAILS to its address), two ranks
+// per namespace. Ranks of one namespace must use shared memory and the
+// others TCP — which can only cross the veth.
+func TestTwoNamespaces(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec.mpich")
+	if err != nil {
+		t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
+	}
+	if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and iproute2 to make network namespaces")
+	}
+	bin := buildExample(t)
+	id := fmt.Sprint(os.Getpid() % 100000)
+	nsA, nsB := "ctA"+id, "ctB"+id
+	vA, vB := "vA"+id, "vB"+id
+	addrA, addrB := "10.77.0.1", "10.77.0.2"
+	run := func(args ...string) {
+		if out, err := exec.Command("ip", args...).CombinedOutput(); err != nil {
+			t.Fatalf("ip %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	run("netns", "add", nsA)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", nsA).Run() })
+	run("netns", "add", nsB)
+	t.Cleanup(func() { exec.Command("ip", "netns", "del", nsB).Run() })
+	run("link", "add", vA, "type", "veth", "peer", "name", vB)
+	run("link", "set", vA, "netns", nsA)
+	run("link", "set", vB, "netns", nsB)
+	for _, x := range [][3]string{{nsA, vA, addrA}, {nsB, vB, addrB}} {
+		run("-n", x[0], "addr", "add", x[2]+"/24", "dev", x[1])
+		run("-n", x[0], "link", "set", x[1], "up")
+		run("-n", x[0], "link", "set", "lo", "up")
+	}
+	script := filepath.Join(t.TempDir(), "nsexec")
+	body := fmt.Sprintf(`#!/bin/sh
+# Hydra's -launcher-exec, called like ssh: [options] HOST COMMAND...
+while [ "${1#-}" != "$1" ]; do shift; done
+host=$1; shift
+case $host in
+%s) addr=%s ;;
+%s) addr=%s ;;
+*) echo "nsexec: unknown host $host" >&2; exit 1 ;;
+esac
+exec ip netns exec "$host" env COMMTUNE_RAILS=$addr sh -c "$*"
+`, nsA, addrA, nsB, addrB)
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsA, mpiexec, "-iface", vA,
+		"-launcher", "ssh", "-launcher-exec", script, "-hosts", nsA+","+nsB, "-n", "4", "-ppn", "2", bin)
+	cmd.Env = append(os.Environ(), "COMMTUNE_PROFILE=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpiexec: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	want := map[string]string{"0": "shm to 1; tcp to 2,3", "1": "shm to 0; tcp to 2,3", "2": "shm to 3; tcp to 0,1", "3": "shm to 2; tcp to 0,1"}
+	for r, w := range want {
+		line := "rank " + r + " of 4 on "
+		i := strings.Index(string(out), line)
+		if i < 0 || !strings.Contains(strings.SplitN(string(out[i:]), "\n", 2)[0], w+"; ring ok; allreduce ok") {
+			t.Fatalf("rank %s: want %q:\n%s", r, w, out)
+		}
 	}
 }
