@@ -133,3 +133,31 @@ exec ip netns exec "$host" env COMMTUNE_RAILS=$addr sh -c "$*"
 		}
 	}
 }
+
+// TestSlurm runs scripts/slurm-e2e.sh: a single-node Slurm (slurmctld,
+// slurmd, munged) started for the test, `srun -n 4 --mpi=pmi2` on the
+// example, then `srun -n 4` without PMI, which every task must refuse.
+// .ci/run installs slurm-wlm and munge.
+func TestSlurm(t *testing.T) {
+	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s not installed (apt-get install slurm-wlm munge); .ci/run installs it", p)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start the Slurm daemons")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, "../../scripts/slurm-e2e.sh", "4").CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("slurm-e2e.sh: %v", err)
+	}
+	if n := strings.Count(string(out), "ring ok; allreduce ok"); n != 4 {
+		t.Fatalf("%d ranks reported success under srun --mpi=pmi2, want 4", n)
+	}
+	if n := strings.Count(string(out), "without PMI: run srun --mpi=pmi2"); n != 4 {
+		t.Fatalf("%d tasks refused to run without PMI, want 4", n)
+	}
+}

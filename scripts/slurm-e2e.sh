@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# End-to-end run under Slurm: installs slurm-wlm and munge (Debian, as
+# root), writes a single-node slurm.conf, starts munged, slurmctld and
+# slurmd, runs `srun -n 4 --mpi=pmi2` on examples/allreduce and stops the
+# daemons. Exit status: srun's. Usage: scripts/slurm-e2e.sh [ranks]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ranks=${1:-4}
+if [ "$(id -u)" != 0 ]; then
+	echo "slurm-e2e: run as root (it starts the Slurm and munge daemons)" >&2
+	exit 2
+fi
+if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
+	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
+fi
+work=$(mktemp -d /tmp/commtune-slurm.XXXXXX)
+host=$(hostname -s)
+cpus=$(( ranks > $(nproc) ? ranks : $(nproc) ))
+mkdir -p "$work/spool/ctld" "$work/spool/d" /run/munge
+conf=$work/slurm.conf
+cat >"$conf" <<CONF
+ClusterName=commtune
+SlurmctldHost=$host
+SlurmUser=root
+AuthType=auth/munge
+MpiDefault=none
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+ReturnToService=2
+SlurmdParameters=config_overrides
+StateSaveLocation=$work/spool/ctld
+SlurmdSpoolDir=$work/spool/d
+SlurmctldPidFile=$work/slurmctld.pid
+SlurmdPidFile=$work/slurmd.pid
+SlurmctldLogFile=$work/slurmctld.log
+SlurmdLogFile=$work/slurmd.log
+NodeName=$host CPUs=$cpus State=UNKNOWN
+PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
+CONF
+export SLURM_CONF=$conf
+stop() {
+	for p in slurmd slurmctld; do
+		[ -f "$work/$p.pid" ] && kill "$(cat "$work/$p.pid")" 2>/dev/null || true
+	done
+	[ -n "${munge_started:-}" ] && pkill -x munged 2>/dev/null || true
+	sleep 1
+	rm -rf "$work"
+}
+trap stop EXIT
+if ! pgrep -x munged >/dev/null; then
+	[ -f /etc/munge/munge.key ] || mungekey --create >/dev/null 2>&1 || /usr/sbin/create-munge-key -f >/dev/null
+	chown -R munge: /etc/munge /var/lib/munge /var/log/munge /run/munge 2>/dev/null || true
+	runuser -u munge -- munged
+	munge_started=1
+fi
+slurmctld
+slurmd
+for _ in $(seq 1 30); do
+	if sinfo -h -o %t 2>/dev/null | grep -q idle; then break; fi
+	sleep 1
+done
+sinfo
+bin=$work/allreduce
+go build -o "$bin" ./examples/allreduce
+echo "+ srun -n $ranks --mpi=pmi2 $bin"
+COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmi2 "$bin"
+echo "+ srun -n $ranks $bin   (no PMI: each task must refuse to run alone)"
+if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
+	echo "slurm-e2e: tasks without PMI ran" >&2
+	exit 1
+fi
