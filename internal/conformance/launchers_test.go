@@ -1,14 +1,23 @@
 package conformance
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"sync"
 	"time"
+
+	"github.com/commtune/commtune/internal/auth"
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/driver/tcp"
 )
 
 // buildExample compiles examples/allreduce (send/recv around a ring and an
@@ -160,4 +169,116 @@ func TestSlurm(t *testing.T) {
 	if n := strings.Count(string(out), "without PMI: run srun --mpi=pmi2"); n != 4 {
 		t.Fatalf("%d tasks refused to run without PMI, want 4", n)
 	}
+}
+
+// TestIntruderRefused starts a 2-rank TCP job under Hydra; while rank 0
+// waits, a process outside the job finds rank 0's listening ports and
+// tries to join as rank 1 with a secret of its own. Every attempt must be
+// refused by the handshake (auth.ErrDenied), and the job still completes.
+func TestIntruderRefused(t *testing.T) {
+	mpiexec, err := exec.LookPath("mpiexec.mpich")
+	if err != nil {
+		t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
+	}
+	if _, err := exec.LookPath("ss"); err != nil {
+		t.Skip("needs ss (iproute2) to find the rank's ports")
+	}
+	flag := filepath.Join(t.TempDir(), "intruder-done")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpiexec, "-launcher", "fork", "-n", "2", os.Args[0])
+	cmd.Env = append(os.Environ(), rankModeEnv+"=hold", rankArgEnv+"="+flag, "COMMTUNE_TRANSPORTS=tcp",
+		"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
+	var out lockedBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	pid := ""
+	for pid == "" {
+		if ctx.Err() != nil {
+			t.Fatalf("rank 0 never got ready:\n%s", out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+		if _, rest, ok := strings.Cut(out.String(), "rank 0: holding, pid "); ok {
+			pid, _, _ = strings.Cut(rest, "\n")
+		}
+	}
+	ss, err := exec.Command("ss", "-H", "-ltnp").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ports []string
+	for _, line := range strings.Split(string(ss), "\n") {
+		// Commtune's rail listens on 127.0.0.1 (COMMTUNE_RAILS' default);
+		// the rank also holds sockets Hydra let it inherit.
+		if f := strings.Fields(line); len(f) >= 4 && strings.Contains(line, "pid="+pid+",") && strings.HasPrefix(f[3], "127.0.0.1:") {
+			ports = append(ports, f[3])
+		}
+	}
+	if len(ports) == 0 {
+		t.Fatalf("no listening port for pid %s:\n%s", pid, ss)
+	}
+	t.Logf("rank 0 (pid %s) listens on %v", pid, ports)
+	for _, addr := range ports {
+		if err := intrude(ctx, addr); !errors.Is(err, auth.ErrDenied) {
+			t.Fatalf("joining rank 0 at %s without the job secret: %v, want auth.ErrDenied", addr, err)
+		}
+		t.Logf("refused at %s", addr)
+	}
+	if err := os.WriteFile(flag, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("job after the intrusion: %v\n%s", err, out.String())
+	}
+	if !strings.Contains(out.String(), "rejected connection") {
+		t.Fatalf("rank 0 did not log the rejection:\n%s", out.String())
+	}
+	t.Logf("%s", out.String())
+}
+
+// intrude tries to join a job as its rank 1 with a secret of its own.
+func intrude(ctx context.Context, addr string) error {
+	secret, err := auth.NewSecret()
+	if err != nil {
+		return err
+	}
+	tr, err := tcp.Listen(tcp.Config{Rank: 1, Size: 2, Secret: secret, Handler: nopHandler{}, ConnectTimeout: 5 * time.Second,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+	return tr.Connect(ctx, [][]string{{addr}, tr.Addrs()})
+}
+
+// nopHandler receives nothing: the intruder never gets that far.
+type nopHandler struct{}
+
+func (nopHandler) Packet(int, []byte) error { return nil }
+func (nopHandler) Region(int, uint64, int64, int) ([]byte, error) {
+	return nil, errors.New("no regions")
+}
+func (nopHandler) PutDone(int, uint64, int64, int) {}
+func (nopHandler) Idle(driver.Rail, error)         {}
+func (nopHandler) PeerLost(int, error)             {}
+
+// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -67,6 +67,8 @@ func rankMain(mode, arg string) int {
 		err = idleRecv(ctx, c)
 	case "policy":
 		err = showPolicy(ctx, c)
+	case "hold":
+		err = hold(ctx, c, arg)
 	case "coll":
 		var calls int
 		calls, err = CheckCollectives(ctx, c, processMatrix(arg))
@@ -101,6 +103,23 @@ func runSuite(ctx context.Context, c *commtune.Comm) error {
 		}
 	}
 	return nil
+}
+
+// hold keeps a 2-rank job up until the file arg exists: rank 0 says
+// its pid and waits for rank 1's message, which rank 1 sends once the file
+// appears (an intruder test works on the job meanwhile).
+func hold(ctx context.Context, c *commtune.Comm, flag string) error {
+	if c.Rank() == 0 {
+		fmt.Printf("rank 0: holding, pid %d\n", os.Getpid())
+		_, err := c.Recv(ctx, nil, 1, 3)
+		return err
+	}
+	for {
+		if _, err := os.Stat(flag); err == nil {
+			return c.Send(ctx, nil, 0, 3)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
 }
 
 // processMatrix is the subset of the collective matrix run over
