@@ -11,8 +11,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"testing"
 	"sync"
+	"testing"
 	"time"
 
 	"github.com/commtune/commtune/internal/auth"
