@@ -50,11 +50,14 @@ func (f *fakePMI) env(r int, version string) map[string]string {
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	srv, err := net.FileConn(os.NewFile(uintptr(fds[1]), "fake-pmi"))
+	// Close the descriptor through its *os.File: a File left to the
+	// garbage collector closes its number later, by then another socket's.
+	file := os.NewFile(uintptr(fds[1]), "fake-pmi")
+	srv, err := net.FileConn(file)
+	file.Close()
 	if err != nil {
 		f.t.Fatal(err)
 	}
-	syscall.Close(fds[1])
 	go f.serve(r, srv)
 	env := map[string]string{EnvPMIFD: strconv.Itoa(fds[0]), EnvPMIRank: strconv.Itoa(r), EnvPMISize: strconv.Itoa(f.size)}
 	if f.dialect == "slurm" {

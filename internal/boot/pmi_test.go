@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -170,17 +171,24 @@ func TestPMIEnvironment(t *testing.T) {
 		{"port without id", map[string]string{EnvPMIPort: "127.0.0.1:1"}, "PMI_ID is not", ""},
 		{"bad fd", map[string]string{EnvPMIFD: "x"}, `PMI_FD="x" is not a file descriptor`, ""},
 	}
+	// A pipe's descriptor, duplicated: the client takes it over (and closes
+	// it), so the *os.File keeps its own.
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer pr.Close()
 	defer pw.Close()
+	pipeFD, err := syscall.Dup(int(pr.Fd()))
+	if err != nil {
+		t.Fatal(err)
+	}
 	tests = append(tests, struct {
 		name string
 		env  map[string]string
 		want string
 		src  string
-	}{"fd not a socket", map[string]string{EnvPMIFD: fmt.Sprint(pr.Fd())}, "is not a socket", ""})
+	}{"fd not a socket", map[string]string{EnvPMIFD: fmt.Sprint(pipeFD)}, "is not a socket", ""})
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), time.Second)
