@@ -1,7 +1,6 @@
 package boot
 
 import (
-	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/auth"
+	"github.com/commtune/commtune/internal/syncbuf"
 )
 
 // testTimeout bounds waits that only a bug could make long; it asserts no
@@ -36,22 +36,7 @@ func newSecret(t *testing.T) []byte {
 }
 
 // syncBuffer is a log sink that tests read while the server writes.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
+type syncBuffer = syncbuf.Buffer
 
 type testServer struct {
 	*Server

@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,13 +10,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/commtune/commtune/internal/auth"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/tcp"
+	"github.com/commtune/commtune/internal/syncbuf"
 )
 
 // buildExample compiles examples/allreduce (send/recv around a ring and an
@@ -189,7 +188,7 @@ func TestIntruderRefused(t *testing.T) {
 	cmd := exec.CommandContext(ctx, mpiexec, "-launcher", "fork", "-n", "2", os.Args[0])
 	cmd.Env = append(os.Environ(), rankModeEnv+"=hold", rankArgEnv+"="+flag, "COMMTUNE_TRANSPORTS=tcp",
 		"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
-	var out lockedBuffer
+	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -264,21 +263,3 @@ func (nopHandler) Region(int, uint64, int64, int) ([]byte, error) {
 func (nopHandler) PutDone(int, uint64, int64, int) {}
 func (nopHandler) Idle(driver.Rail, error)         {}
 func (nopHandler) PeerLost(int, error)             {}
-
-// lockedBuffer is a bytes.Buffer safe for a process's output and a reader.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/syncbuf"
 )
 
 // testSecret is the job secret of every test mesh.
@@ -145,22 +146,7 @@ func none[T any](t testing.TB, c <-chan T, what string) {
 }
 
 // logBuffer collects slog output for assertions.
-type logBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
+type logBuffer struct{ syncbuf.Buffer }
 
 // waitLog waits until the log contains all of want.
 func (l *logBuffer) waitLog(t testing.TB, want ...string) {
