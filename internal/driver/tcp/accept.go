@@ -67,13 +67,23 @@ func (t *Transport) acceptOne(nc *net.TCPConn, rail int) {
 	}()
 	err := configure(nc)
 	var res handshakeResult
+	held := -1 // the peer whose rail this handshake reserved
+	admit := func(peer, rail int) error {
+		if err := t.reserve(peer, rail); err != nil {
+			return err
+		}
+		held = peer
+		return nil
+	}
 	if err == nil {
 		nc.SetDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
-		res, err = acceptHandshake(nc, &t.hs, rail, t.admit)
+		res, err = acceptHandshake(nc, &t.hs, rail, admit)
 	}
 	if err == nil {
 		nc.SetDeadline(time.Time{})
-		err = t.register(nc, res)
+		err = t.register(nc, res, true)
+	} else if held >= 0 {
+		t.release(held, rail)
 	}
 	if err != nil {
 		nc.Close()

@@ -138,7 +138,7 @@ func (t *Transport) connectOne(ctx context.Context, nc *net.TCPConn, rank, rail 
 	}
 	if err == nil {
 		nc.SetDeadline(time.Time{})
-		err = t.register(nc, res)
+		err = t.register(nc, res, false)
 	}
 	if err != nil {
 		nc.Close()

@@ -11,6 +11,9 @@ import (
 type peer struct {
 	rank  int
 	rails []*rail // by rail index; guarded by Transport.mu while the mesh forms
+	// reserved marks rails an accepted handshake holds until it registers
+	// (guarded by Transport.mu).
+	reserved []bool
 	// view is what Rails returns: set once every rail is up.
 	view atomic.Pointer[[]driver.Rail]
 	// gone is why the peer can no longer be reached (it wraps

@@ -104,7 +104,7 @@ func Listen(cfg Config) (*Transport, error) {
 	}
 	for rank := range t.peers {
 		if rank != cfg.Rank {
-			t.peers[rank] = &peer{rank: rank, rails: make([]*rail, nrails)}
+			t.peers[rank] = &peer{rank: rank, rails: make([]*rail, nrails), reserved: make([]bool, nrails)}
 		}
 	}
 	t.checkMeshedLocked()
@@ -167,14 +167,17 @@ func (t *Transport) Rails(peer int) []driver.Rail {
 
 // register adopts an authenticated connection as the rail res.rail to
 // res.peer and starts its reader and writer.
-func (t *Transport) register(nc *net.TCPConn, res handshakeResult) error {
+func (t *Transport) register(nc *net.TCPConn, res handshakeResult, reserved bool) error {
 	p := t.peers[res.peer]
 	r, err := newRail(t, p, res.rail, nc, res.maxPacket)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if reserved {
+		p.reserved[res.rail] = false
+	}
 	if err != nil {
 		return err
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
 	if err := t.admitLocked(res.peer, res.rail); err != nil {
 		return err
 	}
@@ -200,11 +203,26 @@ func (t *Transport) register(nc *net.TCPConn, res handshakeResult) error {
 	return nil
 }
 
-// admit says whether a connection from peer on rail may join the mesh.
-func (t *Transport) admit(peer, rail int) error {
+// reserve says whether a connection from peer on rail may join the mesh
+// and, if so, holds the rail for it until register or release: the
+// acceptor tells the connector it is in before registering the rail, so a
+// second connection for the same rail must be refused then, not after
+// both were told yes.
+func (t *Transport) reserve(peer, rail int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	return t.admitLocked(peer, rail)
+	if err := t.admitLocked(peer, rail); err != nil {
+		return err
+	}
+	t.peers[peer].reserved[rail] = true
+	return nil
+}
+
+// release gives up a reservation whose handshake failed.
+func (t *Transport) release(peer, rail int) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.peers[peer].reserved[rail] = false
 }
 
 func (t *Transport) admitLocked(peer, rail int) error {
@@ -216,7 +234,7 @@ func (t *Transport) admitLocked(peer, rail int) error {
 		return fmt.Errorf("rank %d: %w", peer, p.err())
 	case p.skipped:
 		return fmt.Errorf("rank %d: %w", peer, errSkipped)
-	case p.rails[rail] != nil:
+	case p.rails[rail] != nil || p.reserved[rail]:
 		return errDuplicate
 	}
 	return nil
