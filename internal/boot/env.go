@@ -151,11 +151,23 @@ func validNode(s string) bool {
 type envParser struct {
 	lookup func(string) (string, bool)
 	err    error
+	// setter says who sets the variables, for "is not set" errors;
+	// sentinel is what every error wraps. The zero values mean the
+	// commtune launcher and ErrEnv.
+	setter   string
+	sentinel error
+}
+
+func (p *envParser) wrap() error {
+	if p.sentinel == nil {
+		return ErrEnv
+	}
+	return p.sentinel
 }
 
 func (p *envParser) fail(name, value, problem string) {
 	if p.err == nil {
-		p.err = fmt.Errorf("%s=%q %s: %w", name, value, problem, ErrEnv)
+		p.err = fmt.Errorf("%s=%q %s: %w", name, value, problem, p.wrap())
 	}
 }
 
@@ -166,7 +178,11 @@ func (p *envParser) str(name string) string {
 	}
 	v, ok := p.lookup(name)
 	if !ok || v == "" {
-		p.err = fmt.Errorf("%s is not set (the launcher sets it with %s): %w", name, EnvRank, ErrEnv)
+		setter := p.setter
+		if setter == "" {
+			setter = "the launcher sets it with " + EnvRank
+		}
+		p.err = fmt.Errorf("%s is not set (%s): %w", name, setter, p.wrap())
 	}
 	return v
 }

@@ -132,19 +132,10 @@ func fdConn(s string) (net.Conn, error) {
 }
 
 func rankSize(lookup func(string) (string, bool)) (rank, size int, err error) {
-	num := func(name string, lo, hi int) int {
-		v, ok := lookup(name)
-		n, perr := strconv.Atoi(strings.TrimSpace(v))
-		if err == nil && (!ok || perr != nil || n < lo || n > hi) {
-			err = fmt.Errorf("%w: %s=%q: want a whole number from %d to %d", ErrPMI, name, v, lo, hi)
-		}
-		return n
-	}
-	size = num(EnvPMISize, 1, MaxSize)
-	if err == nil {
-		rank = num(EnvPMIRank, 0, size-1)
-	}
-	return rank, size, err
+	p := envParser{lookup: lookup, setter: "the PMI launcher sets it with " + EnvPMIFD, sentinel: ErrPMI}
+	size = p.int(EnvPMISize, 1, MaxSize, "")
+	rank = p.int(EnvPMIRank, 0, size-1, EnvPMISize)
+	return rank, size, p.err
 }
 
 // start runs the handshake: rank and size, the key-value space's name,

@@ -342,3 +342,28 @@ func TestPMISecretPerJob(t *testing.T) {
 		t.Fatalf("one job's proof verified with the other's secret: %v", err)
 	}
 }
+
+func TestPMIRankSize(t *testing.T) {
+	tests := []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{EnvPMISize: "4", EnvPMIRank: "3"}, "rank 3 of 4"},
+		{map[string]string{EnvPMIRank: "0"}, "PMI_SIZE is not set (the PMI launcher sets it with PMI_FD)"},
+		{map[string]string{EnvPMISize: "4", EnvPMIRank: "4"}, `PMI_RANK="4" is out of range [0, 3] given PMI_SIZE=4`},
+		{map[string]string{EnvPMISize: "x", EnvPMIRank: "0"}, `PMI_SIZE="x" is not a non-negative decimal`},
+	}
+	for _, tc := range tests {
+		r, s, err := rankSize(lookupMap(tc.env))
+		got := fmt.Sprintf("rank %d of %d", r, s)
+		if err != nil {
+			got = err.Error()
+			if !errors.Is(err, ErrPMI) || errors.Is(err, ErrEnv) {
+				t.Errorf("%v: wraps the wrong sentinel", err)
+			}
+		}
+		if !strings.Contains(got, tc.want) {
+			t.Errorf("rankSize(%v) = %s, want %s", tc.env, got, tc.want)
+		}
+	}
+}
