@@ -83,7 +83,7 @@ func (ep *endpoint) ready(cfg Config) error {
 			if machine != nil {
 				mine, theirs := ep.cpus[ep.eng.Rank()], ep.cpus[p]
 				sp.dmaMin = machine.DMAMin(mine, theirs)
-				sp.sharedCache = machine.SharedCache(mine, theirs) != nil
+				sp.sharing = machine.Sharing(mine, theirs)
 			}
 			pol = cfg.shmPolicy(sp, ep.profile)
 		default:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/topo"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -32,9 +33,13 @@ type ShmConfig struct {
 	// one copy), "vmsplice" (pages through a pipe), "cachefree" (copy with
 	// cache-bypassing stores), or "auto" (default): the profile's choice by
 	// size; without a profile seed 004 §4.1's rule — copy when the two
-	// ranks share a cache (the second copy hits it), cma when they do not
-	// (else copy), and cachefree from DMAMin up. Measured here (two vCPUs
-	// sharing L3): copy 31 GB/s, cma 10 GB/s at 4 MiB.
+	// ranks share a cache (the second copy hits it), cma when they share
+	// none (else copy), and cachefree from DMAMin up. When the topology
+	// cannot tell (no cache listed, or an outer cache whose instances are
+	// unknown, as in virtual machines) it copies: a small VM's vCPUs sit
+	// under one host L3. Measured on two vCPUs sharing an L3: copy 31
+	// GB/s, cma 10 GB/s at 4 MiB; on two vCPUs whose L3 CPUID reports as
+	// the host's total: copy 7.2, cma 4.9 GB/s.
 	// Env: COMMTUNE_SHM_METHOD.
 	Method string
 	// DMAMin is the size from which "auto" uses cachefree. Default: the
@@ -170,10 +175,10 @@ func (c *Config) checkTransports() error {
 // shmPeer is what decides a local peer's policy besides the configuration
 // and the profile.
 type shmPeer struct {
-	canPull     bool     // this rank's sends may be pulled (CMA works)
-	methods     []string // the rail's Put methods
-	sharedCache bool     // the two ranks' CPUs share a cache
-	dmaMin      int64    // seed 004's DMA_min for the pair (0: unknown)
+	canPull bool         // this rank's sends may be pulled (CMA works)
+	methods []string     // the rail's Put methods
+	sharing topo.Sharing // whether the two ranks' CPUs share a cache
+	dmaMin  int64        // seed 004's DMA_min for the pair (0: unknown)
 }
 
 // available lists the large-message methods usable with the peer, in the
@@ -225,7 +230,7 @@ func (c *Config) shmPolicy(sp shmPeer, prof *profile.Profile) core.Policy {
 			p.Large = append(p.Large, core.LargeMethod{Min: int(max(c.Shm.DMAMin, int64(big))), Method: "cachefree"})
 		}
 		return p
-	case m == "cma" && sp.canPull, m == "auto" && sp.canPull && !sp.sharedCache:
+	case m == "cma" && sp.canPull, m == "auto" && sp.canPull && sp.sharing == topo.SharingNone:
 		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}
 	case m == "vmsplice" || m == "cachefree":
 		p.Large = []core.LargeMethod{{Min: big, Method: m}}

@@ -132,6 +132,9 @@ func collectTopology(opts infoOptions) (infoReport, error) {
 	var err error
 	if opts.sysfs == "" {
 		r.Source = "/sys"
+		if root := os.Getenv(topo.EnvSysfs); root != "" {
+			r.Source = fmt.Sprintf("%s=%s", topo.EnvSysfs, root)
+		}
 		r.Topology, err = topo.Read()
 	} else {
 		r.Topology, err = topo.ReadFrom(opts.sysfs)
@@ -184,13 +187,21 @@ func dmaMinReason(g topo.DMAMinGroup) string {
 	if g.Pairs == 1 {
 		pairs = fmt.Sprintf("(1 pair: CPUs %d and %d)", x, y)
 	}
+	var why string
 	switch {
 	case g.Cache == nil:
-		return "sysfs gives no cache size for these CPUs " + pairs
+		why = "no cache size known for these CPUs " + pairs
 	case x == y:
-		return fmt.Sprintf("both ranks on CPU %d (the only one allowed), under %s %s", x, g.Cache.Name(), units.FormatSize(g.Cache.Size))
+		why = fmt.Sprintf("both ranks on CPU %d (the only one allowed), under %s %s", x, g.Cache.Name(), units.FormatSize(g.Cache.Size))
 	case g.Shared:
-		return fmt.Sprintf("sharing %s %s among %d CPUs %s", g.Cache.Name(), units.FormatSize(g.Cache.Size), g.Users, pairs)
+		why = fmt.Sprintf("sharing %s %s among %d CPUs %s", g.Cache.Name(), units.FormatSize(g.Cache.Size), g.Users, pairs)
+	case g.LeftOut != nil:
+		why = fmt.Sprintf("each alone in its own %s %s %s", g.Cache.Name(), units.FormatSize(g.Cache.Size), pairs)
+	default:
+		why = fmt.Sprintf("sharing no cache, each alone in its own %s %s %s", g.Cache.Name(), units.FormatSize(g.Cache.Size), pairs)
 	}
-	return fmt.Sprintf("sharing no cache, each alone in its own %s %s %s", g.Cache.Name(), units.FormatSize(g.Cache.Size), pairs)
+	if g.LeftOut != nil {
+		why += fmt.Sprintf("; %s %s left out: a total, not one instance, so whether they share it is unknown", g.LeftOut.Name(), units.FormatSize(g.LeftOut.Size))
+	}
+	return why
 }

@@ -97,7 +97,7 @@ func (r *profileReport) writeText(w io.Writer) error {
 // writeDefaults prints what a job uses with no profile.
 func writeDefaults(b *strings.Builder) {
 	eager := boundaryLabel(commtune.DefaultShmEager + 1)
-	fmt.Fprintf(b, "Defaults:\n  shm  0..%s eager-iovec | %s.. rendezvous: copy if the two ranks share a cache, else cma; cachefree from DMA_min\n",
+	fmt.Fprintf(b, "Defaults:\n  shm  0..%s eager-iovec | %s.. rendezvous: cma if the two ranks share no cache, else copy (shared, or unknown); cachefree from DMA_min\n",
 		eager, eager)
 	fmt.Fprintf(b, "  tcp  0..%s eager-copy | %s..%s eager-iovec | %s.. rendezvous\n",
 		units.FormatSize(core.DefaultIovecThreshold), units.FormatSize(core.DefaultIovecThreshold),

@@ -19,6 +19,12 @@ import (
 var e5345Tree = filepath.Join("..", "..", "internal", "topo", "testdata", "e5345")
 
 func TestInfo(t *testing.T) {
+	// What package topo finds on this machine, whatever it has: caches
+	// from sysfs, from CPUID, or none.
+	machine, err := topo.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
 	badTree := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(badTree, "devices", "system", "cpu"), 0o755); err != nil {
 		t.Fatal(err)
@@ -34,7 +40,7 @@ func TestInfo(t *testing.T) {
 		wantStderr string
 	}{
 		{"all sections", []string{"info"}, 0, []string{
-			"Topology (/sys):\nMachine: ", "\nCaches (size, line, instances × CPUs sharing each):\n",
+			"Topology (", "):\n" + machine.String(),
 			"\nAllowed CPUs: ", ", from sched_getaffinity\n",
 			"\nDMA_min (seed 004 §3.3) = cache size / (2 × cores sharing the cache)",
 			"\nAssuming one rank pinned on each allowed CPU; every pair of those ranks:\n",
@@ -143,9 +149,20 @@ func TestInfoPinned(t *testing.T) {
 	if err := cmd.Run(); err != nil {
 		t.Fatalf("taskset -c %s commtune info: %v, stderr %q", cpu, err, stderr.String())
 	}
+	machine, err := topo.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One CPU: one group, both ranks on it, under its smallest data cache
+	// if the machine lists one.
+	groups := machine.DMAMinPairs([]int{allowed[len(allowed)-1]})
+	if len(groups) != 1 {
+		t.Fatalf("DMAMinPairs of one CPU = %+v, want one group", groups)
+	}
 	for _, want := range []string{
 		"\nAllowed CPUs: " + cpu + ", from sched_getaffinity\n",
-		"both ranks on CPU " + cpu + " (the only one allowed), under L1d ",
+		"  " + dmaMinValue(groups[0]) + " ",
+		dmaMinReason(groups[0]) + "\n",
 	} {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("taskset -c %s commtune info printed\n%s\nwant %q in it", cpu, stdout.String(), want)

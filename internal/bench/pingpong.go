@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/control"
 )
 
 // Result is one message size's measurement.
@@ -22,6 +23,9 @@ type Result struct {
 	BandwidthMBps float64 `json:"bandwidth_MBps"`  // bytes / latency_us
 	MeanUS        float64 `json:"latency_mean_us"` // mean half round trip: the tail shows here
 	P99US         float64 `json:"latency_p99_us"`  // 99th percentile half round trip
+	// Path is how rank 0's messages of this size travel to rank 1 under
+	// its policy: "eager", or the rendezvous method ("pull" is cma).
+	Path string `json:"path,omitempty"`
 }
 
 // Report is the JSON document `commtune bench pingpong --json` prints.
@@ -151,7 +155,11 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 				coldSamples = cp.cold(size, per, coldSamples)
 			}
 		}
-		res = append(res, result(size, samples))
+		r := result(size, samples)
+		if control.Of != nil {
+			r.Path = control.Of(c).Policy(1).PathFor(size)
+		}
+		res = append(res, r)
 		if raw != nil {
 			base = append(base, result(size, rawSamples))
 		}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,5 +82,39 @@ func TestCopyBaseline(t *testing.T) {
 	}
 	if len(base) != 2 || base[0].Name != "copy-hot" || base[1].Name != "copy-cold" || base[1].Results[2].BandwidthMBps <= 0 {
 		t.Fatalf("baselines %+v", base)
+	}
+}
+
+// TestWriteMethodTable: one column per method, and beside auto's the path
+// its policy took at each size, so the table shows auto following its rule.
+func TestWriteMethodTable(t *testing.T) {
+	rep := func(method string, mbps float64, paths ...string) *Report {
+		r := &Report{Bench: "pingpong", Transport: "shm", Method: method, Ranks: 2}
+		for i, size := range []int{64 << 10, 4 << 20} {
+			res := Result{Bytes: size, BandwidthMBps: mbps}
+			if i < len(paths) {
+				res.Path = paths[i]
+			}
+			r.Results = append(r.Results, res)
+		}
+		return r
+	}
+	var b bytes.Buffer
+	if err := WriteMethodTable(&b, []*Report{rep("auto", 7000, "copy", "cachefree"), rep("copy", 6000), rep("cma", 5000)}); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
+	want := [][]string{
+		{"size", "auto", "auto", "took", "copy", "cma"},
+		{"64K", "7000", "copy", "6000", "5000"},
+		{"4M", "7000", "cachefree", "6000", "5000"},
+	}
+	if len(lines) != 4 {
+		t.Fatalf("table:\n%s", b.String())
+	}
+	for i, w := range want {
+		if got := strings.Fields(lines[i+1]); !slices.Equal(got, w) {
+			t.Errorf("line %d = %q, want %q", i+1, got, w)
+		}
 	}
 }

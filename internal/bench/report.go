@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -51,6 +52,9 @@ func WriteMethodTable(w io.Writer, reps []*Report) error {
 	fmt.Fprint(tw, "size\t")
 	for _, r := range reps {
 		fmt.Fprintf(tw, "%s\t", r.Method)
+		if r.Method == "auto" {
+			fmt.Fprint(tw, "auto took\t")
+		}
 	}
 	for _, b := range first.Baselines {
 		fmt.Fprintf(tw, "%s\t", b.Name)
@@ -65,6 +69,9 @@ func WriteMethodTable(w io.Writer, reps []*Report) error {
 		fmt.Fprintf(tw, "%s\t", units.FormatSize(int64(x.Bytes)))
 		for _, r := range reps {
 			fmt.Fprintf(tw, "%.0f\t", r.Results[i].BandwidthMBps)
+			if r.Method == "auto" {
+				fmt.Fprintf(tw, "%s\t", cmp.Or(r.Results[i].Path, "?"))
+			}
 		}
 		for _, b := range first.Baselines {
 			fmt.Fprintf(tw, "%.0f\t", b.Results[i].BandwidthMBps)

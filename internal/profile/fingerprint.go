@@ -33,7 +33,7 @@ func Machine(transports []string) Fingerprint {
 	f := Fingerprint{CPU: cpuModel(), Kernel: kernelRelease(), Go: runtime.Version(), Transports: slices.Clone(transports)}
 	if t, err := topo.Read(); err == nil {
 		f.CPUs = len(t.CPUs)
-		f.Caches = cacheSummary(t.Caches)
+		f.Caches = cacheSummary(t)
 	} else {
 		f.CPUs = runtime.NumCPU()
 		f.Caches = "unknown"
@@ -42,11 +42,12 @@ func Machine(transports []string) Fingerprint {
 	return f
 }
 
-// cacheSummary lists each cache level's size and instance count, e.g.
-// "L1d 32K×2 L1i 32K×2 L2 1M×2 L3 32M×1".
-func cacheSummary(caches []topo.Cache) string {
+// cacheSummary lists each cache level's size and instance count, and where
+// they were read, e.g. "L1d 32K×2 L1i 32K×2 L2 1M×2 L3 32M×1 (sysfs)".
+func cacheSummary(t *topo.Topology) string {
 	var parts []string
 	count := map[string]int{}
+	caches := t.Caches
 	for i := range caches {
 		key := caches[i].Name() + " " + units.FormatSize(caches[i].Size)
 		if count[key] == 0 {
@@ -60,7 +61,7 @@ func cacheSummary(caches []topo.Cache) string {
 	if len(parts) == 0 {
 		return "none listed"
 	}
-	return strings.Join(parts, " ")
+	return strings.Join(parts, " ") + " (" + t.CacheSource + ")"
 }
 
 // Sum returns a short hash of the identifying fields: the profile's file

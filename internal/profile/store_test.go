@@ -3,6 +3,7 @@ package profile
 import (
 	"encoding/json"
 	"errors"
+	"github.com/commtune/commtune/internal/topo"
 	"os"
 	"path/filepath"
 	"strings"
@@ -116,6 +117,29 @@ func TestMachine(t *testing.T) {
 	}
 	if c := Machine([]string{"tcp rails=2"}); c.ID == a.ID {
 		t.Fatal("a different set of transports has the same fingerprint")
+	}
+}
+
+// TestCacheSummary: the fingerprint names each kind of cache and where
+// the caches were read, so a machine whose caches come from CPUID does not
+// share a profile with one whose sysfs lists the same ones.
+func TestCacheSummary(t *testing.T) {
+	l3 := func(total bool) topo.Cache {
+		return topo.Cache{Level: 3, Type: topo.Unified, Size: 508 << 20, LineSize: 64, CPUs: []int{0}, Total: total}
+	}
+	tests := []struct {
+		name string
+		topo *topo.Topology
+		want string
+	}{
+		{"sysfs", &topo.Topology{Caches: []topo.Cache{l3(false)}, CacheSource: topo.CachesFromSysfs}, "L3 508M×1 (sysfs)"},
+		{"cpuid", &topo.Topology{Caches: []topo.Cache{l3(true), l3(true)}, CacheSource: topo.CachesFromCPUID}, "L3 508M×2 (cpuid)"},
+		{"none", &topo.Topology{CacheSource: topo.CachesFromNone, CacheNote: "sysfs lists no cache"}, "none listed"},
+	}
+	for _, tc := range tests {
+		if got := cacheSummary(tc.topo); got != tc.want {
+			t.Errorf("%s: cacheSummary = %q, want %q", tc.name, got, tc.want)
+		}
 	}
 }
 

@@ -49,6 +49,11 @@ type DMAMinBasis struct {
 	Users int `json:"users"`
 	// CPUs is the placement, one CPU for each rank, that gave Bytes.
 	CPUs [2]int `json:"placement"`
+	// LeftOut is a Total cache one of the two CPUs uses: not one
+	// instance's size, so the rule cannot divide it, and the ranks may
+	// share it or not. Bytes then rests on the caches each rank certainly
+	// has (this machine: L3 508M left out, DMA_min from the private 1M L2s).
+	LeftOut *Cache `json:"left_out,omitempty"`
 }
 
 // DMAMin returns seed 004 §3.3's threshold, in bytes, above which a copy
@@ -68,15 +73,16 @@ type DMAMinBasis struct {
 // smallest value over the placements x in a, y in b with x ≠ y (two busy
 // ranks do not share a CPU while another is free; x = y is used only when
 // a and b are the same single CPU). It returns 0 when a or b is empty or
-// the topology lacks the caches to apply the rule. See ExplainDMAMin for
-// the cache and placement behind the value.
+// the topology lacks the caches to apply the rule. A Total cache (not one
+// instance) is left out: the rule then rests on the caches below it. See
+// ExplainDMAMin for the cache and placement behind the value.
 func (t *Topology) DMAMin(a, b []int) int64 { return t.ExplainDMAMin(a, b).Bytes }
 
 // ExplainDMAMin is DMAMin with the cache, the divisor and the placement
 // that gave the value.
 func (t *Topology) ExplainDMAMin(a, b []int) DMAMinBasis {
 	// Each CPU's data caches, looked up once: the placements are |a|×|b|.
-	own := map[int][]*Cache{}
+	own := map[int]cpuCaches{}
 	for _, cpus := range [][]int{a, b} {
 		for _, x := range cpus {
 			if _, done := own[x]; !done {
@@ -116,46 +122,64 @@ func sameSingle(a, b []int) bool {
 	return true
 }
 
-// dataCachesOf returns the data and unified caches that CPU x uses.
-func (t *Topology) dataCachesOf(x int) []*Cache {
-	var cs []*Cache
+// dataCachesOf returns the data and unified caches that CPU x uses, each
+// one instance, and the largest Total one it uses (nil if none).
+func (t *Topology) dataCachesOf(x int) cpuCaches {
+	var cc cpuCaches
 	for i := range t.Caches {
-		if c := &t.Caches[i]; c.holdsData() && containsAll(c.CPUs, []int{x}) {
-			cs = append(cs, c)
+		c := &t.Caches[i]
+		switch {
+		case !c.holdsData() || !containsAll(c.CPUs, []int{x}):
+		case c.Total:
+			if cc.total == nil || c.Size > cc.total.Size {
+				cc.total = c
+			}
+		default:
+			cc.caches = append(cc.caches, c)
 		}
 	}
-	return cs
+	return cc
+}
+
+// cpuCaches is what dataCachesOf finds for one CPU.
+type cpuCaches struct {
+	caches []*Cache
+	total  *Cache
 }
 
 // placement applies the rule to two ranks pinned on CPUs x and y, whose
 // data caches are cx and cy.
-func placement(cx, cy []*Cache, x, y int) DMAMinBasis {
+func placement(cx, cy cpuCaches, x, y int) DMAMinBasis {
 	var shared *Cache
-	for _, c := range cx {
+	for _, c := range cx.caches {
 		if containsAll(c.CPUs, []int{y}) && closer(c, shared) {
 			shared = c
 		}
 	}
+	leftOut := cx.total
+	if leftOut == nil || cy.total != nil && cy.total.Size > leftOut.Size {
+		leftOut = cy.total
+	}
 	if shared != nil {
 		users := len(shared.CPUs)
-		return basis(shared, true, users, shared.Size/int64(2*users), x, y)
+		return basis(shared, true, users, shared.Size/int64(2*users), x, y, leftOut)
 	}
-	px, py := largest(cx), largest(cy)
+	px, py := largest(cx.caches), largest(cy.caches)
 	if px == nil || py == nil {
-		return DMAMinBasis{CPUs: [2]int{x, y}}
+		return DMAMinBasis{CPUs: [2]int{x, y}, LeftOut: leftOut}
 	}
 	c := px
 	if py.Size < px.Size {
 		c = py
 	}
-	return basis(c, false, 1, c.Size/2, x, y)
+	return basis(c, false, 1, c.Size/2, x, y, leftOut)
 }
 
-func basis(c *Cache, shared bool, users int, bytes int64, x, y int) DMAMinBasis {
+func basis(c *Cache, shared bool, users int, bytes int64, x, y int, leftOut *Cache) DMAMinBasis {
 	if bytes == 0 {
-		return DMAMinBasis{CPUs: [2]int{x, y}}
+		return DMAMinBasis{CPUs: [2]int{x, y}, LeftOut: leftOut}
 	}
-	return DMAMinBasis{Bytes: bytes, Cache: c, Shared: shared, Users: users, CPUs: [2]int{x, y}}
+	return DMAMinBasis{Bytes: bytes, Cache: c, Shared: shared, Users: users, CPUs: [2]int{x, y}, LeftOut: leftOut}
 }
 
 // largest returns the largest cache of cs, the higher level on a tie.
@@ -185,7 +209,7 @@ type DMAMinGroup struct {
 // Looking each CPU's caches up once, it costs O(len(cpus)²) placements
 // rather than as many scans of every cache.
 func (t *Topology) DMAMinPairs(cpus []int) []DMAMinGroup {
-	own := make([][]*Cache, len(cpus))
+	own := make([]cpuCaches, len(cpus))
 	for i, x := range cpus {
 		own[i] = t.dataCachesOf(x)
 	}
@@ -195,11 +219,12 @@ func (t *Topology) DMAMinPairs(cpus []int) []DMAMinGroup {
 		users, level int
 		typ          string
 		size         int64
+		leftOut      bool
 	}
 	index := map[key]int{}
 	var groups []DMAMinGroup
 	add := func(p DMAMinBasis) {
-		k := key{bytes: p.Bytes, shared: p.Shared, users: p.Users}
+		k := key{bytes: p.Bytes, shared: p.Shared, users: p.Users, leftOut: p.LeftOut != nil}
 		if p.Cache != nil {
 			k.level, k.typ, k.size = p.Cache.Level, p.Cache.Type, p.Cache.Size
 		}

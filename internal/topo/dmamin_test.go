@@ -39,6 +39,36 @@ func TestSharedCache(t *testing.T) {
 	}
 }
 
+// TestSharing: "not listed" and "a total whose instances are unknown"
+// must not pass for "not shared".
+func TestSharing(t *testing.T) {
+	tests := []struct {
+		name string
+		topo *Topology
+		a, b []int
+		want Sharing
+	}{
+		{"epyc2 under one L3", epyc2, []int{0}, []int{1}, SharingCache},
+		{"e5345 under one L2", e5345, []int{0}, []int{4}, SharingCache},
+		{"e5345 apart", e5345, []int{0}, []int{1}, SharingNone},
+		{"zen5 VM: L3 a total", zen5VM, []int{0}, []int{1}, SharingUnknown},
+		{"zen5 VM, same CPU", zen5VM, []int{0}, []int{0}, SharingCache},
+		{"no caches", &Topology{CPUs: []int{0, 1}}, []int{0}, []int{1}, SharingUnknown},
+		{"one CPU without caches", minimal, []int{0}, []int{1}, SharingUnknown},
+		{"a rank's CPUs unknown", e5345, nil, []int{1}, SharingUnknown},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.topo.Sharing(tc.a, tc.b); got != tc.want {
+				t.Fatalf("Sharing(%v, %v) = %v, want %v", tc.a, tc.b, got, tc.want)
+			}
+			if got := tc.topo.Sharing(tc.b, tc.a); got != tc.want {
+				t.Fatalf("Sharing(%v, %v) = %v, not symmetric", tc.b, tc.a, got)
+			}
+		})
+	}
+}
+
 // TestDMAMin checks seed 004 §3.3's rule, first on the seed's own example
 // (testdata/e5345: two ranks under a shared 4 MB L2 → 1 MB, on separate
 // 4 MB L2s → 2 MB), then on this machine and on degenerate topologies.
@@ -71,6 +101,10 @@ func TestDMAMin(t *testing.T) {
 		{"epyc pinned", epyc2, []int{0}, []int{1}, 8 * M, "L3 shared 2 [0 1]"},
 		{"epyc unpinned", epyc2, []int{0, 1}, []int{0, 1}, 8 * M, "L3 shared 2 [0 1]"},
 		{"uneven private caches", uneven, []int{0}, []int{1}, 512 * K, "L2 private 1 [0 1]"},
+		// This machine as CPUID describes it: the 508M L3 is the host
+		// processor's total, left out; each rank has its 1M L2 alone.
+		{"zen5 VM, L3 a total", zen5VM, []int{0}, []int{1}, 512 * K, "L2 private 1 [0 1] left out L3 508M"},
+		{"zen5 VM unpinned", zen5VM, []int{0, 1}, []int{0, 1}, 512 * K, "L2 private 1 [0 1] left out L3 508M"},
 		// Unknown: 0.
 		{"empty set", e5345, nil, []int{1}, 0, ""},
 		{"unknown CPU", e5345, []int{0}, []int{99}, 0, ""},
@@ -91,6 +125,9 @@ func TestDMAMin(t *testing.T) {
 					kind = "shared"
 				}
 				got = fmt.Sprintf("%s %s %d %v", b.Cache.Name(), kind, b.Users, b.CPUs)
+			}
+			if b.LeftOut != nil {
+				got += fmt.Sprintf(" left out %s %s", b.LeftOut.Name(), FormatSize(b.LeftOut.Size))
 			}
 			if got != tc.basis {
 				t.Fatalf("ExplainDMAMin(%v, %v) rests on %q, want %q", tc.a, tc.b, got, tc.basis)
@@ -122,6 +159,7 @@ func TestDMAMinPairs(t *testing.T) {
 		{"epyc2", epyc2, []int{0, 1}, "8388608 L3 shared 2 1 [0 1]"},
 		{"one CPU", epyc2, []int{1}, "16384 L1d shared 1 1 [1 1]"},
 		{"unknown", minimal, []int{0, 1}, "0 - - 0 1 [0 1]"},
+		{"zen5 VM", zen5VM, []int{0, 1}, "524288 L2 private 1 1 [0 1]"},
 		{"none", epyc2, nil, ""},
 	}
 	for _, tc := range tests {

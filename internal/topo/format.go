@@ -112,35 +112,52 @@ func (o *object) write(b *strings.Builder, depth int) {
 	}
 }
 
-// writeCacheKinds prints one line per kind of cache: name, size, line
-// size, and how many instances are shared by how many CPUs.
+// writeCacheKinds prints where the caches come from, then one line per
+// kind of cache: name, size, line size, and how many instances are shared
+// by how many CPUs.
 func (t *Topology) writeCacheKinds(b *strings.Builder) {
 	if len(t.Caches) == 0 {
-		b.WriteString("Caches: none described\n")
+		if t.CacheNote == "" {
+			b.WriteString("Caches: none described\n")
+		} else {
+			fmt.Fprintf(b, "Caches: none (%s)\n", t.CacheNote)
+		}
 		return
 	}
 	type kind struct {
 		name       string
 		size       int64
 		line, cpus int
+		total      bool
 	}
 	var kinds []kind
 	count := map[kind]int{}
 	for i := range t.Caches {
 		c := &t.Caches[i]
-		k := kind{c.Name(), c.Size, c.LineSize, len(c.CPUs)}
+		k := kind{c.Name(), c.Size, c.LineSize, len(c.CPUs), c.Total}
 		if count[k] == 0 {
 			kinds = append(kinds, k)
 		}
 		count[k]++
 	}
-	b.WriteString("Caches (size, line, instances × CPUs sharing each):\n")
+	switch t.CacheSource {
+	case CachesFromCPUID:
+		b.WriteString("Caches from CPUID, as sysfs lists none (size, line, instances × CPUs sharing each):\n")
+	case CachesFromSysfs:
+		b.WriteString("Caches from sysfs (size, line, instances × CPUs sharing each):\n")
+	default:
+		b.WriteString("Caches (size, line, instances × CPUs sharing each):\n")
+	}
 	for _, k := range kinds {
 		line := "?"
 		if k.line > 0 {
 			line = strconv.Itoa(k.line) + "B"
 		}
-		fmt.Fprintf(b, "  %-4s %5s  %4s  %d × %s\n", k.name, FormatSize(k.size), line, count[k], plural(k.cpus, "CPU"))
+		fmt.Fprintf(b, "  %-4s %5s  %4s  %d × %s", k.name, FormatSize(k.size), line, count[k], plural(k.cpus, "CPU"))
+		if k.total {
+			b.WriteString("  (a total, not one instance: left out of DMA_min and of cache sharing)")
+		}
+		b.WriteByte('\n')
 	}
 }
 

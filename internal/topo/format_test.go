@@ -17,7 +17,7 @@ Machine: 2 CPUs (0-1), 1 package, 2 cores, 1 NUMA node
     L2 1M + L1d 32K + L1i 32K + Core 0 + CPU 0
     L2 1M + L1d 32K + L1i 32K + Core 1 + CPU 1
 NUMA node 0: CPUs 0-1
-Caches (size, line, instances × CPUs sharing each):
+Caches from sysfs (size, line, instances × CPUs sharing each):
   L1d    32K   64B  2 × 1 CPU
   L1i    32K   64B  2 × 1 CPU
   L2      1M   64B  2 × 1 CPU
@@ -39,7 +39,7 @@ Machine: 8 CPUs (0-7), 2 packages, 8 cores
     L2 4M
       L1d 32K + L1i 32K + Core 2 + CPU 3
       L1d 32K + L1i 32K + Core 3 + CPU 7
-Caches (size, line, instances × CPUs sharing each):
+Caches from sysfs (size, line, instances × CPUs sharing each):
   L1d    32K   64B  8 × 1 CPU
   L1i    32K   64B  8 × 1 CPU
   L2      4M   64B  4 × 2 CPUs
@@ -48,8 +48,25 @@ Caches (size, line, instances × CPUs sharing each):
 Machine: 2 CPUs (0-1)
   L2 ? + CPU 0
   CPU 1
-Caches (size, line, instances × CPUs sharing each):
+Caches from sysfs (size, line, instances × CPUs sharing each):
   L2       ?     ?  1 × 1 CPU
+`},
+		{"caches from CPUID", zen5VM, `
+Machine: 2 CPUs (0-1), 1 package, 2 cores, 1 NUMA node
+  Package 0
+    L3 508M + L2 1M + L1d 48K + L1i 32K + Core 0 + CPU 0
+    L3 508M + L2 1M + L1d 48K + L1i 32K + Core 1 + CPU 1
+NUMA node 0: CPUs 0-1
+Caches from CPUID, as sysfs lists none (size, line, instances × CPUs sharing each):
+  L1d    48K   64B  2 × 1 CPU
+  L1i    32K   64B  2 × 1 CPU
+  L2      1M   64B  2 × 1 CPU
+  L3    508M   64B  2 × 1 CPU  (a total, not one instance: left out of DMA_min and of cache sharing)
+`},
+		{"no cache anywhere", &Topology{CPUs: []int{0}, CacheSource: CachesFromNone, CacheNote: "sysfs lists no cache; CPUID: CPUID is read on x86-64 Linux only"}, `
+Machine: 1 CPU (0)
+  CPU 0
+Caches: none (sysfs lists no cache; CPUID: CPUID is read on x86-64 Linux only)
 `},
 		{"empty", &Topology{}, `
 Machine: 0 CPUs (none)

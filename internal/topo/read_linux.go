@@ -2,12 +2,21 @@ package topo
 
 import (
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
 
-// Read reads this machine's topology from /sys.
-func Read() (*Topology, error) { return ReadFrom("/sys") }
+// Read reads this machine's topology from /sys (or $COMMTUNE_SYSFS). When
+// sysfs lists no cache, the caches are decoded from CPUID instead (x86-64;
+// see cpuid.go) and CacheSource says so.
+func Read() (*Topology, error) {
+	root := "/sys"
+	if v := os.Getenv(EnvSysfs); v != "" {
+		root = v
+	}
+	return readWithCPUID(root, queryCPUID)
+}
 
 // Allowed returns the CPUs this process may run on (sched_getaffinity(2)
 // of the calling thread, which a Go program's threads inherit from the

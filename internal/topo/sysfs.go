@@ -79,6 +79,11 @@ func ReadFrom(root string) (*Topology, error) {
 		t.Caches = append(t.Caches, c.Cache)
 	}
 	slices.SortFunc(t.Caches, compareCaches)
+	t.CacheSource = CachesFromSysfs
+	if len(t.Caches) == 0 {
+		t.CacheSource, t.CacheNote = CachesFromNone, "sysfs lists no cache"
+	}
+	markTotals(t.Caches)
 	for k, cpus := range cores {
 		t.Cores = append(t.Cores, Core{Package: k[0], ID: k[1], CPUs: cpus})
 	}

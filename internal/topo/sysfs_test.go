@@ -22,15 +22,38 @@ var epyc2 = &Topology{
 		{Level: 2, Type: Unified, Size: 1 << 20, LineSize: 64, CPUs: []int{1}},
 		{Level: 3, Type: Unified, Size: 32 << 20, LineSize: 64, CPUs: []int{0, 1}},
 	},
-	Cores:    []Core{{Package: 0, ID: 0, CPUs: []int{0}}, {Package: 0, ID: 1, CPUs: []int{1}}},
-	Packages: []Package{{ID: 0, CPUs: []int{0, 1}}},
-	NUMA:     []Node{{ID: 0, CPUs: []int{0, 1}}},
+	CacheSource: CachesFromSysfs,
+	Cores:       []Core{{Package: 0, ID: 0, CPUs: []int{0}}, {Package: 0, ID: 1, CPUs: []int{1}}},
+	Packages:    []Package{{ID: 0, CPUs: []int{0, 1}}},
+	NUMA:        []Node{{ID: 0, CPUs: []int{0, 1}}},
+}
+
+// zen5VM is this development machine as Read sees it: epyc2's tree
+// without cache directories (a Firecracker guest), the caches from CPUID's
+// legacy leaves (testdata/cpuid/epyc-zen5-firecracker.txt) with the
+// processor's whole L3 reported per core.
+var zen5VM = &Topology{
+	CPUs: []int{0, 1},
+	Caches: []Cache{
+		{Level: 1, Type: Data, Size: 48 << 10, LineSize: 64, CPUs: []int{0}},
+		{Level: 1, Type: Data, Size: 48 << 10, LineSize: 64, CPUs: []int{1}},
+		{Level: 1, Type: Instruction, Size: 32 << 10, LineSize: 64, CPUs: []int{0}},
+		{Level: 1, Type: Instruction, Size: 32 << 10, LineSize: 64, CPUs: []int{1}},
+		{Level: 2, Type: Unified, Size: 1 << 20, LineSize: 64, CPUs: []int{0}},
+		{Level: 2, Type: Unified, Size: 1 << 20, LineSize: 64, CPUs: []int{1}},
+		{Level: 3, Type: Unified, Size: 508 << 20, LineSize: 64, CPUs: []int{0}, Total: true},
+		{Level: 3, Type: Unified, Size: 508 << 20, LineSize: 64, CPUs: []int{1}, Total: true},
+	},
+	CacheSource: CachesFromCPUID,
+	Cores:       []Core{{Package: 0, ID: 0, CPUs: []int{0}}, {Package: 0, ID: 1, CPUs: []int{1}}},
+	Packages:    []Package{{ID: 0, CPUs: []int{0, 1}}},
+	NUMA:        []Node{{ID: 0, CPUs: []int{0, 1}}},
 }
 
 // e5345 is testdata/e5345: seed 004's two quad-core Xeon E5345 with L2s
 // shared by pairs of cores, CPUs numbered across the packages.
 var e5345 = func() *Topology {
-	t := &Topology{CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}}
+	t := &Topology{CPUs: []int{0, 1, 2, 3, 4, 5, 6, 7}, CacheSource: CachesFromSysfs}
 	for _, typ := range []string{Data, Instruction} {
 		for cpu := range 8 {
 			t.Caches = append(t.Caches, Cache{Level: 1, Type: typ, Size: 32 << 10, LineSize: 64, CPUs: []int{cpu}})
@@ -49,8 +72,9 @@ var e5345 = func() *Topology {
 
 // minimal is testdata/minimal: no ids, no NUMA, a cache of unknown size.
 var minimal = &Topology{
-	CPUs:   []int{0, 1},
-	Caches: []Cache{{Level: 2, Type: Unified, CPUs: []int{0}}},
+	CPUs:        []int{0, 1},
+	Caches:      []Cache{{Level: 2, Type: Unified, CPUs: []int{0}}},
+	CacheSource: CachesFromSysfs,
 }
 
 func TestReadFrom(t *testing.T) {
