@@ -69,6 +69,8 @@ func rankMain(mode, arg string) int {
 		err = showPolicy(ctx, c)
 	case "hold":
 		err = hold(ctx, c, arg)
+	case "closeafter":
+		err = closeAfterReceive(ctx, c)
 	case "coll":
 		var calls int
 		calls, err = CheckCollectives(ctx, c, processMatrix(arg))
@@ -218,7 +220,7 @@ func TestProcesses(t *testing.T) {
 	}
 }
 
-// TestStressProcesses: 4 processes exchange random messages (0–256 KiB,
+// TestStressProcesses: 2 to 8 processes exchange random messages (0–256 KiB,
 // random tags, any-source receives) with every payload and the ordering
 // rule checked. COMMTUNE_STRESS_MESSAGES sets the count (the acceptance run
 // uses 200000); the default keeps CI short.
@@ -232,11 +234,20 @@ func TestStressProcesses(t *testing.T) {
 	} else if testing.Short() {
 		n = 4000
 	}
-	counts := map[string][]int{"tcp": {4}, "shm": {2, 4, 8}}
-	for _, tr := range transports {
-		for _, ranks := range counts[tr.name] {
-			t.Run(fmt.Sprintf("%s/n=%d", tr.name, ranks), func(t *testing.T) {
-				out, err := runJob(t, ranks, "stress", strconv.Itoa(n), tr.env)
+	// shm's auto method depends on the machine's caches; cma is forced once
+	// so the receiver-pull protocol is always exercised.
+	for _, w := range []struct {
+		name  string
+		env   []string
+		ranks []int
+	}{
+		{"tcp", []string{"COMMTUNE_TRANSPORTS=tcp"}, []int{4}},
+		{"shm", []string{"COMMTUNE_TRANSPORTS=shm,tcp"}, []int{2, 4, 8}},
+		{"shm-cma", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD=cma"}, []int{4}},
+	} {
+		for _, ranks := range w.ranks {
+			t.Run(fmt.Sprintf("%s/n=%d", w.name, ranks), func(t *testing.T) {
+				out, err := runJob(t, ranks, "stress", strconv.Itoa(n), w.env...)
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}

@@ -291,20 +291,30 @@ func (e *Engine) pullDone(peer int, r *Request, err error) {
 		return // the peer was lost meanwhile
 	}
 	c := newCtrl()
-	if err == nil {
-		delete(e.regions, r.id)
-		st := r.status
-		st.Count = r.expect
-		r.complete(st, e.truncation(r.msgLen, len(r.buf)))
-		putFin(c.buf[:], r.sendID)
-		c.pkt.Head = c.buf[:finLen]
-		e.stats.PulledBytes += uint64(r.expect)
-	} else {
+	if err != nil {
 		e.stats.PullFallbacks++
 		putCTS(c.buf[:], r.sendID, r.id, uint64(r.expect))
 		c.pkt.Head = c.buf[:ctsLen]
+		out.add(peer, c)
+		e.mu.Unlock()
+		out.flush(e)
+		return
 	}
-	out.add(peer, c)
+	// The sender's completion is queued before the receive completes: a
+	// receiver that closes as soon as its receive returns then finds the
+	// FIN in the scheduler, which Close drains before saying goodbye. The
+	// other order let the goodbye overtake it, and the sender failed a
+	// send its peer had received. Out of e.regions, r is no longer failed
+	// by a loss or a close meanwhile: its data is all here.
+	delete(e.regions, r.id)
+	putFin(c.buf[:], r.sendID)
+	c.pkt.Head = c.buf[:finLen]
+	e.stats.PulledBytes += uint64(r.expect)
 	e.mu.Unlock()
-	out.flush(e)
+	e.sched.Submit(peer, &c.pkt)
+	e.mu.Lock()
+	st := r.status
+	st.Count = r.expect
+	r.complete(st, e.truncation(r.msgLen, len(r.buf)))
+	e.mu.Unlock()
 }

@@ -132,13 +132,16 @@ func (rl *rail) readPipe(region, offset, n uint64) error {
 			return fmt.Errorf("shm: reading rank %d's pipe: %v", rl.peer, err)
 		}
 	}
-	h.PutDone(rl.peer, region, int64(offset), int(n))
+	// Acknowledge before completing the receive: a receiver that closes as
+	// soon as its receive returns must not let its goodbye overtake the
+	// acknowledgment its sender's completion waits for.
 	rl.writeRecordWait(func(w []byte) int {
 		le.PutUint32(w, recHeader)
 		w[4] = kindPipeAck
 		le.PutUint64(w[8:], n)
 		return recHeader
 	}, recHeader)
+	h.PutDone(rl.peer, region, int64(offset), int(n))
 	return nil
 }
 
