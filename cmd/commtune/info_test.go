@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -167,5 +168,56 @@ func TestInfoPinned(t *testing.T) {
 		if !strings.Contains(stdout.String(), want) {
 			t.Fatalf("taskset -c %s commtune info printed\n%s\nwant %q in it", cpu, stdout.String(), want)
 		}
+	}
+}
+
+// TestInfoCacheSources runs `commtune info --json` on two copies of a
+// machine's sysfs ($COMMTUNE_SYSFS), whatever machine the tests run on:
+// one that lists caches (read from it) and one without cache directories
+// (caches from this processor's CPUID where it can say, else none). The
+// CLI must report what package topo reads in this process.
+func TestInfoCacheSources(t *testing.T) {
+	epyc2 := filepath.Join("..", "..", "internal", "topo", "testdata", "epyc2")
+	noCaches := t.TempDir()
+	if err := os.CopyFS(noCaches, os.DirFS(epyc2)); err != nil {
+		t.Fatal(err)
+	}
+	for _, cpu := range []string{"cpu0", "cpu1"} {
+		if err := os.RemoveAll(filepath.Join(noCaches, "devices", "system", "cpu", cpu, "cache")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	abs, err := filepath.Abs(epyc2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, tree string
+		sources    []string // what the source may be
+	}{
+		{"caches in sysfs", abs, []string{topo.CachesFromSysfs}},
+		{"no cache directories", noCaches, []string{topo.CachesFromCPUID, topo.CachesFromNone}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(topo.EnvSysfs, tc.tree)
+			want, err := topo.Read()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Contains(tc.sources, want.CacheSource) {
+				t.Fatalf("topo.Read with %s=%s: caches from %q (%s), want one of %v", topo.EnvSysfs, tc.tree, want.CacheSource, want.CacheNote, tc.sources)
+			}
+			r := runCLI(t, "info", "--topology", "--json")
+			var got struct {
+				Topology topologyReport `json:"topology"`
+			}
+			if r.code != 0 || json.Unmarshal([]byte(r.stdout), &got) != nil {
+				t.Fatalf("commtune info --json: exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
+			}
+			if !reflect.DeepEqual(got.Topology.Topology, want) || got.Topology.Source != topo.EnvSysfs+"="+tc.tree {
+				t.Fatalf("commtune info read %+v from %q; topo.Read here %+v", got.Topology.Topology, got.Topology.Source, want)
+			}
+			t.Logf("caches from %s: %d instances %s", want.CacheSource, len(want.Caches), want.CacheNote)
+		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile/profiletest"
+	"github.com/commtune/commtune/internal/topo"
 )
 
 // showPolicy: each rank prints how its messages to the other travel, then
@@ -86,4 +87,40 @@ func TestProfileApplied(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestAutoFollowsTopology: without a profile, a job's shm policy is seed
+// 004's rule applied to this machine's topology as package topo reads it
+// (README, COMMTUNE_SHM_METHOD): cma when the two ranks share no cache,
+// else copy, and cachefree from DMA_min. Ranks are not pinned, so each may
+// run on any CPU this process may.
+func TestAutoFollowsTopology(t *testing.T) {
+	machine, err := topo.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cpus, err := topo.Allowed()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := runJob(t, 2, "policy", "", "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_PROFILE=off")
+	if err != nil {
+		t.Fatalf("job: %v\n%s", err, out)
+	}
+	const eager = commtune.DefaultShmEager
+	method := "copy"
+	if machine.Sharing(cpus, cpus) == topo.SharingNone && !strings.Contains(out, "single-copy transfers (CMA, process_vm_readv) are unavailable") {
+		method = "pull"
+	}
+	large := fmt.Sprintf("%s from %d", method, eager+1)
+	if d := machine.DMAMin(cpus, cpus); d > 0 {
+		large += fmt.Sprintf(", cachefree from %d", max(d, eager+1))
+	}
+	for r := 0; r < 2; r++ {
+		want := fmt.Sprintf("rank %d: shm: eager up to %d, iovec from 1, large [%s]", r, eager, large)
+		if !strings.Contains(out, want) {
+			t.Fatalf("caches from %s, sharing %v, DMA_min %d: want %q in\n%s", machine.CacheSource, machine.Sharing(cpus, cpus), machine.DMAMin(cpus, cpus), want, out)
+		}
+	}
+	t.Logf("caches from %s, sharing %v: %s", machine.CacheSource, machine.Sharing(cpus, cpus), large)
 }
