@@ -364,6 +364,9 @@ func TestFloodProcesses(t *testing.T) {
 // itself after a number of laps. The others must see ErrPeerLost naming
 // it, and report how long after the kill they noticed.
 func killRing(ctx context.Context, c *commtune.Comm, arg string) error {
+	if c.Rank() == 0 {
+		fmt.Printf("rank 0: job %s\n", os.Getenv("COMMTUNE_JOB")) // names its shared-memory files
+	}
 	victim, laps := 2, 200
 	n := c.Size()
 	next, prev := (c.Rank()+1)%n, (c.Rank()-1+n)%n
@@ -405,7 +408,10 @@ func TestKillProcesses(t *testing.T) {
 func testKill(t *testing.T, env string) {
 	stamp := t.TempDir() + "/killed"
 	out, err := runJob(t, 4, "kill", stamp, env)
-	if left, _ := filepath.Glob("/dev/shm/commtune-*"); len(left) > 0 {
+	// This job's files only: other packages' tests may run jobs meanwhile.
+	if m := regexp.MustCompile(`rank 0: job (\S+)`).FindStringSubmatch(out); m == nil {
+		t.Errorf("rank 0 did not name its job:\n%s", out)
+	} else if left, _ := filepath.Glob("/dev/shm/commtune-" + m[1] + "*"); len(left) > 0 {
 		t.Errorf("shared memory files left after the job: %v", left)
 	}
 	var re *launch.RankError

@@ -68,6 +68,7 @@ func helper(mode string) int {
 				fmt.Fprintln(os.Stderr, "helper:", err)
 				return 14
 			}
+			fmt.Printf("created %s\n", name)
 		}
 		if err := job.KV.Fence(ctx); err != nil {
 			return 15

@@ -6,7 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/commtune/commtune/internal/driver/shm"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/commtune/commtune/internal/driver/shm"
 )
 
 // outBuffer collects output and lets a test wait for a number of lines
@@ -141,8 +143,15 @@ func TestShmFilesRemoved(t *testing.T) {
 	if !errors.As(err, &re) || re.Rank != 1 || re.Signal != syscall.SIGKILL {
 		t.Fatalf("Run = %v, want rank 1 killed; output:\n%s", err, out)
 	}
-	if left, _ := filepath.Glob(filepath.Join(shm.DefaultDir, "commtune-*")); len(left) > 0 {
-		t.Fatalf("files left: %v", left)
+	// This job's files only: other packages' tests may run jobs meanwhile.
+	created := regexp.MustCompile(`created (commtune-\S+)`).FindAllStringSubmatch(out, -1)
+	if len(created) != 4 {
+		t.Fatalf("the ranks reported %d files, want 4:\n%s", len(created), out)
+	}
+	for _, m := range created {
+		if _, err := os.Stat(filepath.Join(shm.DefaultDir, m[1])); !errors.Is(err, fs.ErrNotExist) {
+			t.Errorf("%s left behind (%v)", m[1], err)
+		}
 	}
 }
 
