@@ -212,7 +212,7 @@ func deterministic(l leaves, leaf uint32) ([]cacheDesc, error) {
 		d.line = int(r.ebx&0xfff) + 1
 		size, ok := product(uint64(d.line), uint64(r.ebx>>12&0x3ff)+1, uint64(r.ebx>>22)+1, uint64(r.ecx)+1)
 		if !ok {
-			return nil, fmt.Errorf("leaf %#x subleaf %d: a cache of more than %d bytes: %w", leaf, s, maxCacheSize, ErrCPUID)
+			return nil, fmt.Errorf("leaf %#x subleaf %d: a cache of more than %d bytes: %w", leaf, s, int64(maxCacheSize), ErrCPUID)
 		}
 		d.size = size
 		d.shift = ceilLog2(r.eax>>14&0xfff + 1)

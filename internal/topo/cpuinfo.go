@@ -46,7 +46,7 @@ func parseAPICIDs(r io.Reader) (map[int]int, error) {
 			cpu = c
 			ids[c] = -1
 		case "apicid":
-			a, err := strconv.ParseUint(strings.TrimSpace(val), 10, 32)
+			a, err := strconv.ParseUint(strings.TrimSpace(val), 10, 31) // x2APIC ids are far smaller
 			if err != nil || cpu < 0 {
 				return nil, fmt.Errorf("line %d: apicid %q outside a processor's block or not a number: %w", n, strings.TrimSpace(val), ErrMalformed)
 			}
