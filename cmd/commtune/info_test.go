@@ -14,6 +14,7 @@ import (
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/topo"
+	"github.com/commtune/commtune/internal/topo/topotest"
 )
 
 // e5345Tree is seed 004's two-socket Xeon E5345, as a sysfs tree.
@@ -178,15 +179,7 @@ func TestInfoPinned(t *testing.T) {
 // CLI must report what package topo reads in this process.
 func TestInfoCacheSources(t *testing.T) {
 	epyc2 := filepath.Join("..", "..", "internal", "topo", "testdata", "epyc2")
-	noCaches := t.TempDir()
-	if err := os.CopyFS(noCaches, os.DirFS(epyc2)); err != nil {
-		t.Fatal(err)
-	}
-	for _, cpu := range []string{"cpu0", "cpu1"} {
-		if err := os.RemoveAll(filepath.Join(noCaches, "devices", "system", "cpu", cpu, "cache")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	noCaches := topotest.WithoutCaches(t, epyc2)
 	abs, err := filepath.Abs(epyc2)
 	if err != nil {
 		t.Fatal(err)

@@ -3,8 +3,6 @@ package conformance
 import (
 	"context"
 	"fmt"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
@@ -45,15 +43,7 @@ func closeAfterReceive(ctx context.Context, c *commtune.Comm) error {
 // travels; the sender must never fail. COMMTUNE_CLOSE_JOBS sets the number
 // of jobs (default 1000, 100 with -short), spread over the ways.
 func TestCloseAfterReceive(t *testing.T) {
-	jobs := 1000
-	if v := os.Getenv("COMMTUNE_CLOSE_JOBS"); v != "" {
-		var err error
-		if jobs, err = strconv.Atoi(v); err != nil || jobs < 1 {
-			t.Fatalf("COMMTUNE_CLOSE_JOBS=%q: want a positive count", v)
-		}
-	} else if testing.Short() {
-		jobs = 100
-	}
+	jobs := countFromEnv(t, "COMMTUNE_CLOSE_JOBS", 1000, 100)
 	ways := []struct {
 		name string
 		env  []string

@@ -181,6 +181,24 @@ var transports = []struct {
 	{"shm", "COMMTUNE_TRANSPORTS=shm,tcp"},
 }
 
+// countFromEnv returns the positive count the environment variable name
+// sets, else def, or short with -short.
+func countFromEnv(t *testing.T, name string, def, short int) int {
+	t.Helper()
+	v := os.Getenv(name)
+	if v == "" {
+		if testing.Short() {
+			return short
+		}
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a positive count", name, v)
+	}
+	return n
+}
+
 // runJob starts n ranks of this test binary in mode through the launcher
 // and returns their output.
 func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error) {
@@ -225,15 +243,7 @@ func TestProcesses(t *testing.T) {
 // rule checked. COMMTUNE_STRESS_MESSAGES sets the count (the acceptance run
 // uses 200000); the default keeps CI short.
 func TestStressProcesses(t *testing.T) {
-	n := 20000
-	if v := os.Getenv("COMMTUNE_STRESS_MESSAGES"); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("COMMTUNE_STRESS_MESSAGES=%q: want a positive count", v)
-		}
-	} else if testing.Short() {
-		n = 4000
-	}
+	n := countFromEnv(t, "COMMTUNE_STRESS_MESSAGES", 20000, 4000)
 	// shm's auto method depends on the machine's caches; cma is forced once
 	// so the receiver-pull protocol is always exercised.
 	for _, w := range []struct {

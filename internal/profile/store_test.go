@@ -3,7 +3,6 @@ package profile
 import (
 	"encoding/json"
 	"errors"
-	"github.com/commtune/commtune/internal/topo"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/fuzzseed"
+	"github.com/commtune/commtune/internal/topo"
 )
 
 func TestSaveLoad(t *testing.T) {

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/topo/topotest"
 )
 
 // readDump reads a `cpuid -r` recording of one CPU (testdata/cpuid):
@@ -248,15 +250,7 @@ func TestCollectLeaves(t *testing.T) {
 // machine's case) with recorded CPUID answers: the caches come from CPUID
 // and say so; a CPUID failure leaves none, with the reason.
 func TestReadWithCPUID(t *testing.T) {
-	tree := t.TempDir()
-	if err := os.CopyFS(tree, os.DirFS(filepath.Join("testdata", "epyc2"))); err != nil {
-		t.Fatal(err)
-	}
-	for _, cpu := range []string{"cpu0", "cpu1"} {
-		if err := os.RemoveAll(filepath.Join(tree, "devices", "system", "cpu", cpu, "cache")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	tree := topotest.WithoutCaches(t, filepath.Join("testdata", "epyc2"))
 	zen5 := readDump(t, "epyc-zen5-firecracker.txt")
 	tests := []struct {
 		name       string

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/topo/topotest"
 )
 
 func TestRead(t *testing.T) {
@@ -80,15 +82,7 @@ func TestReadAgreesWithLstopo(t *testing.T) {
 // machine whose sysfs lists no cache) against lstopo's XML export made on
 // that machine.
 func TestAgreesWithRecordedLstopo(t *testing.T) {
-	noCaches := t.TempDir()
-	if err := os.CopyFS(noCaches, os.DirFS(filepath.Join("testdata", "epyc2"))); err != nil {
-		t.Fatal(err)
-	}
-	for _, cpu := range []string{"cpu0", "cpu1"} {
-		if err := os.RemoveAll(filepath.Join(noCaches, "devices", "system", "cpu", cpu, "cache")); err != nil {
-			t.Fatal(err)
-		}
-	}
+	noCaches := topotest.WithoutCaches(t, filepath.Join("testdata", "epyc2"))
 	zen5 := readDump(t, "epyc-zen5-firecracker.txt")
 	tests := []struct {
 		name, tree, xml string
