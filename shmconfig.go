@@ -39,7 +39,7 @@ type ShmConfig struct {
 	// unknown, as in virtual machines) it copies: a small VM's vCPUs sit
 	// under one host L3. Measured on two vCPUs sharing an L3: copy 31
 	// GB/s, cma 10 GB/s at 4 MiB; on two vCPUs whose L3 CPUID reports as
-	// the host's total: copy 7.2, cma 4.9 GB/s.
+	// the host's total: copy 6.8, cma 5.1, cachefree 8.2 GB/s.
 	// Env: COMMTUNE_SHM_METHOD.
 	Method string
 	// DMAMin is the size from which "auto" uses cachefree. Default: the
