@@ -43,11 +43,6 @@ const (
 // processor lists at most five caches.
 const maxSubleaves = 16
 
-// MaxCacheInstance is the largest size taken as one cache instance's: twice
-// the largest single cache shipped (Xeon 6980P's 504 MB L3). A hypervisor
-// may report more; such a cache is marked Total.
-const MaxCacheInstance = 1 << 30
-
 // leafKey is one CPUID query: the EAX (leaf) and ECX (subleaf) inputs.
 type leafKey struct{ leaf, sub uint32 }
 
@@ -372,27 +367,4 @@ func decodeCPUID(cpus []cpuidCPU) ([]Cache, error) {
 		return cmp.Or(compareCaches(a, b), cmp.Compare(a.Size, b.Size))
 	})
 	return caches, nil
-}
-
-// readWithCPUID is Read with the sysfs root and the CPUID source given.
-func readWithCPUID(root string, query func([]int) ([]cpuidCPU, error)) (*Topology, error) {
-	t, err := ReadFrom(root)
-	if err != nil || len(t.Caches) > 0 {
-		return t, err
-	}
-	cpus, err := query(t.CPUs)
-	var caches []Cache
-	if err == nil {
-		caches, err = decodeCPUID(cpus)
-	}
-	switch {
-	case err != nil:
-		t.CacheNote = fmt.Sprintf("sysfs lists no cache; CPUID: %v", err)
-	case len(caches) == 0:
-		t.CacheNote = "sysfs lists no cache; neither does CPUID"
-	default:
-		t.Caches, t.CacheSource, t.CacheNote = caches, CachesFromCPUID, ""
-		markTotals(t.Caches)
-	}
-	return t, nil
 }

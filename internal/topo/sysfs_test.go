@@ -196,3 +196,32 @@ func mustWrite(t *testing.T, path, content string) {
 		t.Fatal(err)
 	}
 }
+
+// TestImplausibleSize: a cache listed larger than MaxCacheInstance (a
+// hypervisor's sum, say) is marked Total whatever its source, and the rules
+// that need one instance leave it out.
+func TestImplausibleSize(t *testing.T) {
+	tree := t.TempDir()
+	if err := os.CopyFS(tree, os.DirFS(filepath.Join("testdata", "epyc2"))); err != nil {
+		t.Fatal(err)
+	}
+	for _, cpu := range []string{"cpu0", "cpu1"} {
+		if err := os.WriteFile(filepath.Join(tree, "devices", "system", "cpu", cpu, "cache", "index3", "size"), []byte("2097152K\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := ReadFrom(tree)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l3 := got.Caches[len(got.Caches)-1]
+	if l3.Level != 3 || l3.Size != 2<<30 || !l3.Total {
+		t.Fatalf("L3 read as %+v, want 2 GiB and Total", l3)
+	}
+	if s := got.Sharing([]int{0}, []int{1}); s != SharingUnknown {
+		t.Errorf("Sharing = %v, want unknown", s)
+	}
+	if b := got.ExplainDMAMin([]int{0}, []int{1}); b.Bytes != 512<<10 || b.LeftOut == nil || b.LeftOut.Level != 3 {
+		t.Errorf("DMA_min %d bytes, left out %v; want 512 KiB from the L2s, the L3 left out", b.Bytes, b.LeftOut)
+	}
+}

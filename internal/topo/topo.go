@@ -201,12 +201,3 @@ func containsAll(set, cpus []int) bool {
 func closer(c, best *Cache) bool {
 	return best == nil || c.Level < best.Level || c.Level == best.Level && c.Size < best.Size
 }
-
-// markTotals marks caches too large to be one instance (MaxCacheInstance).
-func markTotals(caches []Cache) {
-	for i := range caches {
-		if caches[i].Size > MaxCacheInstance {
-			caches[i].Total = true
-		}
-	}
-}
