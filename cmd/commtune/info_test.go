@@ -47,7 +47,7 @@ func TestInfo(t *testing.T) {
 			"\nDMA_min (seed 004 §3.3) = cache size / (2 × cores sharing the cache)",
 			"\nAssuming one rank pinned on each allowed CPU; every pair of those ranks:\n",
 		}, ""},
-		{"--topology", []string{"info", "--topology"}, 0, []string{"Topology (/sys):\nMachine: ", "Allowed CPUs: "}, ""},
+		{"--topology", []string{"info", "--topology"}, 0, []string{"Topology (", "):\n" + machine.String(), "Allowed CPUs: "}, ""},
 		// Seed 004's example machine: 1 MB under a shared 4 MB L2, 2 MB apart.
 		{"--sysfs e5345", []string{"info", "--sysfs", e5345Tree}, 0, []string{
 			"Machine: 8 CPUs (0-7), 2 packages, 8 cores\n  Package 0\n    L2 4M\n      L1d 32K + L1i 32K + Core 0 + CPU 0\n      L1d 32K + L1i 32K + Core 1 + CPU 4\n",
