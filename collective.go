@@ -80,7 +80,11 @@ func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollO
 		out = Bytes(recv)
 	}
 	l := coll.Layout{Root: root, Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpReduce, l, Bytes(send), out, red, op.commutative, opts)
+	k, err := c.prepare(coll.OpReduce, l, Bytes(send), out, red, op.commutative, opts)
+	if k != nil {
+		k.post = loneLogical[T](op, red, c.Size(), out)
+	}
+	return k, err
 }
 
 // Allreduce combines every rank's send with op, element by element, into
@@ -96,6 +100,9 @@ func Iallreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, o
 }
 
 func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) (*collCall, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	red, err := reducer[T](op)
 	if err != nil {
 		return nil, err
@@ -104,7 +111,11 @@ func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) 
 		return nil, fmt.Errorf("commtune: allreduce: receive buffer of %d elements for %d sent", len(recv), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpAllreduce, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	k, err := c.prepare(coll.OpAllreduce, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	if k != nil {
+		k.post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+	}
+	return k, err
 }
 
 // Scatter gives rank r block r of root's send, which holds Size() blocks
@@ -175,6 +186,9 @@ func Iallgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...
 }
 
 func allgatherCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*collCall, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	if len(recv) != len(send)*c.Size() {
 		return nil, fmt.Errorf("commtune: allgather: receive buffer of %d elements, want %d ranks × %d", len(recv), c.Size(), len(send))
 	}
@@ -196,6 +210,9 @@ func Ialltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...C
 }
 
 func alltoallCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*collCall, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	n := c.Size()
 	if len(send) != len(recv) || len(send)%n != 0 {
 		return nil, fmt.Errorf("commtune: alltoall: %d elements to send and %d to receive, want equal multiples of %d ranks", len(send), len(recv), n)

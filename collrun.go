@@ -73,6 +73,7 @@ type collCall struct {
 	in, out []byte
 	red     coll.Reducer
 	x       *exchanger
+	post    func() // after a successful run (loneLogical)
 }
 
 // prepare checks a call and fixes everything about it before any message:
@@ -103,6 +104,9 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 func (k *collCall) run(ctx context.Context) error {
 	if err := coll.Run(ctx, k.x, k.sched, k.in, k.out, k.red); err != nil {
 		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
+	}
+	if k.post != nil {
+		k.post()
 	}
 	return nil
 }
@@ -142,6 +146,9 @@ type CollRequest struct {
 // ctx ends (the call goes on; it ends only with the context it was started
 // with).
 func (q *CollRequest) Wait(ctx context.Context) error {
+	if q == nil {
+		return errNilRequest
+	}
 	select {
 	case <-q.done:
 		return q.err
@@ -152,6 +159,9 @@ func (q *CollRequest) Wait(ctx context.Context) error {
 
 // Test reports whether the call has completed and, if so, its error.
 func (q *CollRequest) Test() (bool, error) {
+	if q == nil {
+		return true, errNilRequest
+	}
 	select {
 	case <-q.done:
 		return true, q.err
@@ -160,8 +170,14 @@ func (q *CollRequest) Test() (bool, error) {
 	}
 }
 
-// Done returns a channel closed when the call completes.
-func (q *CollRequest) Done() <-chan struct{} { return q.done }
+// Done returns a channel closed when the call completes (already closed
+// for a nil request).
+func (q *CollRequest) Done() <-chan struct{} {
+	if q == nil {
+		return closedChan
+	}
+	return q.done
+}
 
 // overlap reports whether a and b share memory.
 func overlap(a, b []byte) bool {

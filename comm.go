@@ -2,6 +2,7 @@ package commtune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"sync"
@@ -33,6 +34,10 @@ const (
 	AnySource = -1
 	AnyTag    = -1
 )
+
+// TagUB is the largest tag a message may carry (MPI's MPI_TAG_UB): tags
+// travel as 32-bit integers. Sends, receives and probes refuse larger ones.
+const TagUB = 1<<31 - 1
 
 // Undefined as a Split color leaves the calling rank out of every new
 // communicator; Split then returns nil.
@@ -71,14 +76,31 @@ func mix(vals ...uint64) uint64 {
 	return h
 }
 
-// Rank returns the calling rank's number in c, from 0 to Size()-1.
-func (c *Comm) Rank() int { return c.rank }
+// Rank returns the calling rank's number in c, from 0 to Size()-1; -1 for
+// a nil communicator.
+func (c *Comm) Rank() int {
+	if c == nil {
+		return -1
+	}
+	return c.rank
+}
 
-// Size returns the number of ranks in c.
-func (c *Comm) Size() int { return len(c.group) }
+// Size returns the number of ranks in c; 0 for a nil communicator.
+func (c *Comm) Size() int {
+	if c == nil {
+		return 0
+	}
+	return len(c.group)
+}
 
-// WorldRank returns the world rank of c's rank r.
-func (c *Comm) WorldRank(r int) int { return c.group[r] }
+// WorldRank returns the world rank of c's rank r; -1 for a rank out of
+// range or a nil communicator.
+func (c *Comm) WorldRank(r int) int {
+	if c == nil || r < 0 || r >= len(c.group) {
+		return -1
+	}
+	return c.group[r]
+}
 
 func (c *Comm) toWorld(r int, what string) (int, error) {
 	if r == AnySource && what != "destination" {
@@ -100,12 +122,28 @@ func (c *Comm) fromWorld(w int) int {
 	return -1
 }
 
+// check is where every call on a communicator starts: a nil one, one
+// closed, or one whose rank has closed its world communicator, fails.
 func (c *Comm) check() error {
 	if c == nil {
-		return fmt.Errorf("commtune: nil communicator")
+		return errNilComm
 	}
-	if c.closed.Load() {
+	if c.closed.Load() || c.ep.closed.Load() {
 		return ErrClosed
+	}
+	return nil
+}
+
+var errNilComm = errors.New("commtune: nil communicator")
+
+// checkTag validates a tag: 0 to TagUB, or AnyTag where any is set
+// (receives and probes).
+func checkTag(tag int, any bool, what string) error {
+	if tag == AnyTag && any {
+		return nil
+	}
+	if tag < 0 || tag > TagUB {
+		return fmt.Errorf("commtune: %s tag %d outside [0, TagUB = %d]", what, tag, TagUB)
 	}
 	return nil
 }
@@ -194,10 +232,10 @@ func (c *Comm) Close() error {
 
 // Transport names what carries messages from this rank to rank r of c:
 // "self", "inproc" (goroutine ranks), "shm" (shared memory, same node) or
-// "tcp"; "" for a rank out of range.
+// "tcp"; "" for a rank out of range or a nil communicator.
 func (c *Comm) Transport(r int) string {
-	w, err := c.toWorld(r, "rank")
-	if err != nil {
+	w := c.WorldRank(r)
+	if w < 0 {
 		return ""
 	}
 	return c.ep.Transport(w)

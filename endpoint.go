@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
@@ -30,6 +31,7 @@ type endpoint struct {
 
 	closeOnce sync.Once
 	closeErr  error
+	closed    atomic.Bool // close has begun: every communicator fails
 }
 
 // drainTimeout bounds how long Close waits for queued packets to leave.
@@ -100,6 +102,7 @@ func (ep *endpoint) ready(cfg Config) error {
 // transports, in that order, so an orderly exit loses no message.
 func (ep *endpoint) close() error {
 	ep.closeOnce.Do(func() {
+		ep.closed.Store(true)
 		ctx, cancel := context.WithTimeout(context.Background(), drainTimeout)
 		err := ep.sched.Drain(ctx)
 		cancel()

@@ -50,6 +50,26 @@ func (o Op) Name() string { return o.name }
 // Commutative reports whether the operation's operands may be swapped.
 func (o Op) Commutative() bool { return o.commutative }
 
+// loneLogical returns, for a logical operation on a one-rank
+// communicator, the step that makes its result 1 or 0: the schedule just
+// copies the input there, where two ranks' values would have been combined.
+// It combines the result with the operation's identity (1 for LAnd, 0 for
+// LOr and LXor). Nil otherwise.
+func loneLogical[T Number](o Op, red coll.Reducer, size int, out []byte) func() {
+	if size != 1 || len(out) == 0 || o.code != coll.OpLAnd && o.code != coll.OpLOr && o.code != coll.OpLXor {
+		return nil
+	}
+	return func() {
+		id := make([]T, len(out)/elemSize[T]())
+		if o.code == coll.OpLAnd {
+			for i := range id {
+				id[i] = 1
+			}
+		}
+		red(out, Bytes(id), false)
+	}
+}
+
 // reducer returns o's kernel for T elements.
 func reducer[T Number](o Op) (coll.Reducer, error) {
 	if o.code != 0 {

@@ -2,7 +2,6 @@ package commtune
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/commtune/commtune/internal/core"
 )
@@ -13,6 +12,9 @@ import (
 // first, Send withdraws the message when it still can and returns ctx.Err();
 // once the data is moving it finishes the transfer first.
 func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	r, err := c.isendTemp(buf, dest, tag, c.ctx)
 	if err != nil {
 		return err
@@ -27,6 +29,9 @@ func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
 // ErrTruncate. If ctx ends before a message matches, the receive is
 // withdrawn and ctx.Err() returned.
 func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, error) {
+	if err := c.check(); err != nil {
+		return Status{}, err
+	}
 	r, err := c.irecvTemp(buf, src, tag, c.ctx)
 	if err != nil {
 		return Status{}, err
@@ -39,6 +44,9 @@ func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, erro
 // Isend starts sending buf to rank dest with tag; buf must not change until
 // the request completes.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	r, err := c.isend(buf, dest, tag, c.ctx)
 	if err != nil {
 		return nil, err
@@ -50,6 +58,9 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 // tag (or AnyTag); buf must not be read or changed until the request
 // completes.
 func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
 	r, err := c.irecv(buf, src, tag, c.ctx)
 	if err != nil {
 		return nil, err
@@ -61,6 +72,12 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 // same time, so that pairs of ranks exchanging with each other cannot
 // deadlock.
 func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, recvBuf []byte, src, recvTag int) (Status, error) {
+	if err := c.check(); err != nil {
+		return Status{}, err
+	}
+	if err := checkTag(sendTag, false, "send"); err != nil {
+		return Status{}, err // before the receive is posted
+	}
 	rr, err := c.irecvTemp(recvBuf, src, recvTag, c.ctx)
 	if err != nil {
 		return Status{}, err
@@ -84,10 +101,7 @@ func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, 
 // Probe waits until a message from src (or AnySource) with tag (or AnyTag)
 // can be received and describes it without receiving it.
 func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
-	if err := c.check(); err != nil {
-		return Status{}, err
-	}
-	w, err := c.toWorld(src, "source")
+	w, err := c.checkRecv(src, tag)
 	if err != nil {
 		return Status{}, err
 	}
@@ -98,10 +112,7 @@ func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
 // Iprobe reports whether a message from src (or AnySource) with tag (or
 // AnyTag) can be received now, and describes it.
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
-	if err := c.check(); err != nil {
-		return Status{}, false, err
-	}
-	w, err := c.toWorld(src, "source")
+	w, err := c.checkRecv(src, tag)
 	if err != nil {
 		return Status{}, false, err
 	}
@@ -137,10 +148,7 @@ func (c *Comm) checkSend(dest, tag int) error {
 	if _, err := c.toWorld(dest, "destination"); err != nil {
 		return err
 	}
-	if tag < 0 {
-		return fmt.Errorf("commtune: send tag %d is negative", tag)
-	}
-	return nil
+	return checkTag(tag, false, "send")
 }
 
 func (c *Comm) checkRecv(src, tag int) (int, error) {
@@ -151,10 +159,7 @@ func (c *Comm) checkRecv(src, tag int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	if tag < AnyTag {
-		return 0, fmt.Errorf("commtune: receive tag %d is negative", tag)
-	}
-	return w, nil
+	return w, checkTag(tag, true, "receive")
 }
 
 func (c *Comm) isend(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {

@@ -14,15 +14,25 @@ type Request struct {
 	c *Comm
 }
 
+// errNilRequest is what a nil *Request's methods report: complete, with
+// this error.
+var errNilRequest = errors.New("commtune: nil request")
+
 // Wait blocks until the request completes or ctx ends. On ctx's end it
 // returns ctx.Err() and the request stays pending: Wait again, or Cancel.
 func (q *Request) Wait(ctx context.Context) (Status, error) {
+	if q == nil {
+		return Status{}, errNilRequest
+	}
 	st, err := q.r.Wait(ctx)
 	return q.c.status(st), err
 }
 
 // Test reports whether the request has completed and, if so, its result.
 func (q *Request) Test() (Status, bool, error) {
+	if q == nil {
+		return Status{}, true, errNilRequest
+	}
 	st, done, err := q.r.Test()
 	return q.c.status(st), done, err
 }
@@ -31,11 +41,23 @@ func (q *Request) Test() (Status, bool, error) {
 // not matched, or a large send whose receiver has not yet accepted it. It
 // returns true if the request was withdrawn (it then completes with
 // ErrCanceled).
-func (q *Request) Cancel() bool { return q.r.Cancel() }
+func (q *Request) Cancel() bool { return q != nil && q.r.Cancel() }
 
 // Done returns a channel closed when the request completes, for use in
-// select.
-func (q *Request) Done() <-chan struct{} { return q.r.Done() }
+// select (already closed for a nil request).
+func (q *Request) Done() <-chan struct{} {
+	if q == nil {
+		return closedChan
+	}
+	return q.r.Done()
+}
+
+// closedChan is a channel that is always closed.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
 
 // WaitAll waits for every request and returns their statuses; the error
 // joins every request's error. If ctx ends first it returns ctx.Err() and

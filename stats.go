@@ -18,8 +18,11 @@ type Stats struct {
 }
 
 // Stats returns the counters of the rank's engine (shared by every
-// communicator of the rank).
+// communicator of the rank); zeros for a nil communicator.
 func (c *Comm) Stats() Stats {
+	if c == nil {
+		return Stats{}
+	}
 	s := c.ep.eng.Stats()
 	return Stats{
 		EagerCopySends:  s.EagerCopySends,

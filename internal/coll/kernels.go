@@ -33,7 +33,8 @@ func (o OpCode) String() string { return opNames[o] }
 
 // Kernel returns the Reducer that applies op to elements of kind k (the
 // underlying kind of the element type), or an error naming what is not
-// defined: ordering on complex numbers, bitwise operations on floats.
+// defined: ordering and logical operations on complex numbers, bitwise
+// operations on floats.
 func Kernel(op OpCode, k reflect.Kind) (Reducer, error) {
 	var r Reducer
 	switch k {
@@ -182,4 +183,12 @@ func integerKernel[T integer](op OpCode) Reducer {
 
 func floatKernel[T float](op OpCode) Reducer { return ordering[T](op) }
 
-func complexKernel[T ~complex64 | ~complex128](op OpCode) Reducer { return arithmetic[T](op) }
+// complexKernel has Sum and Prod only: ordering, logical truth and bits
+// are not defined on complex numbers (as in MPI: its logical operations
+// take integers and logicals).
+func complexKernel[T ~complex64 | ~complex128](op OpCode) Reducer {
+	if op == OpSum || op == OpProd {
+		return arithmetic[T](op)
+	}
+	return nil
+}

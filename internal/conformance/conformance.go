@@ -42,6 +42,10 @@ func Cases() []Case {
 		{"sendrecv-ring", 2, sendrecvRing},
 		{"cancel", 2, cancel},
 		{"bad-arguments", 1, badArguments},
+		{"tags", 1, tags},
+		{"ranks-out-of-range", 1, ranksOutOfRange},
+		{"nil-communicator", 1, nilComm},
+		{"logical-op-domain", 1, logicalDomain},
 	}
 }
 
