@@ -38,9 +38,11 @@ func (q *Request) Test() (Status, bool, error) {
 }
 
 // Cancel withdraws the request if it has not started: a receive that has
-// not matched, or a large send whose receiver has not yet accepted it. It
-// returns true if the request was withdrawn (it then completes with
-// ErrCanceled).
+// not matched, or a large send whose receiver has not yet accepted it (a
+// send its receiver reads in place, over shared memory with CMA, is taken
+// back unless the read has begun: Cancel then waits for the receiver's
+// answer, one round trip). It returns true if the request was withdrawn
+// (it then completes with ErrCanceled).
 func (q *Request) Cancel() bool { return q != nil && q.r.Cancel() }
 
 // Done returns a channel closed when the request completes, for use in

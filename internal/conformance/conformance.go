@@ -46,6 +46,7 @@ func Cases() []Case {
 		{"ranks-out-of-range", 1, ranksOutOfRange},
 		{"nil-communicator", 1, nilComm},
 		{"logical-op-domain", 1, logicalDomain},
+		{"context-and-cancel", 2, contextCase},
 	}
 }
 

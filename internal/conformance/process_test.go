@@ -71,6 +71,12 @@ func rankMain(mode, arg string) int {
 		err = hold(ctx, c, arg)
 	case "closeafter":
 		err = closeAfterReceive(ctx, c)
+	case "ctxtable":
+		var lines []string
+		lines, err = ContextChecks(ctx, c)
+		for _, l := range lines {
+			fmt.Printf("rank %d: %s\n", c.Rank(), l)
+		}
 	case "coll":
 		var calls int
 		calls, err = CheckCollectives(ctx, c, processMatrix(arg))

@@ -17,6 +17,9 @@ type pullRail struct {
 	exposed map[uint64][]byte
 	watch   *Request
 	posts   []bool // per Post: watch completed already
+	// pulling, when set, is told of each Pull, which then waits for gate.
+	pulling chan struct{}
+	gate    chan struct{}
 }
 
 func (r *pullRail) Caps() driver.Caps {
@@ -26,6 +29,10 @@ func (r *pullRail) Caps() driver.Caps {
 }
 
 func (r *pullRail) Pull(dst []byte, addr uint64) error {
+	if r.pulling != nil {
+		r.pulling <- struct{}{}
+		<-r.gate
+	}
 	copy(dst, r.exposed[addr])
 	return nil
 }
@@ -37,12 +44,9 @@ func (r *pullRail) Post(f *driver.Frame) (bool, error) {
 	return r.fakeRail.Post(f)
 }
 
-// TestFinQueuedBeforeReceiveCompletes: the receiver of a pulled rendezvous
-// tells the sender it is done (FIN) before its own receive completes. A
-// receiver that closes as soon as its receive returns otherwise finalizes
-// with the FIN not yet queued, its goodbye overtakes it, and the sender
-// fails a send its peer received.
-func TestFinQueuedBeforeReceiveCompletes(t *testing.T) {
+// pullNet is newNet with one pulling rail between two ranks, whose
+// policy pulls every message above 1 KiB, and extra plain rails.
+func pullNet(t *testing.T, extra ...int) (*net, [2]*pullRail) {
 	n := &net{t: t}
 	var rails [2]*pullRail
 	for r := 0; r < 2; r++ {
@@ -56,14 +60,35 @@ func TestFinQueuedBeforeReceiveCompletes(t *testing.T) {
 	for r := 0; r < 2; r++ {
 		n.scheds[r].AddRail(&fakeRail{n: n, from: r, to: r})
 		rails[r] = &pullRail{fakeRail: &fakeRail{n: n, from: r, to: 1 - r}, exposed: map[uint64][]byte{}}
+		rails[r].owner = rails[r]
 		n.scheds[r].AddRail(rails[r])
+		for i := 0; i < len(extra) && extra[i] > 0; i++ {
+			for k := 1; k <= extra[i]; k++ {
+				n.scheds[r].AddRail(&fakeRail{n: n, from: r, to: 1 - r, idx: k})
+			}
+		}
 		n.engines[r].Configure()
 		if err := n.engines[r].SetPolicy(1-r, Policy{Rendezvous: 1024, Iovec: 1, Large: []LargeMethod{{Min: 1025, Method: MethodPull}}}); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return n, rails
+}
+
+// expose lets rank 1's rail read msg, as CMA reads rank 0's memory.
+func (r *pullRail) expose(msg []byte) {
+	r.exposed[uint64(uintptr(unsafe.Pointer(&msg[0])))] = msg
+}
+
+// TestFinQueuedBeforeReceiveCompletes: the receiver of a pulled rendezvous
+// tells the sender it is done (FIN) before its own receive completes. A
+// receiver that closes as soon as its receive returns otherwise finalizes
+// with the FIN not yet queued, its goodbye overtakes it, and the sender
+// fails a send its peer received.
+func TestFinQueuedBeforeReceiveCompletes(t *testing.T) {
+	n, rails := pullNet(t)
 	msg := payload(64<<10, 7)
-	rails[1].exposed[uint64(uintptr(unsafe.Pointer(&msg[0])))] = msg
+	rails[1].expose(msg)
 	buf := make([]byte, len(msg))
 	rr := n.engines[1].Irecv(0, 0, 0, buf)
 	rails[1].watch = rr

@@ -257,9 +257,11 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		e.sends[r.id] = r
 		if m := p.methods.pick(n); m == pullMethod && n > 0 {
 			// The receiver reads buf in place: it must not move (Go
-			// stacks do) and cannot be withdrawn once announced.
+			// stacks do). Until it begins to read, a withdraw (cancel)
+			// that it acknowledges takes the send back.
 			r.pin.Pin(&buf[0])
-			r.pinned, r.pull, r.bulkBusy = true, true, true
+			r.pinned, r.pull = true, true
+			r.ctxID, r.seq = ctxID, seq
 			// While the receiver copies a large message this side has nothing
 			// to poll for: spinning would take the processor the copy may
 			// need. Below parkPullMin the copy is over before a parked
@@ -534,13 +536,27 @@ func (e *Engine) wakeProbesLocked() {
 }
 
 // cancel withdraws r if it has not matched (receive) or its data has not
-// started (rendezvous send).
+// started (rendezvous send). A pulled send is the receiver's to read once
+// announced: it asks the receiver to withdraw it and waits for the answer
+// (or for the FIN of a read that had begun), a round trip.
 func (e *Engine) cancel(r *Request) bool {
 	var out outbox
 	e.mu.Lock()
 	ok := false
 	switch {
 	case r.completed:
+	case r.op == opSend && r.rtsQueued && r.pull:
+		if !r.withdrawing {
+			r.withdrawing = true
+			c := newCtrl()
+			putWithdraw(c.buf[:], r.ctxID, r.seq, r.id)
+			c.pkt.Head = c.buf[:withdrawLen]
+			out.add(r.peer, c)
+		}
+		e.mu.Unlock()
+		out.flush(e)
+		_, err := r.Wait(context.Background())
+		return errors.Is(err, ErrCanceled)
 	case r.op == opRecv && r.posted:
 		r.c.unpost(r)
 		r.complete(Status{}, ErrCanceled)
@@ -645,9 +661,25 @@ func (o *outbox) flush(e *Engine) {
 		e.sched.Submit(it.peer, it.pkt)
 	}
 	for _, p := range o.pulls {
+		if !e.startPull(p.r) {
+			continue // withdrawn by its sender, or its peer lost, meanwhile
+		}
 		err := e.sched.Pull(p.peer, p.r.buf[:p.r.expect], p.addr)
 		e.pullDone(p.peer, p.r, err)
 	}
+}
+
+// startPull marks r's read of its sender's memory begun, unless the
+// matched send was withdrawn (or r failed) since it matched: from here a
+// withdraw is refused, so the sender never reuses a buffer being read.
+func (e *Engine) startPull(r *Request) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.regions[r.id] != r || r.completed {
+		return false
+	}
+	r.pulling = true
+	return true
 }
 
 // ctrl is a pooled control entry (CTS, Credit, Cancel) in flight.

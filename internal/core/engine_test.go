@@ -346,7 +346,14 @@ func TestProtocolErrors(t *testing.T) {
 		{"duplicate sequence", hdr[:eagerHeaderLen]},
 		{"short prefix", []byte{1, 0, 0}},
 		{"length past end", []byte{1, 0, 0, 0, 200, 0, 0, 0}},
-		{"unknown kind", []byte{9, 0, 0, 0, 0, 0, 0, 0}},
+		{"unknown kind", []byte{10, 0, 0, 0, 0, 0, 0, 0}},
+		{"short withdrawn", []byte{9, 0, 0, 0, 0, 0, 0, 0}},
+		{"withdraw with reserved bits", func() []byte {
+			b := make([]byte, withdrawLen)
+			putWithdraw(b, 0, 1, 2)
+			b[20] = 1
+			return b
+		}()},
 		{"flags set", []byte{4, 1, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}},
 		{"short credit", []byte{4, 0, 0, 0, 4, 0, 0, 0, 0, 0, 0, 0}},
 		{"credit overflow", func() []byte { b := make([]byte, creditLen); putCredit(b, 1<<62); return b }()},
@@ -397,6 +404,8 @@ func TestFuzzSeeds(t *testing.T) {
 		{Name: "credit", Values: []any{mk(func(b []byte) { putCredit(b, 10) }, creditLen)}},
 		{Name: "cancel", Values: []any{mk(func(b []byte) { putCancel(b, 1) }, cancelLen)}},
 		{Name: "fin", Values: []any{mk(func(b []byte) { putFin(b, 1) }, finLen)}},
+		{Name: "withdraw", Values: []any{mk(func(b []byte) { putWithdraw(b, 0, 3, 9) }, withdrawLen)}},
+		{Name: "withdrawn", Values: []any{mk(func(b []byte) { putWithdrawn(b, 9) }, withdrawnLen)}},
 		{Name: "aggregated", Values: []any{append(append(append([]byte(nil), eager...), rts...), eager...)}},
 	}
 	for _, s := range seeds {

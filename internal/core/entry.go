@@ -22,6 +22,11 @@ const (
 	kindCancel  = 5 // sendID
 	kindRTSPull = 6 // ctx, tag, seq, size, sendID, addr: the receiver pulls the data
 	kindFin     = 7 // sendID: the receiver pulled it all
+	// kindWithdraw asks the receiver of an RTS-pull not to read the sender's
+	// buffer: ctx, seq (of the RTS-pull), sendID. It answers kindWithdrawn
+	// if it had not begun to read, else nothing (its FIN or CTS follows).
+	kindWithdraw  = 8
+	kindWithdrawn = 9 // sendID: the receiver will not read it
 
 	eagerHeaderLen = prefixLen + 16 // + ctx u64, tag i32, seq u32
 	rtsLen         = prefixLen + 32 // + ctx, tag, seq, size u64, sendID u64
@@ -30,6 +35,8 @@ const (
 	cancelLen      = prefixLen + 8
 	rtsPullLen     = rtsLen + 8
 	finLen         = prefixLen + 8
+	withdrawLen    = prefixLen + 24 // + ctx u64, seq u32, reserved u32, sendID u64
+	withdrawnLen   = prefixLen + 8
 
 	maxHeaderLen = rtsPullLen
 
@@ -87,6 +94,19 @@ func putFin(b []byte, id uint64) {
 	le.PutUint64(b[8:], id)
 }
 
+func putWithdraw(b []byte, ctx uint64, seq uint32, id uint64) {
+	putPrefix(b, kindWithdraw, withdrawLen-prefixLen)
+	le.PutUint64(b[8:], ctx)
+	le.PutUint32(b[16:], seq)
+	le.PutUint32(b[20:], 0)
+	le.PutUint64(b[24:], id)
+}
+
+func putWithdrawn(b []byte, id uint64) {
+	putPrefix(b, kindWithdrawn, withdrawnLen-prefixLen)
+	le.PutUint64(b[8:], id)
+}
+
 func putCTS(b []byte, id, region, accept uint64) {
 	putPrefix(b, kindCTS, ctsLen-prefixLen)
 	le.PutUint64(b[8:], id)
@@ -139,6 +159,10 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		want = rtsPullLen - prefixLen
 	case kindFin:
 		want = finLen - prefixLen
+	case kindWithdraw:
+		want = withdrawLen - prefixLen
+	case kindWithdrawn:
+		want = withdrawnLen - prefixLen
 	default:
 		return nil, driver.ProtocolError("unknown entry kind %d", kind)
 	}
@@ -163,8 +187,13 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
 	case kindCredit:
 		e.size = le.Uint64(b)
-	case kindCancel, kindFin:
+	case kindCancel, kindFin, kindWithdrawn:
 		e.id = le.Uint64(b)
+	case kindWithdraw:
+		if le.Uint32(b[12:]) != 0 {
+			return nil, driver.ProtocolError("withdraw entry with reserved bits %#x", le.Uint32(b[12:]))
+		}
+		e.ctx, e.seq, e.id = le.Uint64(b), le.Uint32(b[8:]), le.Uint64(b[16:])
 	}
 	return rest, nil
 }

@@ -26,6 +26,7 @@ type fakeRail struct {
 	from, to int
 	idx      int
 	frame    *driver.Frame
+	owner    driver.Rail // the rail registered with the scheduler, if it wraps this one
 }
 
 func (r *fakeRail) Caps() driver.Caps {
@@ -107,7 +108,11 @@ func (n *net) step(pick func(k int) int) bool {
 		}
 		dst.PutDone(r.from, f.Region, f.Offset, f.Len())
 	}
-	n.engines[r.from].Idle(r, nil)
+	var done driver.Rail = r
+	if r.owner != nil {
+		done = r.owner
+	}
+	n.engines[r.from].Idle(done, nil)
 	return true
 }
 

@@ -45,7 +45,72 @@ func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 		}
 	case kindCancel:
 		e.cancelFromPeerLocked(peer, en.id)
+	case kindWithdraw:
+		e.withdrawLocked(peer, en, out)
+	case kindWithdrawn:
+		return e.withdrawnLocked(peer, en.id)
 	}
+	return nil
+}
+
+// withdrawLocked answers peer's request to withdraw its pulled send
+// en.id (RTS-pull en.seq in context en.ctx): withdrawn, unless the read
+// of its buffer has begun — then the FIN (or the CTS of a failed read)
+// already answers, and the send completes that way.
+func (e *Engine) withdrawLocked(peer int, en *entry, out *outbox) {
+	withdrawn := func() {
+		c := newCtrl()
+		putWithdrawn(c.buf[:], en.id)
+		c.pkt.Head = c.buf[:withdrawnLen]
+		out.add(peer, c)
+	}
+	if c := e.ctxs[en.ctx]; c != nil {
+		for u := c.unexpHead; u != nil; u = u.next {
+			if u.rts && u.peer == peer && u.sendID == en.id {
+				c.removeUnexpected(u)
+				withdrawn()
+				return
+			}
+		}
+	}
+	for h, r := range e.regions {
+		if r.src == peer && r.sendID == en.id {
+			if !r.pulling {
+				delete(e.regions, h)
+				r.complete(r.status, ErrCanceled)
+				withdrawn()
+			}
+			return
+		}
+	}
+	// Not here: either not arrived yet (another rail, or held for its
+	// turn) — then dropped when it comes — or received and finished.
+	var recvSeq uint32
+	if c := e.ctxs[en.ctx]; c != nil {
+		recvSeq = c.recvSeq[peer]
+	}
+	if int32(en.seq-recvSeq) >= 0 {
+		p := &e.peers[peer]
+		if p.cancelled == nil {
+			p.cancelled = make(map[uint64]struct{})
+		}
+		p.cancelled[en.id] = struct{}{}
+		withdrawn()
+	}
+}
+
+// withdrawnLocked completes a pulled send its receiver agreed not to read.
+func (e *Engine) withdrawnLocked(peer int, id uint64) error {
+	s := e.sends[id]
+	if s == nil {
+		return nil // its FIN came first: complete already
+	}
+	if s.peer != peer || !s.withdrawing {
+		return driver.ProtocolError("rank %d withdrew send %d, which was not being withdrawn from it", peer, id)
+	}
+	delete(e.sends, id)
+	s.rtsQueued = false
+	s.complete(Status{}, ErrCanceled)
 	return nil
 }
 

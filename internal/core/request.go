@@ -58,23 +58,26 @@ type Request struct {
 	err       error
 
 	// send side
-	proto      protocol
-	pkt        sched.Packet // eager or RTS; never reused for bulk (they may overlap)
-	bulk       sched.Packet // rendezvous data
-	hdr        [maxHeaderLen]byte
-	copyBuf    *[]byte // pooled eager-copy packet
-	bulkBusy   bool    // data phase started: no more cancelling
-	temp       bool    // pooled: the caller waits at once and hands it back (Release)
-	released   bool    // Release was called: recycle once no packet is in flight
-	inflight   int     // packets submitted and not yet reported Sent (under e.mu)
-	pokeDue    bool    // a rendezvous matched before the waiter parked
-	small      [smallEager]byte
-	bulkMethod uint8 // the rail's Put method for the data
-	pull       bool  // the receiver pulls the data (single copy)
-	pin        runtime.Pinner
-	pinned     bool
-	moving     atomic.Bool // rendezvous data is with the rails: nothing to poll for
-	rtsQueued  bool        // waiting for CTS in e.sends
+	proto       protocol
+	pkt         sched.Packet // eager or RTS; never reused for bulk (they may overlap)
+	bulk        sched.Packet // rendezvous data
+	hdr         [maxHeaderLen]byte
+	copyBuf     *[]byte // pooled eager-copy packet
+	bulkBusy    bool    // data phase started: no more cancelling
+	temp        bool    // pooled: the caller waits at once and hands it back (Release)
+	released    bool    // Release was called: recycle once no packet is in flight
+	inflight    int     // packets submitted and not yet reported Sent (under e.mu)
+	pokeDue     bool    // a rendezvous matched before the waiter parked
+	small       [smallEager]byte
+	bulkMethod  uint8 // the rail's Put method for the data
+	pull        bool  // the receiver pulls the data (single copy)
+	pin         runtime.Pinner
+	pinned      bool
+	moving      atomic.Bool // rendezvous data is with the rails: nothing to poll for
+	rtsQueued   bool        // waiting for CTS (or FIN) in e.sends
+	ctxID       uint64      // pull: the context and sequence number of the RTS-pull,
+	seq         uint32      // which a withdraw names
+	withdrawing bool        // pull: a withdraw is sent, its answer awaited
 
 	// receive side
 	prev, next *Request // posted list
@@ -84,6 +87,7 @@ type Request struct {
 	msgLen     int    // message size announced by the sender
 	sendID     uint64 // rendezvous: the sender's request id
 	src        int    // rendezvous: the matched sender
+	pulling    bool   // pull: the read of the sender's memory began (no withdraw now)
 }
 
 // Done returns a channel closed when the request completes.
