@@ -36,8 +36,10 @@ const (
 	tagCollSpan  = 1 << 28
 )
 
-func (c *Comm) nextCollTag() int {
-	return tagCollFirst + int(c.collSeq.Add(1)%tagCollSpan)
+// nextCollCall numbers a new collective call and gives its tag.
+func (c *Comm) nextCollCall() (seq uint64, tag int) {
+	seq = c.collSeq.Add(1)
+	return seq, tagCollFirst + int(seq%tagCollSpan)
 }
 
 // algorithm chooses op's algorithm for a call: the caller's option, else
@@ -74,6 +76,8 @@ type collCall struct {
 	red     coll.Reducer
 	x       *exchanger
 	post    func() // after a successful run (loneLogical)
+	seq     uint64
+	sig     callSig
 }
 
 // prepare checks a call and fixes everything about it before any message:
@@ -97,12 +101,23 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		// read the input after writing the output.
 		in = append([]byte(nil), in...)
 	}
-	return &collCall{op: op, alg: alg, sched: s, in: in, out: out, red: red,
-		x: &exchanger{c: c, tag: c.nextCollTag()}}, nil
+	seq, tag := c.nextCollCall()
+	return &collCall{op: op, alg: alg, sched: s, in: in, out: out, red: red, seq: seq, sig: signature(op, alg, l),
+		x: &exchanger{c: c, tag: tag}}, nil
 }
 
 func (k *collCall) run(ctx context.Context) error {
-	if err := coll.Run(ctx, k.x, k.sched, k.in, k.out, k.red); err != nil {
+	c := k.x.c
+	k.x.call = c.beginCall(k.seq, k.sig)
+	defer c.endCall(k.seq)
+	err := c.watchNow(k.x.call) // a peer may have said already it calls something else
+	if err == nil {
+		err = coll.Run(ctx, k.x, k.sched, k.in, k.out, k.red)
+	}
+	if err != nil {
+		if mismatched(err) {
+			c.abortCall(k.seq, err) // the others may wait for this rank: end their wait
+		}
 		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
 	}
 	if k.post != nil {
@@ -194,6 +209,7 @@ type exchanger struct {
 	c    *Comm
 	tag  int
 	reqs []*core.Request
+	call *callState
 }
 
 func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error {
@@ -227,20 +243,44 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 		}
 		ok = post(m, true)
 	}
+	failed := !ok // once one request fails, the rest are cancelled
 	for i, r := range reqs {
-		if !ok {
+		if failed {
 			r.Cancel()
 		}
-		st, err := c.block(ctx, r)
+		st, err := x.wait(ctx, r)
 		if err == nil && i < len(recvs) && st.Count != len(recvs[i].Buf) {
 			err = fmt.Errorf("%w: %d bytes from rank %d where %d were expected (do all ranks pass the same sizes?)",
 				ErrSizeMismatch, st.Count, recvs[i].Peer, len(recvs[i].Buf))
 		}
-		if err != nil {
+		if err != nil && (!failed || !errors.Is(err, ErrCanceled)) {
 			errs = append(errs, err)
+			failed = true
 		}
 		c.ep.eng.Release(r)
 	}
 	x.reqs = reqs[:0]
 	return errors.Join(errs...)
+}
+
+// wait waits for r as block does and, every collWatch it has waited,
+// watches the call (collcheck.go): if the call must end, r is withdrawn
+// (what cannot be, data already moving, finishes first) and the reason
+// returned.
+func (x *exchanger) wait(ctx context.Context, r *core.Request) (Status, error) {
+	for {
+		st, done, err := r.WaitFor(ctx, collWatch)
+		if done {
+			return x.c.status(st), err
+		}
+		if err == nil {
+			if err = x.c.watch(x.call); err == nil {
+				continue
+			}
+		}
+		if !r.Cancel() {
+			r.Wait(context.Background())
+		}
+		return Status{}, err
+	}
 }

@@ -26,6 +26,7 @@ type Comm struct {
 	derived uint64 // Dup/Split calls so far: identical on all members
 	closed  atomic.Bool
 	collSeq atomic.Uint64 // collective calls so far: their tags
+	coll    *collCoord    // collective calls' agreement (collcheck.go), made on first use
 }
 
 // AnySource and AnyTag match any sender and any tag in Recv, Irecv,

@@ -47,6 +47,7 @@ func Cases() []Case {
 		{"nil-communicator", 1, nilComm},
 		{"logical-op-domain", 1, logicalDomain},
 		{"context-and-cancel", 2, contextCase},
+		{"collective-mismatch", 2, mismatchCase},
 	}
 }
 

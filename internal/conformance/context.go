@@ -134,6 +134,8 @@ func short1(err error) string {
 		return "ErrPeerLost"
 	case errors.Is(err, commtune.ErrSizeMismatch):
 		return "ErrSizeMismatch"
+	case errors.Is(err, commtune.ErrTruncate):
+		return "ErrTruncate"
 	}
 	return err.Error()
 }

@@ -71,6 +71,12 @@ func rankMain(mode, arg string) int {
 		err = hold(ctx, c, arg)
 	case "closeafter":
 		err = closeAfterReceive(ctx, c)
+	case "mismatch":
+		var lines []string
+		lines, err = MismatchChecks(ctx, c)
+		for _, l := range lines {
+			fmt.Printf("rank %d: %s\n", c.Rank(), l)
+		}
 	case "ctxtable":
 		var lines []string
 		lines, err = ContextChecks(ctx, c)

@@ -121,26 +121,42 @@ func (r *Request) parkChans() (done, poke chan struct{}) {
 // the network for the engine's spin budget (spinPolicy), then parks; a parked receive whose rendezvous matches is woken to receive the
 // data itself, on its own processor.
 func (r *Request) Wait(ctx context.Context) (Status, error) {
+	st, _, err := r.WaitFor(ctx, 0)
+	return st, err
+}
+
+// WaitFor is Wait that also gives up after d (0: never), reporting done
+// false then, with a nil error: the caller looks at something else and
+// waits again. A wait that ends while polling costs no timer.
+func (r *Request) WaitFor(ctx context.Context, d time.Duration) (Status, bool, error) {
 	if r.finished.Load() {
-		return r.status, r.err
+		return r.status, true, r.err
 	}
-	d := r.e.spin.next()
-	done := r.spin(d, r.peer)
-	r.e.spin.report(d, done)
+	budget := r.e.spin.next()
+	done := r.spin(budget, r.peer)
+	r.e.spin.report(budget, done)
 	if done {
-		return r.status, r.err
+		return r.status, true, r.err
+	}
+	var expired <-chan time.Time
+	if d > 0 {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		expired = t.C
 	}
 	doneCh, pokeCh := r.parkChans()
 	for {
 		select {
 		case <-doneCh:
-			return r.status, r.err
+			return r.status, true, r.err
 		case <-ctx.Done():
-			return Status{}, ctx.Err()
+			return Status{}, false, ctx.Err()
+		case <-expired:
+			return Status{}, false, nil
 		case <-pokeCh: // never for sends: nil channel
 			// r.src was set before the poke was sent.
 			if r.spin(time.Duration(r.e.spin.max), r.src) {
-				return r.status, r.err
+				return r.status, true, r.err
 			}
 		}
 	}

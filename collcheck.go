@@ -1,0 +1,272 @@
+package commtune
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/core"
+)
+
+// Every rank of a communicator must make the same collective calls with
+// matching arguments. MPI calls a program that does not erroneous, and
+// MPIs hang on it; commtune makes every rank that joined such a call return
+// an error within a bounded time instead, at no cost to calls that match:
+//
+//   - A rank that finds a mismatch itself (a message of the wrong size)
+//     tells every other rank (an abort) before it returns the error.
+//   - A rank whose call has waited collWatch tells every other rank the
+//     call's signature: the algorithm, root and size it runs. A rank that
+//     receives a signature unlike its own for the same call aborts it.
+//     Ranks whose schedules differ (different sizes pick different
+//     algorithms) wait for messages that never come; this ends the wait.
+//   - A waiting rank looks for aborts and signatures every collWatch.
+//
+// The messages travel in the communicator's collective context with their
+// own tag; a call that never waits sends and reads none.
+const (
+	tagCollControl = 1
+	collWatch      = 200 * time.Millisecond
+	recentCalls    = 64 // finished calls whose signatures are kept
+	maxControlText = 1024
+)
+
+// Control message kinds: [kind][seq u64][signature hash u64][text].
+const (
+	controlSignature = 1 // text: the call's description
+	controlAbort     = 2 // text: why the sender abandoned the call
+)
+
+// callSig is what ranks must agree on for one call: the algorithm (which
+// names the operation), the root of a rooted operation and the size of a
+// fixed-size one; root and bytes are -1 where they do not apply. Its hash
+// is computed without allocating: every call has one, few ever send it.
+type callSig struct {
+	hash        uint64
+	alg         string
+	root, bytes int
+	desc        string // a peer's, as it sent it; see describe
+}
+
+func signature(op coll.Operation, alg coll.Algorithm, l coll.Layout) callSig {
+	s := callSig{alg: alg.Name(), root: -1, bytes: -1}
+	switch op {
+	case coll.OpBcast, coll.OpReduce, coll.OpScatter, coll.OpGather, coll.OpScatterv, coll.OpGatherv:
+		s.root = l.Root
+	}
+	switch op {
+	case coll.OpBarrier, coll.OpScatterv, coll.OpGatherv, coll.OpAllgatherv, coll.OpAlltoallv:
+	default:
+		s.bytes = l.Bytes
+	}
+	// FNV-1a over the name, then the two numbers.
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(s.alg); i++ {
+		h = (h ^ uint64(s.alg[i])) * 1099511628211
+	}
+	for _, v := range []int{s.root, s.bytes} {
+		for i := 0; i < 8; i++ {
+			h = (h ^ uint64(byte(v>>(8*i)))) * 1099511628211
+		}
+	}
+	s.hash = h
+	return s
+}
+
+// describe says the signature in words: "allreduce/ring, 1024 bytes".
+func (s callSig) describe() string {
+	if s.desc != "" {
+		return s.desc
+	}
+	d := s.alg
+	if s.root >= 0 {
+		d += fmt.Sprintf(", root %d", s.root)
+	}
+	if s.bytes >= 0 {
+		d += fmt.Sprintf(", %d bytes", s.bytes)
+	}
+	return d
+}
+
+// collCoord is a communicator's record of its collective calls, for the
+// exchanges above.
+type collCoord struct {
+	mu     sync.Mutex
+	active map[uint64]*callState
+	recent [recentCalls]finished // by sequence number modulo recentCalls
+	notes  map[uint64][]callNote // said by peers of calls not begun here
+}
+
+// finished is a call that ended on this rank.
+type finished struct {
+	seq uint64 // 0: none yet (calls are numbered from 1)
+	sig callSig
+}
+
+// callState is one call in progress on this rank.
+type callState struct {
+	seq     uint64
+	sig     callSig
+	failed  error // set when the call must end: a peer's abort, a mismatch
+	sigSent bool
+}
+
+// callNote is what a peer said of a call.
+type callNote struct {
+	kind byte
+	from int // rank in the communicator
+	sig  callSig
+	text string
+}
+
+func (c *Comm) coord() *collCoord {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.coll == nil {
+		c.coll = &collCoord{active: map[uint64]*callState{}, notes: map[uint64][]callNote{}}
+	}
+	return c.coll
+}
+
+// begin records call seq as in progress, with what peers already said of
+// it; a mismatch found there fails it at once.
+func (c *Comm) beginCall(seq uint64, sig callSig) *callState {
+	co := c.coord()
+	st := &callState{seq: seq, sig: sig}
+	co.mu.Lock()
+	co.active[seq] = st
+	notes := co.notes[seq]
+	delete(co.notes, seq)
+	co.mu.Unlock()
+	for _, n := range notes {
+		c.apply(n, seq)
+	}
+	return st
+}
+
+// endCall moves call seq to the recent ones.
+func (c *Comm) endCall(seq uint64) {
+	co := c.coord()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	if st := co.active[seq]; st != nil {
+		delete(co.active, seq)
+		co.recent[seq%recentCalls] = finished{seq, st.sig}
+	}
+	for s := range co.notes {
+		if s+recentCalls < seq {
+			delete(co.notes, s) // said of calls long past: nobody waits on them
+		}
+	}
+}
+
+// abortCall tells every other rank that this rank abandoned call seq,
+// and why.
+func (c *Comm) abortCall(seq uint64, why error) {
+	c.tellPeers(controlAbort, seq, 0, why.Error())
+}
+
+func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
+	if len(text) > maxControlText {
+		text = text[:maxControlText]
+	}
+	for p, w := range c.group {
+		if p == c.rank {
+			continue
+		}
+		msg := make([]byte, 17+len(text)) // its own: sent by reference, never reused
+		msg[0] = kind
+		binary.LittleEndian.PutUint64(msg[1:], seq)
+		binary.LittleEndian.PutUint64(msg[9:], hash)
+		copy(msg[17:], text)
+		c.ep.eng.Isend(c.collCtx, w, tagCollControl, msg) // completes on its own; a lost peer fails it
+	}
+}
+
+// watch is what a call does each collWatch it waits: read what peers
+// said, fail if the call must end, and say its own signature once.
+func (c *Comm) watch(st *callState) error {
+	for {
+		pst, ok, err := c.ep.eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
+		if err != nil || !ok {
+			break
+		}
+		buf := make([]byte, min(pst.Count, 17+maxControlText))
+		r := c.ep.eng.IrecvTemp(c.collCtx, pst.Source, tagCollControl, buf)
+		rst, rerr := r.Wait(context.Background()) // probed: here already
+		c.ep.eng.Release(r)
+		if rerr != nil && !errors.Is(rerr, ErrTruncate) || rst.Count < 17 {
+			continue
+		}
+		n := callNote{kind: buf[0], from: c.fromWorld(pst.Source), text: string(buf[17:min(rst.Count, len(buf))])}
+		n.sig = callSig{hash: binary.LittleEndian.Uint64(buf[9:]), desc: n.text}
+		c.apply(n, binary.LittleEndian.Uint64(buf[1:]))
+	}
+	co := c.coord()
+	co.mu.Lock()
+	failed, send := st.failed, !st.sigSent
+	st.sigSent = true
+	co.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
+	if send {
+		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe())
+	}
+	return nil
+}
+
+// watchNow returns why call st must end, if it already must (what peers
+// said of it before it began).
+func (c *Comm) watchNow(st *callState) error {
+	co := c.coord()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return st.failed
+}
+
+// apply takes in what a peer said of call seq.
+func (c *Comm) apply(n callNote, seq uint64) {
+	co := c.coord()
+	co.mu.Lock()
+	st := co.active[seq]
+	f := co.recent[seq%recentCalls]
+	past, isPast := f.sig, f.seq == seq
+	var abortWhy error
+	switch {
+	case st == nil && !isPast:
+		co.notes[seq] = append(co.notes[seq], n) // not begun here: see at begin
+	case n.kind == controlAbort && st != nil:
+		if st.failed == nil {
+			st.failed = fmt.Errorf("%w: rank %d abandoned the call: %s", ErrSizeMismatch, n.from, n.text)
+		}
+	case n.kind == controlAbort:
+		// A call this rank finished: the peers are out of step with it, so
+		// whatever it waits for now may never come.
+		for _, other := range co.active {
+			if other.seq > seq && other.failed == nil {
+				other.failed = fmt.Errorf("%w: rank %d abandoned an earlier collective call (%s), which this rank finished", ErrSizeMismatch, n.from, n.text)
+			}
+		}
+	case n.kind == controlSignature && st != nil && n.sig.hash != st.sig.hash:
+		if st.failed == nil {
+			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", ErrSizeMismatch, n.from, n.sig.describe(), c.rank, st.sig.describe())
+			st.failed = abortWhy
+		}
+	case n.kind == controlSignature && st == nil && n.sig.hash != past.hash:
+		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d called %s", ErrSizeMismatch, n.from, n.sig.describe(), c.rank, past.describe())
+	}
+	co.mu.Unlock()
+	if abortWhy != nil {
+		c.abortCall(seq, abortWhy)
+	}
+}
+
+// mismatched reports errors that mean the ranks disagree on a call.
+func mismatched(err error) bool {
+	return errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrTruncate)
+}
