@@ -14,8 +14,10 @@ import (
 // a Dup each. The algorithm comes from the fixed decision table
 // (docs/collectives.md), COMMTUNE_COLL_<OP>, or WithAlgorithm. Passing
 // the same slice as send and receive buffer works in place. If ctx ends
-// during a call, the call returns ctx.Err() and the communicator's ranks
-// no longer agree on where they are: close it.
+// during a call, the call returns ctx.Err(); if the ranks' sizes disagree,
+// every rank's call returns an error (ErrSizeMismatch or ErrTruncate)
+// within about half a second. After either, the communicator's ranks no
+// longer agree on where they are: close it.
 //
 // Each operation has a nonblocking form (Ibcast …) that checks its
 // arguments, takes its place in the order of c's collective calls and
