@@ -147,3 +147,25 @@ func logicalDomain(ctx context.Context, c *commtune.Comm) error {
 	}
 	return nil
 }
+
+// dupAfterClose closes the world communicator: a communicator derived from
+// it fails from then on, Dup included, with ErrClosed. It closes c.
+func dupAfterClose(ctx context.Context, c *commtune.Comm) error {
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	if err := c.Barrier(ctx); err != nil { // nothing in flight when closing
+		return err
+	}
+	if err := c.Close(); err != nil {
+		return err
+	}
+	if _, err := d.Dup(); !errors.Is(err, commtune.ErrClosed) {
+		return fmt.Errorf("Dup of a communicator whose world is closed: %v, want ErrClosed", err)
+	}
+	if err := d.Send(ctx, nil, 0, 0); !errors.Is(err, commtune.ErrClosed) {
+		return fmt.Errorf("Send on a communicator whose world is closed: %v, want ErrClosed", err)
+	}
+	return nil
+}

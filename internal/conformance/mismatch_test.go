@@ -25,3 +25,14 @@ func TestMismatchProcesses(t *testing.T) {
 		})
 	}
 }
+
+// TestDupAfterCloseProcesses: after a rank closes its world communicator,
+// a communicator derived from it refuses Dup and everything else with
+// ErrClosed, over tcp and shm (goroutine ranks: TestNilAndClosedComm).
+func TestDupAfterCloseProcesses(t *testing.T) {
+	for _, env := range []string{"COMMTUNE_TRANSPORTS=tcp", "COMMTUNE_TRANSPORTS=shm,tcp"} {
+		if out, err := runJob(t, 2, "closeddup", "", env); err != nil {
+			t.Fatalf("%s: %v\n%s", env, err, out)
+		}
+	}
+}

@@ -71,6 +71,8 @@ func rankMain(mode, arg string) int {
 		err = hold(ctx, c, arg)
 	case "closeafter":
 		err = closeAfterReceive(ctx, c)
+	case "closeddup":
+		err = dupAfterClose(ctx, c)
 	case "mismatch":
 		var lines []string
 		lines, err = MismatchChecks(ctx, c)
