@@ -95,6 +95,7 @@ func (s callSig) describe() string {
 // collCoord is a communicator's record of its collective calls, for the
 // exchanges above.
 type collCoord struct {
+	drain  sync.Mutex // one goroutine at a time reads control messages
 	mu     sync.Mutex
 	active map[uint64]*callState
 	recent [recentCalls]finished // by sequence number modulo recentCalls
@@ -190,9 +191,13 @@ func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
 // watch is what a call does each collWatch it waits: read what peers
 // said, fail if the call must end, and say its own signature once.
 func (c *Comm) watch(st *callState) error {
-	for {
+	co := c.coord()
+	// Concurrent calls (nonblocking collectives) watch too: the one that
+	// drains takes every message it probed; the others read the result.
+	for locked := co.drain.TryLock(); locked; {
 		pst, ok, err := c.ep.eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
 		if err != nil || !ok {
+			co.drain.Unlock()
 			break
 		}
 		buf := make([]byte, min(pst.Count, 17+maxControlText))
@@ -206,7 +211,6 @@ func (c *Comm) watch(st *callState) error {
 		n.sig = callSig{hash: binary.LittleEndian.Uint64(buf[9:]), desc: n.text}
 		c.apply(n, binary.LittleEndian.Uint64(buf[1:]))
 	}
-	co := c.coord()
 	co.mu.Lock()
 	failed, send := st.failed, !st.sigSent
 	st.sigSent = true
