@@ -35,7 +35,9 @@ func TestPacketsByConsumerAndByPoller(t *testing.T) {
 		<-hb.pkt
 	}
 	// A poller on b: records come through Poll while the consumer stays
-	// asleep.
+	// asleep. Wait until it sleeps: a drain it began before StartPolling
+	// would deliver the record itself (under load, it did).
+	waitFor(t, "b's consumer to sleep", func() bool { return b.in.word32(offSleepers).Load() > 0 })
 	rb := b.Rails(0)[0].(driver.Poller)
 	rb.StartPolling()
 	ra.Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{[]byte("polled")}})
