@@ -41,13 +41,15 @@ func benchMain(args []string) int {
 		}
 		return usageError("bench", "want a benchmark name: pingpong, sweep or coll")
 	}
-	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--json]")
+	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
 	method := fs.String("method", "auto", "shm large-message method: "+strings.Join(commtune.ShmMethods, ", ")+", or all (one run each, one table)")
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes, comma-separated (K, M suffixes are binary)")
 	iters := fs.Int("iters", 1000, "round trips per size for small messages; large sizes use fewer (at least 20)")
 	baseline := fs.Bool("baseline", false, "also time, interleaved, a plain Go TCP ping-pong between the same two ranks (tcp), or a plain copy() of each message in one process (shm, inproc), and print the ratios")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	vs := fs.String("vs", "", vsUsage)
+	rounds := fs.Int("rounds", 3, roundsUsage)
 	if code, ok := parseFlags(fs, args[1:]); !ok {
 		return code
 	}
@@ -77,6 +79,17 @@ func benchMain(args []string) int {
 
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *vs != "" {
+		switch {
+		case *transport != "tcp" && *transport != "shm":
+			return usageError("bench", "--vs needs --transport tcp or shm (processes, as MPI runs)")
+		case *method == "all" || *baseline:
+			return usageError("bench", "--vs takes one --method and no --baseline")
+		case *rounds < 1:
+			return usageError("bench", "--rounds must be at least 1 (got %d)", *rounds)
+		}
+		return vsPingPong(ctx, cfg, *transport, *method, *vs, *rounds, *asJSON)
+	}
 	var rep *bench.Report
 	switch *transport {
 	case "inproc":

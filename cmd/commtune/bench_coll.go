@@ -24,7 +24,7 @@ const defaultCollSizes = "8,1K,16K,256K,1M"
 // collMain is `commtune bench coll --op OP [-n N] [--algo NAME|all|auto]
 // [--sizes ...] [--iters K] [--transport auto|tcp|shm|inproc] [--json]`.
 func collMain(args []string) int {
-	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 200] [--transport auto|tcp|shm|inproc] [--json]")
+	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 200] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
 	var ops []string
 	for _, op := range coll.Operations {
 		ops = append(ops, string(op))
@@ -36,6 +36,8 @@ func collMain(args []string) int {
 	iters := fs.Int("iters", 200, "timed iterations per algorithm and size for small sizes; large sizes use fewer (at least 20)")
 	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp, shm, or inproc (goroutine ranks in this process)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	vs := fs.String("vs", "", vsUsage)
+	rounds := fs.Int("rounds", 3, roundsUsage)
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -76,6 +78,15 @@ func collMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if *vs != "" {
+		switch {
+		case *transport == "inproc":
+			return usageError("bench", "--vs needs processes: --transport auto, tcp or shm")
+		case *rounds < 1:
+			return usageError("bench", "--rounds must be at least 1 (got %d)", *rounds)
+		}
+		return vsColl(ctx, cfg, *ranks, *transport, *vs, *rounds, *asJSON)
+	}
 	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*len(algos))
 	progress := func(done, total int, what string) {
 		bar.Describe(what)

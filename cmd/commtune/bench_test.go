@@ -24,6 +24,11 @@ func TestBenchFlags(t *testing.T) {
 		{"coll bad algorithm", []string{"bench", "coll", "--op", "bcast", "--algo", "ring"}, 2, `--algo: bcast algorithm "ring": no family`},
 		{"coll bad ranks", []string{"bench", "coll", "--op", "bcast", "-n", "0"}, 2, "-n 0: want 1 to 1024 ranks"},
 		{"coll huge size", []string{"bench", "coll", "--op", "bcast", "--sizes", "1G"}, 2, "larger than 256M"},
+		{"vs inproc", []string{"bench", "pingpong", "--transport", "inproc", "--vs", "mpi"}, 2, "--vs needs --transport tcp or shm"},
+		{"vs zero rounds", []string{"bench", "pingpong", "--transport", "shm", "--vs", "mpi", "--rounds", "0"}, 2, "--rounds must be at least 1"},
+		{"vs coll inproc", []string{"bench", "coll", "--op", "bcast", "--transport", "inproc", "--vs", "mpi"}, 2, "--vs needs processes"},
+		{"vs coll no reference op", []string{"bench", "coll", "--op", "alltoallv", "--vs", "mpi"}, 2, "the reference benchmark has no alltoallv"},
+		{"vs coll two algorithms", []string{"bench", "coll", "--op", "bcast", "--algo", "binomial,flat", "--vs", "mpi"}, 2, "--vs compares one algorithm"},
 		{"coll bad transport", []string{"bench", "coll", "--op", "bcast", "--transport", "ib"}, 2, `--transport "ib"`},
 	}
 	for _, tc := range tests {
