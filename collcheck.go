@@ -133,11 +133,11 @@ func (c *Comm) coord() *collCoord {
 	return c.coll
 }
 
-// begin records call seq as in progress, with what peers already said of
+// beginCall records call seq as in progress, in st, with what peers already said of
 // it; a mismatch found there fails it at once.
-func (c *Comm) beginCall(seq uint64, sig callSig) *callState {
+func (c *Comm) beginCall(st *callState, seq uint64, sig callSig) {
 	co := c.coord()
-	st := &callState{seq: seq, sig: sig}
+	*st = callState{seq: seq, sig: sig}
 	co.mu.Lock()
 	co.active[seq] = st
 	notes := co.notes[seq]
@@ -146,7 +146,6 @@ func (c *Comm) beginCall(seq uint64, sig callSig) *callState {
 	for _, n := range notes {
 		c.apply(n, seq)
 	}
-	return st
 }
 
 // endCall moves call seq to the recent ones.

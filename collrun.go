@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/coll"
@@ -47,12 +48,8 @@ func (c *Comm) nextCollCall() (seq uint64, tag int) {
 // decision table. A forced algorithm that cannot reduce a non-commutative
 // operation in rank order yields to the table; an option does not.
 func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []CollOption) (coll.Algorithm, error) {
-	var o collOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	if o.algorithm != "" {
-		a, err := coll.Parse(op, o.algorithm)
+	if name := optionAlgorithm(opts); name != "" {
+		a, err := coll.Parse(op, name)
 		if err != nil {
 			return a, fmt.Errorf("commtune: %w", err)
 		}
@@ -67,17 +64,92 @@ func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []
 	return coll.Decide(op, len(c.group), bytes, commutative), nil
 }
 
-// collCall is one collective call, ready to run.
+// optionAlgorithm returns the algorithm opts ask for, or "". It is apart
+// from algorithm because its options escape: a call without options then
+// allocates nothing.
+func optionAlgorithm(opts []CollOption) string {
+	if len(opts) == 0 {
+		return ""
+	}
+	var o collOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	return o.algorithm
+}
+
+// collCall is one collective call, ready to run. Calls come from a pool
+// and go back to it when they end, with their exchanger and call state.
 type collCall struct {
-	op      coll.Operation
-	alg     coll.Algorithm
-	sched   coll.Schedule
-	in, out []byte
-	red     coll.Reducer
-	x       *exchanger
-	post    func() // after a successful run (loneLogical)
-	seq     uint64
-	sig     callSig
+	op    coll.Operation
+	alg   coll.Algorithm
+	plan  *plan
+	sched *coll.Schedule
+	in    []byte
+	out   []byte
+	red   coll.Reducer
+	post  func() // after a successful run (loneLogical)
+	seq   uint64
+	x     exchanger
+	state callState
+}
+
+var callPool = sync.Pool{New: func() any { return new(collCall) }}
+
+// release hands k back to the pool, dropping what it refers to.
+func (k *collCall) release() {
+	reqs, runner := k.x.reqs[:0], k.x.runner
+	*k = collCall{}
+	k.x.reqs, k.x.runner = reqs, runner
+	callPool.Put(k)
+}
+
+// plan is what a call's schedule and signature depend on, kept per
+// communicator: ranks call the same operations at the same sizes again and
+// again, and building a schedule allocates.
+type plan struct {
+	sched coll.Schedule
+	sig   callSig
+}
+
+// planKey names a plan. Layouts with per-rank counts (the v-variants) are
+// not kept.
+type planKey struct {
+	alg               coll.Algorithm
+	root, bytes, elem int
+	commutative       bool
+}
+
+// maxPlans bounds a communicator's plans; when full it starts again.
+const maxPlans = 256
+
+// plan returns the schedule and signature of alg on layout l, from the
+// communicator's plans when l has no per-rank counts.
+func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commutative bool) (*plan, error) {
+	cacheable := l.Counts == nil && l.SendCounts == nil && l.RecvCounts == nil
+	key := planKey{alg: alg, root: l.Root, bytes: l.Bytes, elem: l.Elem, commutative: commutative}
+	if cacheable {
+		c.plansMu.Lock()
+		p := c.plans[key]
+		c.plansMu.Unlock()
+		if p != nil {
+			return p, nil
+		}
+	}
+	s, err := alg.Build(l, commutative)
+	if err != nil {
+		return nil, fmt.Errorf("commtune: %w", err)
+	}
+	p := &plan{sched: s, sig: signature(op, alg, l)}
+	if cacheable {
+		c.plansMu.Lock()
+		if c.plans == nil || len(c.plans) >= maxPlans {
+			c.plans = make(map[planKey]*plan)
+		}
+		c.plans[key] = p
+		c.plansMu.Unlock()
+	}
+	return p, nil
 }
 
 // prepare checks a call and fixes everything about it before any message:
@@ -92,9 +164,9 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 	if err != nil {
 		return nil, err
 	}
-	s, err := alg.Build(l, commutative)
+	p, err := c.plan(op, alg, l, commutative)
 	if err != nil {
-		return nil, fmt.Errorf("commtune: %w", err)
+		return nil, err
 	}
 	if in != nil && out != nil && overlap(in, out) {
 		// In place (send and receive buffers share memory): schedules
@@ -102,17 +174,20 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		in = append([]byte(nil), in...)
 	}
 	seq, tag := c.nextCollCall()
-	return &collCall{op: op, alg: alg, sched: s, in: in, out: out, red: red, seq: seq, sig: signature(op, alg, l),
-		x: &exchanger{c: c, tag: tag}}, nil
+	k := callPool.Get().(*collCall)
+	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, seq
+	k.x.c, k.x.tag = c, tag
+	return k, nil
 }
 
 func (k *collCall) run(ctx context.Context) error {
 	c := k.x.c
-	k.x.call = c.beginCall(k.seq, k.sig)
+	k.x.call = &k.state
+	c.beginCall(&k.state, k.seq, k.plan.sig)
 	defer c.endCall(k.seq)
 	err := c.watchNow(k.x.call) // a peer may have said already it calls something else
 	if err == nil {
-		err = coll.Run(ctx, k.x, k.sched, k.in, k.out, k.red)
+		err = k.x.runner.Run(ctx, &k.x, k.sched, k.in, k.out, k.red)
 	}
 	if err != nil {
 		if mismatched(err) {
@@ -132,7 +207,9 @@ func runNow(ctx context.Context) func(*collCall, error) error {
 		if err != nil {
 			return err
 		}
-		return k.run(ctx)
+		err = k.run(ctx)
+		k.release()
+		return err
 	}
 }
 
@@ -145,6 +222,7 @@ func start(ctx context.Context) func(*collCall, error) (*CollRequest, error) {
 		q := &CollRequest{done: make(chan struct{})}
 		go func() {
 			q.err = k.run(ctx)
+			k.release()
 			close(q.done)
 		}()
 		return q, nil
@@ -206,44 +284,33 @@ func overlap(a, b []byte) bool {
 // exchanger carries out a schedule's rounds over c's point-to-point
 // engine (coll.Exchanger).
 type exchanger struct {
-	c    *Comm
-	tag  int
-	reqs []*core.Request
-	call *callState
+	c      *Comm
+	tag    int
+	reqs   []*core.Request
+	call   *callState
+	runner coll.Runner
 }
 
 func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error {
 	c := x.c
 	reqs := x.reqs[:0]
 	var errs []error
-	post := func(m coll.Msg, send bool) bool {
+	for i := 0; i < len(recvs)+len(sends); i++ {
 		var r *core.Request
 		var err error
-		if send {
-			r, err = c.isendTemp(m.Buf, m.Peer, x.tag, c.collCtx)
+		if i < len(recvs) {
+			r, err = c.irecvTemp(recvs[i].Buf, recvs[i].Peer, x.tag, c.collCtx)
 		} else {
-			r, err = c.irecvTemp(m.Buf, m.Peer, x.tag, c.collCtx)
+			m := sends[i-len(recvs)]
+			r, err = c.isendTemp(m.Buf, m.Peer, x.tag, c.collCtx)
 		}
 		if err != nil {
 			errs = append(errs, err)
-			return false
+			break
 		}
 		reqs = append(reqs, r)
-		return true
 	}
-	ok := true
-	for _, m := range recvs {
-		if ok = post(m, false); !ok {
-			break
-		}
-	}
-	for _, m := range sends {
-		if !ok {
-			break
-		}
-		ok = post(m, true)
-	}
-	failed := !ok // once one request fails, the rest are cancelled
+	failed := errs != nil // once one request fails, the rest are cancelled
 	for i, r := range reqs {
 		if failed {
 			r.Cancel()
@@ -259,6 +326,7 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 		}
 		c.ep.eng.Release(r)
 	}
+	clear(reqs)
 	x.reqs = reqs[:0]
 	return errors.Join(errs...)
 }

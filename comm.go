@@ -27,6 +27,8 @@ type Comm struct {
 	closed  atomic.Bool
 	collSeq atomic.Uint64 // collective calls so far: their tags
 	coll    *collCoord    // collective calls' agreement (collcheck.go), made on first use
+	plansMu sync.Mutex
+	plans   map[planKey]*plan // schedules of calls made before (collrun.go)
 }
 
 // AnySource and AnyTag match any sender and any tag in Recv, Irecv,

@@ -43,10 +43,11 @@ type Config struct {
 	// network itself, with no byte arriving, before parking. Polling lets
 	// the waiting goroutine receive its message with no thread wake-up
 	// (3–30 µs on a virtual machine) and keeps it on the processor that
-	// will use it; parking frees the processor. Default 200 µs, or never
-	// when more ranks run on this node than it has processors (a polling
-	// rank would take the processor the rank it waits for needs); negative
-	// means never poll.
+	// will use it; parking frees the processor. Default 200 µs. When more
+	// ranks run on this node than it has processors, a waiter yields its
+	// processor (sched_yield) after every poll that finds nothing, so the
+	// rank it waits for runs, and the default is 2 ms. Negative means never
+	// poll.
 	// Env: COMMTUNE_SPIN_WAIT (a Go duration: 50us, 0s, -1s).
 	SpinWait time.Duration
 	// Transports names the transports to use: "shm" for ranks on this node
@@ -75,6 +76,7 @@ type Config struct {
 	Collectives map[string]string
 
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
+	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
 }
 
 // Option adjusts the Config used by Init or Local.
@@ -209,11 +211,23 @@ func (c *Config) parseCollectives() error {
 	return nil
 }
 
-// defaultSpin sets SpinWait's default for localRanks ranks sharing cpus
-// processors: never poll when they are oversubscribed.
+// oversubscribedSpin is how long a waiter polls, yielding its processor
+// between polls, when ranks outnumber processors: long enough to cover a
+// collective's rounds among ranks taking turns on the processors, short
+// enough that a rank waiting for input does not keep taking turns.
+const oversubscribedSpin = 2 * time.Millisecond
+
+// defaultSpin sets the waiting defaults for localRanks ranks sharing cpus
+// processors: when they are oversubscribed, waiters poll and yield the
+// processor between polls (the default budget is then
+// oversubscribedSpin).
 func (c *Config) defaultSpin(localRanks, cpus int) {
-	if c.SpinWait == 0 && localRanks > cpus {
-		c.SpinWait = -1
+	if localRanks <= cpus {
+		return
+	}
+	c.yieldWait = true
+	if c.SpinWait == 0 {
+		c.SpinWait = oversubscribedSpin
 	}
 }
 
@@ -223,5 +237,6 @@ func (c *Config) coreConfig() core.Config {
 		IovecThreshold:      c.IovecThreshold,
 		UnexpectedLimit:     c.UnexpectedLimit,
 		SpinWait:            c.SpinWait,
+		YieldWait:           c.yieldWait,
 	}
 }

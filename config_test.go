@@ -116,16 +116,19 @@ func TestDefaultSpin(t *testing.T) {
 		set         time.Duration
 		ranks, cpus int
 		want        time.Duration
+		yield       bool
 	}{
-		{0, 2, 2, 0},  // the engine's default applies
-		{0, 4, 2, -1}, // oversubscribed: never poll
-		{time.Millisecond, 4, 2, time.Millisecond}, // an explicit setting wins
+		{0, 2, 2, 0, false},                              // the engine's default applies
+		{0, 4, 2, oversubscribedSpin, true},              // oversubscribed: poll and yield
+		{time.Millisecond, 4, 2, time.Millisecond, true}, // an explicit budget wins
+		{-1, 4, 2, -1, true},                             // never poll stays never
 	}
 	for _, tc := range tests {
 		c := Config{SpinWait: tc.set}
 		c.defaultSpin(tc.ranks, tc.cpus)
-		if c.SpinWait != tc.want {
-			t.Errorf("SpinWait %v with %d ranks on %d cpus: got %v, want %v", tc.set, tc.ranks, tc.cpus, c.SpinWait, tc.want)
+		if c.SpinWait != tc.want || c.coreConfig().YieldWait != tc.yield {
+			t.Errorf("SpinWait %v with %d ranks on %d cpus: got %v yield %v, want %v yield %v",
+				tc.set, tc.ranks, tc.cpus, c.SpinWait, c.yieldWait, tc.want, tc.yield)
 		}
 	}
 }

@@ -25,26 +25,32 @@ type Exchanger interface {
 // it exchanges the round's messages, then applies its Reduce and Copy steps
 // in order. reduce may be nil for schedules without Reduce steps.
 func Run(ctx context.Context, x Exchanger, s Schedule, in, out []byte, reduce Reducer) error {
+	var r Runner
+	return r.Run(ctx, x, &s, in, out, reduce)
+}
+
+// Runner is Run with the round's message lists kept from one call to the
+// next, so that a caller running schedules over and over allocates
+// nothing. A Runner runs one schedule at a time.
+type Runner struct {
+	recvs, sends []Msg
+}
+
+// Run is the package's Run.
+func (r *Runner) Run(ctx context.Context, x Exchanger, s *Schedule, in, out []byte, reduce Reducer) error {
 	var tmp []byte
 	if s.TmpSize > 0 {
-		tmp = getTmp(s.TmpSize)
-		defer putTmp(tmp)
+		var back *[]uint64
+		tmp, back = getTmp(s.TmpSize)
+		defer tmpPools[sizeClass(s.TmpSize)].Put(back)
 	}
 	bufs := [3][]byte{In: in, Out: out, Tmp: tmp}
-	region := func(b Buf, off, n int, st Step) ([]byte, error) {
-		buf := bufs[b]
-		if off < 0 || n < 0 || off+n > len(buf) {
-			return nil, fmt.Errorf("coll: %v outside %s (%d bytes)", st, b, len(buf))
-		}
-		return buf[off : off+n], nil
-	}
-	var recvs, sends []Msg
 	for _, round := range s.Rounds {
-		recvs, sends = recvs[:0], sends[:0]
+		recvs, sends := r.recvs[:0], r.sends[:0]
 		for _, st := range round {
 			switch st.Kind {
 			case Send, Recv:
-				b, err := region(st.Buf, st.Off, st.Len, st)
+				b, err := region(&bufs, st.Buf, st.Off, st.Len, st)
 				if err != nil {
 					return err
 				}
@@ -55,6 +61,7 @@ func Run(ctx context.Context, x Exchanger, s Schedule, in, out []byte, reduce Re
 				}
 			}
 		}
+		r.recvs, r.sends = recvs, sends
 		if len(recvs)+len(sends) > 0 {
 			if err := x.Exchange(ctx, recvs, sends); err != nil {
 				return err
@@ -64,11 +71,11 @@ func Run(ctx context.Context, x Exchanger, s Schedule, in, out []byte, reduce Re
 			if st.Kind != Reduce && st.Kind != Copy {
 				continue
 			}
-			dst, err := region(st.Buf, st.Off, st.Len, st)
+			dst, err := region(&bufs, st.Buf, st.Off, st.Len, st)
 			if err != nil {
 				return err
 			}
-			src, err := region(st.From, st.FromOff, st.Len, st)
+			src, err := region(&bufs, st.From, st.FromOff, st.Len, st)
 			if err != nil {
 				return err
 			}
@@ -81,7 +88,18 @@ func Run(ctx context.Context, x Exchanger, s Schedule, in, out []byte, reduce Re
 			}
 		}
 	}
+	clear(r.recvs[:cap(r.recvs)]) // drop the caller's buffers
+	clear(r.sends[:cap(r.sends)])
 	return nil
+}
+
+// region returns bytes [off, off+n) of buffer b, or an error naming st.
+func region(bufs *[3][]byte, b Buf, off, n int, st Step) ([]byte, error) {
+	buf := bufs[b]
+	if off < 0 || n < 0 || off+n > len(buf) {
+		return nil, fmt.Errorf("coll: %v outside %s (%d bytes)", st, b, len(buf))
+	}
+	return buf[off : off+n], nil
 }
 
 // Scratch buffers come from pools by power-of-two size class, backed by
@@ -98,16 +116,13 @@ func sizeClass(n int) int {
 	return c
 }
 
-func getTmp(n int) []byte {
+// getTmp returns n bytes of scratch and what to hand back to its pool.
+func getTmp(n int) ([]byte, *[]uint64) {
 	c := sizeClass(n)
-	if p, ok := tmpPools[c].Get().(*[]uint64); ok {
-		return words(*p)[:n]
+	p, ok := tmpPools[c].Get().(*[]uint64)
+	if !ok {
+		w := make([]uint64, 1<<c)
+		p = &w
 	}
-	return words(make([]uint64, 1<<c))[:n]
-}
-
-func putTmp(b []byte) {
-	c := sizeClass(cap(b))
-	w := wordsOf(b[:cap(b)])
-	tmpPools[c].Put(&w)
+	return words(*p)[:n], p
 }

@@ -34,8 +34,31 @@ func (o OpCode) String() string { return opNames[o] }
 // Kernel returns the Reducer that applies op to elements of kind k (the
 // underlying kind of the element type), or an error naming what is not
 // defined: ordering and logical operations on complex numbers, bitwise
-// operations on floats.
+// operations on floats. Kernels are made once, so a call allocates
+// nothing (a generic function's closure carries its type's dictionary,
+// and would be allocated at every call).
 func Kernel(op OpCode, k reflect.Kind) (Reducer, error) {
+	if int(op) < len(kernels) && int(k) < len(kernels[op]) {
+		if r := kernels[op][k]; r != nil {
+			return r, nil
+		}
+	}
+	return nil, fmt.Errorf("reduction %s is not defined on %s", op, k)
+}
+
+// kernels holds every defined kernel by operation and element kind.
+var kernels = func() (t [OpBXor + 1][reflect.UnsafePointer + 1]Reducer) {
+	for op := OpSum; op <= OpBXor; op++ {
+		for k := reflect.Invalid; k <= reflect.UnsafePointer; k++ {
+			t[op][k] = makeKernel(op, k)
+		}
+	}
+	return t
+}()
+
+// makeKernel returns op's Reducer for kind k, or nil if op is not defined
+// on it.
+func makeKernel(op OpCode, k reflect.Kind) Reducer {
 	var r Reducer
 	switch k {
 	case reflect.Int8:
@@ -75,10 +98,7 @@ func Kernel(op OpCode, k reflect.Kind) (Reducer, error) {
 	case reflect.Complex128:
 		r = complexKernel[complex128](op)
 	}
-	if r == nil {
-		return nil, fmt.Errorf("reduction %s is not defined on %s", op, k)
-	}
-	return r, nil
+	return r
 }
 
 type integer interface {

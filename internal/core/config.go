@@ -55,6 +55,12 @@ type Config struct {
 	// SpinWait is how long Wait polls the network for a request, without
 	// progress, before parking its goroutine. Negative means never poll.
 	SpinWait time.Duration
+	// YieldWait makes a polling waiter give its processor to the
+	// machine's other runnable threads (sched_yield) each time a poll
+	// finds nothing, as MPI libraries do when ranks outnumber processors:
+	// the rank it waits for then runs at once, and the answer is seen at
+	// the next poll, with no futex wake-up on either side.
+	YieldWait bool
 }
 
 // WithDefaults returns c with zero fields set to their defaults.

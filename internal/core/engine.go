@@ -85,7 +85,7 @@ func NewEngine(rank, size int, cfg Config, sc *sched.Scheduler) (*Engine, error)
 	e := &Engine{
 		rank: rank, size: size, cfg: cfg, sched: sc,
 		grant:     cfg.UnexpectedLimit / int64(size),
-		spin:      newSpinPolicy(cfg.SpinWait),
+		spin:      newSpinPolicy(cfg.SpinWait, cfg.YieldWait),
 		ctxs:      make(map[uint64]*matchCtx),
 		peers:     make([]peer, size),
 		sends:     make(map[uint64]*Request),
@@ -384,12 +384,13 @@ func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
 	if u.rts {
 		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, u.pullAddr, out)
-		return
+	} else {
+		e.fillLocked(r, u.peer, u.tag, (*u.data)[:u.size], out)
+		e.stats.UnexpectedBytes -= int64(u.size)
+		putBuf(u.data)
 	}
-	e.fillLocked(r, u.peer, u.tag, (*u.data)[:u.size], out)
-	e.stats.UnexpectedBytes -= int64(u.size)
-	putBuf(u.data)
-	u.data = nil
+	*u = unexpected{}
+	unexpectedPool.Put(u)
 }
 
 // fillLocked copies an eager payload into r, completes it, and counts the

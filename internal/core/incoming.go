@@ -2,6 +2,7 @@ package core
 
 import (
 	"errors"
+	"sync"
 
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/sched"
@@ -155,10 +156,15 @@ func (e *Engine) sequencedLocked(peer int, en *entry, out *outbox) error {
 	return nil
 }
 
+// unexpectedPool recycles unexpected records once consumed: in a
+// collective, a peer's message often arrives before its receive is posted.
+var unexpectedPool = sync.Pool{New: func() any { return new(unexpected) }}
+
 // bufferLocked copies an entry into an unexpected record that owns its
 // payload.
 func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
-	u := &unexpected{peer: peer, tag: int(en.tag), seq: en.seq}
+	u := unexpectedPool.Get().(*unexpected)
+	*u = unexpected{peer: peer, tag: int(en.tag), seq: en.seq}
 	if en.kind != kindEager {
 		u.rts, u.size, u.sendID, u.pullAddr = true, int(en.size), en.id, en.addr
 		return u

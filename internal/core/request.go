@@ -190,6 +190,7 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 	r.e.sched.StartPolling(peer) // AnySource (-1): every peer
 	defer r.e.sched.StopPolling(peer)
 	deadline := time.Now().Add(d)
+	yield := r.e.spin.yield
 	progressed := false
 	idle := 0
 	for i := 1; ; i++ {
@@ -204,6 +205,11 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 		}
 		if r.e.sched.Poll(peer) {
 			progressed, idle = true, 0 // data is flowing: keep receiving it
+		} else if yield {
+			osYield()
+			if idle++; idle%8 == 0 {
+				runtime.Gosched()
+			}
 		} else if idle++; idle%4 == 0 {
 			// A shared-memory poll costs a few loads: yield every few only.
 			runtime.Gosched()

@@ -15,7 +15,7 @@ func TestSpinPolicy(t *testing.T) {
 		{-1, []bool{true, false}, [3]uint64{0, 0, 2}},
 	}
 	for _, tc := range tests {
-		p := newSpinPolicy(tc.max)
+		p := newSpinPolicy(tc.max, false)
 		for _, done := range tc.reports {
 			d := p.next()
 			if (d > 0) != (tc.max > 0) || (d > 0 && d != tc.max) {
