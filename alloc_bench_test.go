@@ -67,7 +67,9 @@ func BenchmarkCollectives(b *testing.B) {
 	}{
 		{"barrier", func(ctx context.Context, c *Comm, _, _ []float64) error { return c.Barrier(ctx) }},
 		{"bcast", func(ctx context.Context, c *Comm, in, _ []float64) error { return Bcast(ctx, c, in, 0) }},
-		{"reduce", func(ctx context.Context, c *Comm, in, out []float64) error { return Reduce(ctx, c, in, out[:len(in)], Sum, 0) }},
+		{"reduce", func(ctx context.Context, c *Comm, in, out []float64) error {
+			return Reduce(ctx, c, in, out[:len(in)], Sum, 0)
+		}},
 		{"allreduce", func(ctx context.Context, c *Comm, in, out []float64) error {
 			return Allreduce(ctx, c, in, out[:len(in)], Sum)
 		}},
