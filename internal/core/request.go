@@ -188,20 +188,23 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 		return false
 	}
 	r.e.sched.StartPolling(peer) // AnySource (-1): every peer
-	defer r.e.sched.StopPolling(peer)
+	done := false
+	defer func() { r.e.sched.StopPolling(peer, done) }()
 	deadline := time.Now().Add(d)
 	yield := r.e.spin.yield
 	progressed := false
 	idle := 0
 	for i := 1; ; i++ {
 		if r.finished.Load() {
+			done = true
 			return true
 		}
 		if r.moving.Load() {
 			// The data is with the rails: write what they left for their
 			// background writer here, rather than wake it and park.
 			r.e.sched.Flush(r.peer)
-			return r.finished.Load()
+			done = r.finished.Load()
+			return done
 		}
 		if r.e.sched.Poll(peer) {
 			progressed, idle = true, 0 // data is flowing: keep receiving it

@@ -83,11 +83,15 @@ type Rail interface {
 //
 // StartPolling and StopPolling bracket a waiter's polling: meanwhile the
 // rail leaves its input to the pollers, so that the goroutine that needs a
-// message receives it on its own processor.
+// message receives it on its own processor. StopPolling(true) says the
+// wait ended with what it waited for: the process is likely to wait again
+// within microseconds, so the rail may let input wait for it a little (a
+// bounded time) rather than wake a thread for it. StopPolling(false) says
+// the waiter is about to park: input must wake it.
 type Poller interface {
 	Poll() bool
 	StartPolling()
-	StopPolling()
+	StopPolling(attentive bool)
 }
 
 // Flusher is implemented by rails whose Post may leave the rest of a frame

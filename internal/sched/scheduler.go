@@ -182,10 +182,10 @@ func (s *Scheduler) StartPolling(peer int) {
 	}
 }
 
-// StopPolling ends StartPolling.
-func (s *Scheduler) StopPolling(peer int) {
+// StopPolling ends StartPolling; attentive as in driver.Poller.
+func (s *Scheduler) StopPolling(peer int, attentive bool) {
 	for _, p := range s.pollerList(peer) {
-		p.StopPolling()
+		p.StopPolling(attentive)
 	}
 }
 

@@ -3,18 +3,31 @@ package shm
 import (
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/commtune/commtune/internal/driver"
 )
 
+// attentiveWait is how long the consumer sleeps, unrung, after one of its
+// process's waits ended with its message (docs/wire-shm.md, "Waking"):
+// records arriving meanwhile are most often taken by the process's next
+// wait, microseconds later, and otherwise by the consumer when it wakes.
+// Ringing for each of them cost a futex wake-up per message, and the
+// woken consumer took a processor from a polling rank: collectives between
+// two ranks on two processors were bimodal (4 µs, or 15–35 µs).
+const attentiveWait = 500 * time.Microsecond
+
 // consume is the consumer goroutine: it drains the rings while nobody
 // polls, and otherwise sleeps on the segment's bell, which producers ring
-// only when it sleeps and no poller is at work. Announcing sleep, then
-// checking the rings once more, then sleeping (and producers committing,
-// then checking for sleepers) means no record is left unseen.
+// only when it sleeps and no poller is at work, and, while the process is
+// attentive, only when the consumer sleeps with no timeout. Announcing
+// sleep, then checking the rings once more, then sleeping (and producers
+// committing, then checking for sleepers) means no record is left unseen,
+// or unseen for longer than attentiveWait.
 func (t *Transport) consume() {
 	defer t.wg.Done()
 	bell, sleepers, polling := t.in.word32(offBell), t.in.word32(offSleepers), t.in.word32(offPolling)
+	attentive, untimed := t.in.word32(offAttentive), t.in.word32(offUntimed)
 	for !t.closing.Load() {
 		if polling.Load() == 0 && t.drainAll() {
 			// Let the goroutines just completed run before this thread
@@ -27,11 +40,20 @@ func (t *Transport) consume() {
 		}
 		v := bell.Load()
 		sleepers.Add(1)
+		var d time.Duration
+		if attentive.Load() != 0 {
+			attentive.Store(0)
+			d = attentiveWait
+		} else {
+			untimed.Store(1)
+		}
 		if t.closing.Load() || (polling.Load() == 0 && t.anyPending()) {
+			untimed.Store(0)
 			sleepers.Add(^uint32(0))
 			continue
 		}
-		futexSleep(bell, v, 0)
+		futexSleep(bell, v, d)
+		untimed.Store(0)
 		sleepers.Add(^uint32(0))
 	}
 }
@@ -154,7 +176,15 @@ func (rl *rail) StartPolling() { rl.t.in.word32(offPolling).Add(1) }
 
 // StopPolling ends StartPolling. A producer that skipped the wake while we
 // polled committed before we stopped: the last poller drains once more.
-func (rl *rail) StopPolling() {
+// An attentive stop marks the process attentive (the consumer clears the
+// mark when it sleeps on it); a waiter about to park clears it, so that
+// its message rings the bell.
+func (rl *rail) StopPolling(attentive bool) {
+	if a := rl.t.in.word32(offAttentive); attentive && a.Load() == 0 {
+		a.Store(1)
+	} else if !attentive && a.Load() != 0 {
+		a.Store(0)
+	}
 	if rl.t.in.word32(offPolling).Add(^uint32(0)) == 0 {
 		rl.t.drainAll()
 	}

@@ -325,9 +325,12 @@ func (rl *rail) writeChunk(st *putState) bool {
 	return true
 }
 
-// ring wakes the peer's consumer if it sleeps and nobody there polls.
+// ring wakes the peer's consumer if it sleeps, nobody there polls, and
+// either the peer is not attentive or its consumer sleeps with no timeout
+// (so that it may have decided to before the mark was set).
 func (rl *rail) ring() {
-	if rl.seg.word32(offPolling).Load() == 0 && rl.seg.word32(offSleepers).Load() != 0 {
+	if rl.seg.word32(offPolling).Load() == 0 && rl.seg.word32(offSleepers).Load() != 0 &&
+		(rl.seg.word32(offAttentive).Load() == 0 || rl.seg.word32(offUntimed).Load() != 0) {
 		bell := rl.seg.word32(offBell)
 		bell.Add(1)
 		futexWakeAll(bell)

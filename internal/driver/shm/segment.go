@@ -17,23 +17,25 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 1
+	segVersion = 2
 	pageSize   = 4096
 	wordGap    = 128
 
-	offMagic    = 0
-	offVersion  = 8
-	offRings    = 12
-	offCapacity = 16
-	offPid      = 24
-	offRank     = 28
-	offProbe    = 32 // owner's address of its CMA probe word
-	offProbeVal = 40 // the value there
-	offBell     = 1 * wordGap
-	offSleepers = 2 * wordGap
-	offPolling  = 3 * wordGap
-	offCanPull  = 4 * wordGap // u8 per ring: the owner can read that sender's memory (CMA)
-	offSenders  = 8 * wordGap // u32 per ring: the world rank writing that ring
+	offMagic     = 0
+	offVersion   = 8
+	offRings     = 12
+	offCapacity  = 16
+	offPid       = 24
+	offRank      = 28
+	offProbe     = 32 // owner's address of its CMA probe word
+	offProbeVal  = 40 // the value there
+	offBell      = 1 * wordGap
+	offSleepers  = 2 * wordGap
+	offPolling   = 3 * wordGap
+	offCanPull   = 4 * wordGap  // u8 per ring: the owner can read that sender's memory (CMA)
+	offAttentive = 24 * wordGap // the owner's last wait ended with its message
+	offUntimed   = 25 * wordGap // the consumer sleeps with no timeout
+	offSenders   = 8 * wordGap  // u32 per ring: the world rank writing that ring
 	// 512: the can-pull bytes must stop short of the sender table.
 	maxRings = min(offSenders-offCanPull, (pageSize-offSenders)/4)
 

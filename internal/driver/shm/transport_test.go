@@ -42,7 +42,7 @@ func TestPacketsByConsumerAndByPoller(t *testing.T) {
 	rb.StartPolling()
 	ra.Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{[]byte("polled")}})
 	waitFor(t, "a polled packet", rb.Poll)
-	rb.StopPolling()
+	rb.StopPolling(false)
 	hb.mu.Lock()
 	last := hb.packets[len(hb.packets)-1]
 	hb.mu.Unlock()

@@ -71,7 +71,7 @@ func (r *rail) StartPolling() { r.polling.Add(1) }
 
 // StopPolling ends a StartPolling. Input whose readiness the reader
 // goroutine skipped meanwhile is drained here.
-func (r *rail) StopPolling() {
+func (r *rail) StopPolling(bool) {
 	if r.polling.Add(-1) == 0 && r.contended.Load() {
 		r.Poll()
 	}
