@@ -70,13 +70,19 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 
 // Sendrecv sends sendBuf to dest and receives into recvBuf from src at the
 // same time, so that pairs of ranks exchanging with each other cannot
-// deadlock.
+// deadlock. The two buffers may overlap (in place): what is sent is
+// sendBuf as it was at the call.
 func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, recvBuf []byte, src, recvTag int) (Status, error) {
 	if err := c.check(); err != nil {
 		return Status{}, err
 	}
 	if err := checkTag(sendTag, false, "send"); err != nil {
 		return Status{}, err // before the receive is posted
+	}
+	if overlap(sendBuf, recvBuf) {
+		// In place: the receive may land before the send has read its
+		// buffer, so the send takes a copy first.
+		sendBuf = append([]byte(nil), sendBuf...)
 	}
 	rr, err := c.irecvTemp(recvBuf, src, recvTag, c.ctx)
 	if err != nil {
