@@ -18,6 +18,10 @@ type CollResult struct {
 	Algo   string  `json:"algo"`
 	Bytes  int     `json:"bytes"`
 	TimeUS float64 `json:"time_us"` // median over iterations of the slowest rank's time
+	// P90US and P99US are the 90th and 99th percentiles of the same
+	// times: how far the slow calls stray from the median.
+	P90US float64 `json:"p90_us"`
+	P99US float64 `json:"p99_us"`
 	// Auto marks the algorithm the decision table picks at this size.
 	Auto bool `json:"auto,omitempty"`
 }
@@ -113,7 +117,8 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			}
 			if c.Rank() == 0 {
 				decided := coll.Decide(cfg.Op, n, size, true).Name()
-				r := CollResult{Algo: a, Bytes: size, TimeUS: median(slowest) / 1e3, Auto: a == decided}
+				r := CollResult{Algo: a, Bytes: size, TimeUS: median(slowest) / 1e3, Auto: a == decided,
+					P90US: quantile(slowest, 0.9) / 1e3, P99US: quantile(slowest, 0.99) / 1e3}
 				if a == Auto {
 					r.Algo, r.Auto = decided, true
 				}
@@ -253,14 +258,14 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "size\tfastest\tus\ttable's choice\tus\tratio\n")
+	fmt.Fprint(tw, "size\tfastest\tus\ttable's choice\tus\tratio\tits p90\tp99\n")
 	for i, s := range sizes {
 		b := best[i]
 		line := fmt.Sprintf("%s\t%s\t%.1f\t", units.FormatSize(int64(s)), b.Algo, b.TimeUS)
 		choice := "(not measured)\t\t"
 		for _, x := range r.Results {
 			if x.Bytes == s && x.Auto {
-				choice = fmt.Sprintf("%s\t%.1f\t%.2f", x.Algo, x.TimeUS, x.TimeUS/b.TimeUS)
+				choice = fmt.Sprintf("%s\t%.1f\t%.2f\t%.1f\t%.1f", x.Algo, x.TimeUS, x.TimeUS/b.TimeUS, x.P90US, x.P99US)
 			}
 		}
 		fmt.Fprintln(tw, line+choice)

@@ -230,6 +230,16 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 	return sum, nil
 }
 
+// quantile returns the q-quantile of v (nearest rank), 0 for none.
+func quantile(v []float64, q float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	v = slices.Clone(v)
+	slices.Sort(v)
+	return v[min(len(v)-1, int(math.Ceil(q*float64(len(v))))-1)]
+}
+
 func median(v []float64) float64 {
 	v = slices.Clone(v)
 	slices.Sort(v)

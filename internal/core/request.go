@@ -130,6 +130,12 @@ func (r *Request) Wait(ctx context.Context) (Status, error) {
 // waits again. A wait that ends while polling costs no timer.
 func (r *Request) WaitFor(ctx context.Context, d time.Duration) (Status, bool, error) {
 	if r.finished.Load() {
+		// Completed by an earlier wait's polling, or by a rail's consumer:
+		// the process is as busy with messages as after a wait that
+		// polled its way to the end.
+		if r.e.spin.max > 0 {
+			r.e.sched.Attend(r.peer)
+		}
 		return r.status, true, r.err
 	}
 	budget := r.e.spin.next()

@@ -87,11 +87,14 @@ type Rail interface {
 // wait ended with what it waited for: the process is likely to wait again
 // within microseconds, so the rail may let input wait for it a little (a
 // bounded time) rather than wake a thread for it. StopPolling(false) says
-// the waiter is about to park: input must wake it.
+// the waiter is about to park: input must wake it. Attend says the same
+// as StopPolling(true) for a wait that found its request already complete
+// and so never polled.
 type Poller interface {
 	Poll() bool
 	StartPolling()
 	StopPolling(attentive bool)
+	Attend()
 }
 
 // Flusher is implemented by rails whose Post may leave the rest of a frame

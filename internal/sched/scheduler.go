@@ -189,6 +189,15 @@ func (s *Scheduler) StopPolling(peer int, attentive bool) {
 	}
 }
 
+// Attend tells peer's rails (every peer's for a negative peer) that a wait
+// just ended with its request complete without polling: see
+// driver.Poller.
+func (s *Scheduler) Attend(peer int) {
+	for _, p := range s.pollerList(peer) {
+		p.Attend()
+	}
+}
+
 func (s *Scheduler) pollerList(peer int) []driver.Poller {
 	list := &s.pollers
 	if peer >= 0 {

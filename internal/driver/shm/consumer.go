@@ -28,6 +28,7 @@ func (t *Transport) consume() {
 	defer t.wg.Done()
 	bell, sleepers, polling := t.in.word32(offBell), t.in.word32(offSleepers), t.in.word32(offPolling)
 	attentive, untimed := t.in.word32(offAttentive), t.in.word32(offUntimed)
+	seen := t.activity.Load()
 	for !t.closing.Load() {
 		if polling.Load() == 0 && t.drainAll() {
 			// Let the goroutines just completed run before this thread
@@ -42,8 +43,15 @@ func (t *Transport) consume() {
 		sleepers.Add(1)
 		var d time.Duration
 		if attentive.Load() != 0 {
-			attentive.Store(0)
-			d = attentiveWait
+			if a := t.activity.Load(); a != seen {
+				// Waits ended with their messages since the last look: stay
+				// attentive, the mark up, so producers keep not ringing.
+				seen, d = a, attentiveWait
+			} else {
+				// None for a whole attentiveWait: the process went quiet.
+				attentive.Store(0)
+				untimed.Store(1)
+			}
 		} else {
 			untimed.Store(1)
 		}
@@ -180,12 +188,21 @@ func (rl *rail) StartPolling() { rl.t.in.word32(offPolling).Add(1) }
 // mark when it sleeps on it); a waiter about to park clears it, so that
 // its message rings the bell.
 func (rl *rail) StopPolling(attentive bool) {
-	if a := rl.t.in.word32(offAttentive); attentive && a.Load() == 0 {
-		a.Store(1)
-	} else if !attentive && a.Load() != 0 {
+	if attentive {
+		rl.Attend()
+	} else if a := rl.t.in.word32(offAttentive); a.Load() != 0 {
 		a.Store(0)
 	}
 	if rl.t.in.word32(offPolling).Add(^uint32(0)) == 0 {
 		rl.t.drainAll()
+	}
+}
+
+// Attend marks the process attentive and counts one more wait ended with
+// its message, for the consumer to see that the process is still busy.
+func (rl *rail) Attend() {
+	rl.t.activity.Add(1)
+	if a := rl.t.in.word32(offAttentive); a.Load() == 0 {
+		a.Store(1)
 	}
 }

@@ -68,6 +68,7 @@ type Transport struct {
 	rails map[int][]driver.Rail
 
 	closing   atomic.Bool
+	activity  atomic.Uint64 // waits ended with their message (rail.Attend)
 	wg        sync.WaitGroup
 	watch     *watcher
 	closeOnce sync.Once
@@ -170,6 +171,7 @@ func (t *Transport) Connect(ctx context.Context) error {
 			return fmt.Errorf("shm: rank %d's segment has no ring for rank %d", ir.peer, t.cfg.Rank)
 		}
 		hdr, data := peerSeg.ringBlock(idx)
+		prefault(data)
 		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), in: ir, pid: peerSeg.pid()}
 		ir.rail = rl
 		// May we pull from this peer? Record the answer in our segment,
