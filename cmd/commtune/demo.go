@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -25,12 +26,17 @@ import (
 )
 
 func init() {
-	register(command{name: "demo", summary: "sample this machine if needed, show what it tunes, and run a 4-rank program tuned and untuned", run: demoMain})
+	register(command{name: "demo", summary: "sample this machine if needed, show what it tunes, and run a parallel program tuned and untuned", run: demoMain})
 	register(command{name: "demo-rank", summary: "one rank of the demo program (started by demo)", run: demoRankMain, hidden: true})
 }
 
-// demoRanks is the demo program's size.
-const demoRanks = 4
+// demoRanks is the demo program's size: one rank per processor, 2 to 4
+// (an even number). With more ranks than processors every wait hands the
+// processor over, and the times would measure the kernel's scheduler
+// rather than the transfer paths the profile chose between.
+func demoRanks() int {
+	return min(max(runtime.NumCPU(), 2), 4) &^ 1
+}
 
 // demoMain is `commtune demo`.
 func demoMain(args []string) int {
@@ -95,18 +101,20 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 		return err
 	}
 	cfg := demoConfig(p)
-	fmt.Fprintf(w, "\nRunning a %d-rank program (ping-pong between ranks 0 and 1, then ring allreduces of float64 sums) over shared memory,\n", demoRanks)
-	fmt.Fprintln(w, "tuned by the profile, then again on the built-in defaults...")
+	ranks := demoRanks()
+	fmt.Fprintf(w, "\nRunning a %d-rank program (ping-pong between ranks 0 and 1, then ring allreduces of float64 sums) over shared memory,\n", ranks)
+	fmt.Fprintf(w, "tuned by the profile, then again on the built-in defaults: %d ranks for this machine's %d processors, as more\n", ranks, runtime.NumCPU())
+	fmt.Fprintln(w, "ranks than processors would time the kernel's scheduling rather than the transfer paths...")
 	// The two configurations take turns, run after run, so that the
 	// machine's drift falls on both alike; each time is the median of the
 	// runs' medians.
 	var tuned, untuned [][]demo.Result
 	for r := 0; r < rounds; r++ {
-		t, err := demoJob(ctx, cfg, path)
+		t, err := demoJob(ctx, ranks, cfg, path)
 		if err != nil {
 			return fmt.Errorf("tuned run: %w", err)
 		}
-		u, err := demoJob(ctx, cfg, commtune.ProfileOff)
+		u, err := demoJob(ctx, ranks, cfg, commtune.ProfileOff)
 		if err != nil {
 			return fmt.Errorf("untuned run: %w", err)
 		}
@@ -114,11 +122,18 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 		fmt.Fprintf(status, "  round %d of %d done\n", r+1, rounds)
 	}
 	fmt.Fprintln(w)
-	if err := writeDemoTable(w, combine(tuned), combine(untuned), rounds); err != nil {
+	v, err := demo.Compare(tuned, untuned)
+	if err != nil {
+		return err
+	}
+	if err := writeDemoTable(w, v, rounds); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nDone in %.1f s. `commtune info` shows this again; `commtune bench sweep` holds the profile against fixed thresholds.\n",
 		time.Since(start).Seconds())
+	if len(v.Lost) > 0 {
+		return lostError(v, p)
+	}
 	return nil
 }
 
@@ -143,7 +158,7 @@ func demoConfig(p *profile.Profile) demo.Config {
 
 // demoJob runs the program through the launcher with COMMTUNE_PROFILE set
 // to profilePath and returns rank 0's results.
-func demoJob(ctx context.Context, cfg demo.Config, profilePath string) ([]demo.Result, error) {
+func demoJob(ctx context.Context, ranks int, cfg demo.Config, profilePath string) ([]demo.Result, error) {
 	join := func(v []int64) string {
 		s := make([]string, len(v))
 		for i, n := range v {
@@ -157,7 +172,7 @@ func demoJob(ctx context.Context, cfg demo.Config, profilePath string) ([]demo.R
 	}
 	var out, stderr strings.Builder
 	env := []string{commtune.EnvProfile + "=" + profilePath}
-	if err := launch.Run(ctx, launch.Options{N: demoRanks, Args: argv, Env: env, Stdout: &out, Stderr: &stderr}); err != nil {
+	if err := launch.Run(ctx, launch.Options{N: ranks, Args: argv, Env: env, Stdout: &out, Stderr: &stderr}); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
 	}
 	var res []demo.Result
@@ -167,54 +182,52 @@ func demoJob(ctx context.Context, cfg demo.Config, profilePath string) ([]demo.R
 	return res, nil
 }
 
-// combine reduces several runs' results to one: each operation's median.
-func combine(runs [][]demo.Result) []demo.Result {
-	out := slices.Clone(runs[0])
-	for i := range out {
-		var ns []float64
-		for _, r := range runs {
-			ns = append(ns, r[i].NS)
-		}
-		slices.Sort(ns)
-		out[i].NS = ns[len(ns)/2]
-	}
-	return out
-}
-
 // writeDemoTable prints the two configurations side by side, with the way
-// each sends the messages of every operation.
-func writeDemoTable(w io.Writer, tuned, untuned []demo.Result, rounds int) error {
-	if len(tuned) != len(untuned) {
-		return errors.New("the two runs measured different things")
-	}
+// each sends the messages of every operation, and their ratio where those
+// ways differ (elsewhere it is noise: it feeds the verdict's noise level).
+func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "operation\tsize\ttuned (µs)\tdefaults (µs)\tdefaults/tuned\ttuned path\tdefaults path\t\n")
-	var better, worse, differ int
-	for i, t := range tuned {
-		u := untuned[i]
-		ratio := u.NS / t.NS
-		up := u.Path
-		if up == t.Path {
-			up = "same"
-		} else {
-			differ++
-			switch {
-			case ratio > 1.05:
-				better++
-			case ratio < 0.95:
-				worse++
-			}
+	for _, c := range v.Rows {
+		ratio, up := fmt.Sprintf("%.2f", c.Ratio), c.Defaults.Path
+		if c.SamePath() {
+			ratio, up = "", "same"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t\n", t.Op, units.FormatSize(t.Bytes), t.NS/1e3, u.NS/1e3, ratio, t.Path, up)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n", c.Tuned.Op, units.FormatSize(c.Tuned.Bytes), c.Tuned.NS/1e3, c.Defaults.NS/1e3, ratio, c.Tuned.Path, up)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "(ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
-		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns)\n"+
-		"Where the profile chose differently from the defaults (%d of %d operations), tuned was more than 5%% faster on %d and more than 5%% slower on %d.\n",
-		rounds, differ, len(tuned), better, worse)
+		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns.\n"+
+		"Noise: where both took the same path their medians differed by up to %.0f%%.)\n"+
+		"Where the profile chose differently from the defaults (%d of %d operations), tuned was faster beyond noise on %d\n"+
+		"and slower beyond noise on %d.\n",
+		rounds, 100*v.Noise, v.Differ, len(v.Rows), v.Faster, len(v.Lost))
 	return err
+}
+
+// lostError says which operations tuned lost and why it chose as it did:
+// the sampling pass's prediction for both paths, against this run.
+func lostError(v *demo.Verdict, p *profile.Profile) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "tuned was slower beyond noise on %d operation(s):", len(v.Lost))
+	for _, c := range v.Lost {
+		n := c.Tuned.Bytes
+		if c.Tuned.Op == "allreduce" {
+			n /= int64(demoRanks()) // the path is a chunk's
+		}
+		fmt.Fprintf(&b, "\n  %s %s: %.2f µs on %s against %.2f µs on %s (slower in %d of %d runs)",
+			c.Tuned.Op, units.FormatSize(c.Tuned.Bytes), c.Tuned.NS/1e3, c.Tuned.Path, c.Defaults.NS/1e3, c.Defaults.Path, c.SlowerRuns, len(c.Ratios))
+		tp, terr := p.Predict("shm", c.Tuned.Path, n)
+		dp, derr := p.Predict("shm", c.Defaults.Path, n)
+		if terr == nil && derr == nil {
+			fmt.Fprintf(&b, ";\n    the profile predicted %s for a %s message on %s and %s on %s: it is off at this size now",
+				tp, units.FormatSize(n), c.Tuned.Path, dp, c.Defaults.Path)
+		}
+	}
+	b.WriteString("\nA profile sampled under other load, or with --quick, can be wrong here: `commtune demo --resample` samples again.")
+	return errors.New(b.String())
 }
 
 // demoRankMain is one rank of the demo program.

@@ -93,8 +93,11 @@ func TestSweepAndDemo(t *testing.T) {
 		!strings.Contains(r.stdout, " 191.4K ") || !strings.Contains(r.stdout, "# tuned is at most") {
 		t.Fatalf("sweep: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
+	// The line profile's thresholds are not this machine's: tuned may lose
+	// on it, and the demo must then fail and say where.
 	r = run("demo", "--rounds", "1")
-	if r.code != 0 || !strings.Contains(r.stdout, "Using the profile of this machine, "+path) ||
+	lost := r.code == 1 && strings.Contains(r.stderr, "tuned was slower beyond noise on ") && strings.Contains(r.stdout, "slower beyond noise on ")
+	if (r.code != 0 && !lost) || !strings.Contains(r.stdout, "Using the profile of this machine, "+path) ||
 		!strings.Contains(r.stdout, "allreduce") || !strings.Contains(r.stdout, "Where the profile chose differently") {
 		t.Fatalf("demo: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

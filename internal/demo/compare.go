@@ -1,0 +1,102 @@
+package demo
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+)
+
+// Comparison is one operation measured on the tuned profile and on the
+// built-in defaults, over runs taken in turns.
+type Comparison struct {
+	Tuned, Defaults Result // each with the median of the runs' medians
+	// Ratios are defaults/tuned, run by run (paired: the two runs of a
+	// round ran back to back, so the machine's drift falls on both).
+	Ratios []float64
+	Ratio  float64 // their median; above 1: tuned was faster
+	// SlowerRuns counts the rounds in which tuned was the slower.
+	SlowerRuns int
+}
+
+// SamePath reports whether both configurations sent the messages the same
+// way: their times then differ by noise alone.
+func (c Comparison) SamePath() bool { return c.Tuned.Path == c.Defaults.Path }
+
+// Verdict is what the comparison shows.
+type Verdict struct {
+	Rows []Comparison
+	// Noise is the widest gap, |ratio − 1|, among operations that took the
+	// same path both times (and at least MinNoise): what identical code
+	// measured twice on this machine differs by.
+	Noise float64
+	// Differ counts operations whose paths differ; Faster and Lost those of
+	// them where tuned won or lost by more than Noise. A loss also needs
+	// tuned slower in most rounds (LostRuns).
+	Differ, Faster int
+	Lost           []Comparison
+}
+
+// MinNoise is the least gap a verdict takes for noise: on two shared
+// processors, medians of the same path move by a few percent between runs.
+const MinNoise = 0.05
+
+// Compare pairs the runs of each configuration operation by operation.
+func Compare(tuned, defaults [][]Result) (*Verdict, error) {
+	if len(tuned) == 0 || len(tuned) != len(defaults) {
+		return nil, fmt.Errorf("demo: %d tuned runs against %d on the defaults", len(tuned), len(defaults))
+	}
+	n := len(tuned[0])
+	for i := range tuned {
+		if len(tuned[i]) != n || len(defaults[i]) != n {
+			return nil, errors.New("demo: the runs measured different things")
+		}
+	}
+	v := &Verdict{Noise: MinNoise}
+	for op := 0; op < n; op++ {
+		c := Comparison{Tuned: tuned[0][op], Defaults: defaults[0][op]}
+		var tns, dns []float64
+		for r := range tuned {
+			t, d := tuned[r][op], defaults[r][op]
+			if t.Op != c.Tuned.Op || t.Bytes != c.Tuned.Bytes || d.Op != t.Op || d.Bytes != t.Bytes {
+				return nil, fmt.Errorf("demo: run %d measured %s %d where run 0 measured %s %d", r, t.Op, t.Bytes, c.Tuned.Op, c.Tuned.Bytes)
+			}
+			tns, dns = append(tns, t.NS), append(dns, d.NS)
+			c.Ratios = append(c.Ratios, d.NS/t.NS)
+			if t.NS > d.NS {
+				c.SlowerRuns++
+			}
+		}
+		c.Tuned.NS, c.Defaults.NS, c.Ratio = median(tns), median(dns), median(c.Ratios)
+		if c.SamePath() {
+			v.Noise = max(v.Noise, math.Abs(c.Ratio-1))
+		}
+		v.Rows = append(v.Rows, c)
+	}
+	for _, c := range v.Rows {
+		if c.SamePath() {
+			continue
+		}
+		v.Differ++
+		switch {
+		case c.Ratio > 1+v.Noise:
+			v.Faster++
+		case c.Ratio < 1-v.Noise && c.SlowerRuns >= LostRuns(len(c.Ratios)):
+			v.Lost = append(v.Lost, c)
+		}
+	}
+	return v, nil
+}
+
+// LostRuns is how many of runs rounds tuned must lose for a loss to count:
+// four in five. A real loss repeats; a noisy one does not.
+func LostRuns(runs int) int { return runs - runs/5 }
+
+func median(v []float64) float64 {
+	s := slices.Clone(v)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}

@@ -1,0 +1,75 @@
+package demo
+
+import (
+	"math"
+	"testing"
+)
+
+// runs builds rounds of one same-path operation (noise) and one operation
+// whose paths differ, from per-round times of tuned and defaults.
+func runs(same [][2]float64, differ [][2]float64) (tuned, defaults [][]Result) {
+	for i := range differ {
+		tuned = append(tuned, []Result{
+			{Op: "pingpong", Bytes: 8, NS: same[i][0], Path: "eager/copy"},
+			{Op: "pingpong", Bytes: 1 << 20, NS: differ[i][0], Path: "rendezvous/cma"},
+		})
+		defaults = append(defaults, []Result{
+			{Op: "pingpong", Bytes: 8, NS: same[i][1], Path: "eager/copy"},
+			{Op: "pingpong", Bytes: 1 << 20, NS: differ[i][1], Path: "rendezvous/copy"},
+		})
+	}
+	return tuned, defaults
+}
+
+func TestCompare(t *testing.T) {
+	quiet := [][2]float64{{100, 101}, {100, 99}, {100, 100}, {100, 102}, {100, 100}}
+	noisy := [][2]float64{{100, 120}, {100, 125}, {100, 118}, {100, 121}, {100, 119}}
+	for _, tc := range []struct {
+		name         string
+		same, differ [][2]float64
+		noise        float64
+		faster, lost int
+	}{
+		{"tuned wins", quiet, [][2]float64{{50, 100}, {52, 99}, {49, 101}, {51, 100}, {50, 98}}, MinNoise, 1, 0},
+		{"tuned loses every round", quiet, [][2]float64{{100, 80}, {101, 79}, {99, 81}, {100, 80}, {102, 80}}, MinNoise, 0, 1},
+		{"a loss in 3 rounds of 5 is noise", quiet, [][2]float64{{100, 80}, {100, 80}, {100, 80}, {80, 100}, {80, 100}}, MinNoise, 0, 0},
+		{"within the noise of a same path", noisy, [][2]float64{{100, 85}, {100, 86}, {100, 84}, {100, 85}, {100, 85}}, 0.2, 0, 0},
+		{"beyond the noise of a same path", noisy, [][2]float64{{100, 70}, {100, 71}, {100, 69}, {100, 70}, {100, 72}}, 0.2, 0, 1},
+		{"even", quiet, quiet, MinNoise, 0, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			v, err := Compare(runs(tc.same, tc.differ))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if math.Abs(v.Noise-tc.noise) > 1e-9 || v.Differ != 1 || v.Faster != tc.faster || len(v.Lost) != tc.lost {
+				t.Errorf("noise %.3f, differ %d, faster %d, lost %d; want %.3f, 1, %d, %d", v.Noise, v.Differ, v.Faster, len(v.Lost), tc.noise, tc.faster, tc.lost)
+			}
+		})
+	}
+}
+
+func TestCompareRefusesMismatchedRuns(t *testing.T) {
+	tuned, defaults := runs([][2]float64{{1, 1}, {1, 1}}, [][2]float64{{1, 1}, {1, 1}})
+	for _, tc := range []struct {
+		name            string
+		tuned, defaults [][]Result
+	}{
+		{"no runs", nil, nil},
+		{"fewer default runs", tuned, defaults[:1]},
+		{"an operation missing", tuned, [][]Result{defaults[0], defaults[1][:1]}},
+		{"another size", tuned, [][]Result{defaults[0], {defaults[1][0], {Op: "pingpong", Bytes: 3}}}},
+	} {
+		if _, err := Compare(tc.tuned, tc.defaults); err == nil {
+			t.Errorf("%s: no error", tc.name)
+		}
+	}
+}
+
+func TestLostRuns(t *testing.T) {
+	for _, tc := range []struct{ runs, want int }{{1, 1}, {3, 3}, {5, 4}, {10, 8}} {
+		if got := LostRuns(tc.runs); got != tc.want {
+			t.Errorf("LostRuns(%d) = %d, want %d", tc.runs, got, tc.want)
+		}
+	}
+}
