@@ -221,9 +221,14 @@ func lostError(v *demo.Verdict, p *profile.Profile) error {
 			c.Tuned.Op, units.FormatSize(c.Tuned.Bytes), c.Tuned.NS/1e3, c.Tuned.Path, c.Defaults.NS/1e3, c.Defaults.Path, c.SlowerRuns, len(c.Ratios))
 		tp, terr := p.Predict("shm", c.Tuned.Path, n)
 		dp, derr := p.Predict("shm", c.Defaults.Path, n)
-		if terr == nil && derr == nil {
+		switch {
+		case terr != nil || derr != nil:
+		case tp <= dp:
 			fmt.Fprintf(&b, ";\n    the profile predicted %s for a %s message on %s and %s on %s: it is off at this size now",
-				tp, units.FormatSize(n), c.Tuned.Path, dp, c.Defaults.Path)
+				tp.Round(10*time.Nanosecond), units.FormatSize(n), c.Tuned.Path, dp.Round(10*time.Nanosecond), c.Defaults.Path)
+		default:
+			fmt.Fprintf(&b, ";\n    the profile itself predicted %s %.1f%% faster at %s, a gap its thresholds count as noise, so it kept %s",
+				c.Defaults.Path, 100*(float64(tp)/float64(dp)-1), units.FormatSize(n), c.Tuned.Path)
 		}
 	}
 	b.WriteString("\nA profile sampled under other load, or with --quick, can be wrong here: `commtune demo --resample` samples again.")
