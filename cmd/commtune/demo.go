@@ -132,7 +132,7 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 	fmt.Fprintf(w, "\nDone in %.1f s. `commtune info` shows this again; `commtune bench sweep` holds the profile against fixed thresholds.\n",
 		time.Since(start).Seconds())
 	if len(v.Lost) > 0 {
-		return lostError(v, p)
+		return lostError(v, p, ranks)
 	}
 	return nil
 }
@@ -209,13 +209,13 @@ func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int) error {
 
 // lostError says which operations tuned lost and why it chose as it did:
 // the sampling pass's prediction for both paths, against this run.
-func lostError(v *demo.Verdict, p *profile.Profile) error {
+func lostError(v *demo.Verdict, p *profile.Profile, ranks int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tuned was slower beyond noise on %d operation(s):", len(v.Lost))
 	for _, c := range v.Lost {
 		n := c.Tuned.Bytes
 		if c.Tuned.Op == "allreduce" {
-			n /= int64(demoRanks()) // the path is a chunk's
+			n /= int64(ranks) // the path is a chunk's
 		}
 		fmt.Fprintf(&b, "\n  %s %s: %.2f µs on %s against %.2f µs on %s (slower in %d of %d runs)",
 			c.Tuned.Op, units.FormatSize(c.Tuned.Bytes), c.Tuned.NS/1e3, c.Tuned.Path, c.Defaults.NS/1e3, c.Defaults.Path, c.SlowerRuns, len(c.Ratios))
