@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net"
@@ -257,6 +258,60 @@ func TestPeerLoss(t *testing.T) {
 			recv(t, nodes[1-rank].rec.packets, "Packet")
 		}
 	})
+	// A goroutine polling the rails when the peer dies reads the end of the
+	// stream itself; the reader goroutine, which left the input to it, got
+	// the only readiness event and must still learn of the end.
+	for _, orderly := range []bool{false, true} {
+		t.Run(fmt.Sprintf("while polled/orderly=%v", orderly), func(t *testing.T) {
+			nodes := mesh(t, 2, 1, nil)
+			a, b := nodes[0], nodes[1]
+			p := a.tr.Rails(1)[0].(driver.Poller)
+			p.StartPolling()
+			closed := make(chan error, 1)
+			if orderly {
+				// Close waits for our side to answer the Bye, which only
+				// the polling below can read.
+				go func() { closed <- b.tr.Close() }()
+			} else {
+				closed <- nil
+				b.tr.mu.Lock()
+				r := b.tr.all[0]
+				b.tr.mu.Unlock()
+				r.nc.Close()
+			}
+			deadline := time.Now().Add(wait)
+			var ev lostEvent
+		poll:
+			for {
+				p.Poll()
+				select {
+				case ev = <-a.rec.lost:
+					break poll
+				default:
+				}
+				if time.Now().After(deadline) {
+					t.Fatal("the loss of rank 1 was never reported to a polled rail")
+				}
+				time.Sleep(100 * time.Microsecond)
+			}
+			p.StopPolling(false)
+			if err := <-closed; err != nil {
+				t.Fatal(err)
+			}
+			if ev.peer != 1 || errors.Is(ev.err, driver.ErrPeerClosed) != orderly {
+				t.Fatalf("PeerLost(%d, %v), want rank 1, closed in order: %v", ev.peer, ev.err, orderly)
+			}
+			// The rail's own side closes too, so nothing of it lingers.
+			a.tr.mu.Lock()
+			rdone := a.tr.all[0].rdone
+			a.tr.mu.Unlock()
+			select {
+			case <-rdone:
+			case <-time.After(wait):
+				t.Fatal("the polled rail's reader goroutine never ended")
+			}
+		})
+	}
 	t.Run("orderly", func(t *testing.T) {
 		nodes := mesh(t, 2, 2, nil)
 		a, b := nodes[0], nodes[1]

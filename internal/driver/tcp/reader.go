@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/commtune/commtune/internal/driver"
 )
@@ -57,7 +58,13 @@ func (r *rail) Poll() bool {
 		r.rmu.Unlock()
 		progress = progress || more
 	}
-	if err != nil && err != io.EOF && !errors.Is(err, errTruncated) {
+	switch {
+	case err == io.EOF || errors.Is(err, errTruncated):
+		// The stream ended under us. Its readiness event went to the reader
+		// goroutine, which left the input to us and now waits for one that
+		// will never come: wake it to handle the end (readFrames).
+		r.nc.SetReadDeadline(time.Unix(1, 0))
+	case err != nil:
 		// A broken stream may bring no further readiness event: close the
 		// connection so the reader goroutine wakes and reports it.
 		r.fail(err)

@@ -29,7 +29,14 @@ func (r *rail) readFrames() error {
 		return err != nil
 	})
 	if err == nil {
-		err = rerr // the connection was closed under us
+		// Woken without reading: a poller met the end of the stream (Poll
+		// set a past deadline), or the connection was closed under us.
+		r.rmu.Lock()
+		err = r.dec.err
+		r.rmu.Unlock()
+		if err == nil {
+			err = rerr
+		}
 	}
 	return err
 }
