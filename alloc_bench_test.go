@@ -11,7 +11,7 @@ import (
 // whole process, so both ranks' calls are in it; one operation is one call
 // on each rank).
 
-func benchLocal(b *testing.B, body func(ctx context.Context, c *Comm, n int) error) {
+func benchLocal(b *testing.B, body func(ctx context.Context, c *Comm, n int) error, opts ...Option) {
 	ctx := context.Background()
 	b.ReportAllocs()
 	err := Local(2, func(c *Comm) error {
@@ -25,7 +25,7 @@ func benchLocal(b *testing.B, body func(ctx context.Context, c *Comm, n int) err
 			b.ResetTimer()
 		}
 		return body(ctx, c, b.N)
-	})
+	}, opts...)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,19 +80,21 @@ func BenchmarkCollectives(b *testing.B) {
 			return Alltoall(ctx, c, in[:len(in)/2*2], out[:len(in)/2*2])
 		}},
 	}
-	for _, k := range calls {
-		for _, elems := range []int{2, 128} {
-			b.Run(fmt.Sprintf("%s/%dB", k.name, 8*elems), func(b *testing.B) {
-				benchLocal(b, func(ctx context.Context, c *Comm, n int) error {
-					in, out := make([]float64, elems), make([]float64, 2*elems)
-					for i := 0; i < n; i++ {
-						if err := k.call(ctx, c, in, out); err != nil {
-							return err
+	for _, sel := range []string{CollSelectTable, CollSelectLottery} {
+		for _, k := range calls {
+			for _, elems := range []int{2, 128} {
+				b.Run(fmt.Sprintf("%s/%s/%dB", sel, k.name, 8*elems), func(b *testing.B) {
+					benchLocal(b, func(ctx context.Context, c *Comm, n int) error {
+						in, out := make([]float64, elems), make([]float64, 2*elems)
+						for i := 0; i < n; i++ {
+							if err := k.call(ctx, c, in, out); err != nil {
+								return err
+							}
 						}
-					}
-					return nil
+						return nil
+					}, func(c *Config) { c.CollSelect = sel })
 				})
-			})
+			}
 		}
 	}
 }

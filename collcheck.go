@@ -53,7 +53,12 @@ type callSig struct {
 }
 
 func signature(op coll.Operation, alg coll.Algorithm, l coll.Layout) callSig {
-	s := callSig{alg: alg.Name(), root: -1, bytes: -1}
+	return namedSignature(op, alg.Name(), l)
+}
+
+// namedSignature is signature with the algorithm given by name.
+func namedSignature(op coll.Operation, name string, l coll.Layout) callSig {
+	s := callSig{alg: name, root: -1, bytes: -1}
 	switch op {
 	case coll.OpBcast, coll.OpReduce, coll.OpScatter, coll.OpGather, coll.OpScatterv, coll.OpGatherv:
 		s.root = l.Root

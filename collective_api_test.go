@@ -240,13 +240,13 @@ func TestForcedCollectives(t *testing.T) {
 		t.Fatalf("bad forced algorithm: %v", err)
 	}
 	err := Local(3, func(cm *Comm) error {
-		a, err := cm.algorithm(coll.OpAllreduce, 1<<20, true, nil)
-		if err != nil || a.Name() != "allreduce/ring" {
-			return fmt.Errorf("commutative: %v %v", a, err)
+		a, auto, err := cm.algorithm(coll.OpAllreduce, 1<<20, true, nil)
+		if err != nil || a.Name() != "allreduce/ring" || auto {
+			return fmt.Errorf("commutative: %v %v (auto %v)", a, err, auto)
 		}
-		a, err = cm.algorithm(coll.OpAllreduce, 1<<20, false, nil)
-		if err != nil || a.Commutative() {
-			return fmt.Errorf("non-commutative: %v %v", a, err)
+		a, auto, err = cm.algorithm(coll.OpAllreduce, 1<<20, false, nil)
+		if err != nil || a.Commutative() || !auto {
+			return fmt.Errorf("non-commutative: %v %v (auto %v)", a, err, auto)
 		}
 		v := []int64{int64(cm.Rank() + 7)}
 		if err := Allreduce(context.Background(), cm, v, v, first); err != nil {

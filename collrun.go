@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/coll"
@@ -47,21 +48,23 @@ func (c *Comm) nextCollCall() (seq uint64, tag int) {
 // the configuration's forced one (COMMTUNE_COLL_<OP>), else the fixed
 // decision table. A forced algorithm that cannot reduce a non-commutative
 // operation in rank order yields to the table; an option does not.
-func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []CollOption) (coll.Algorithm, error) {
+// It reports whether the choice was the table's (auto): a selector may
+// then choose instead.
+func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []CollOption) (a coll.Algorithm, auto bool, err error) {
 	if name := optionAlgorithm(opts); name != "" {
 		a, err := coll.Parse(op, name)
 		if err != nil {
-			return a, fmt.Errorf("commtune: %w", err)
+			return a, false, fmt.Errorf("commtune: %w", err)
 		}
 		if !commutative && a.Commutative() {
-			return a, fmt.Errorf("commtune: %s: %w", a.Name(), ErrNotCommutative)
+			return a, false, fmt.Errorf("commtune: %s: %w", a.Name(), ErrNotCommutative)
 		}
-		return a, nil
+		return a, false, nil
 	}
 	if a, ok := c.ep.collForced[op]; ok && (commutative || !a.Commutative()) {
-		return a, nil
+		return a, false, nil
 	}
-	return coll.Decide(op, len(c.group), bytes, commutative), nil
+	return coll.Decide(op, len(c.group), bytes, commutative), true, nil
 }
 
 // optionAlgorithm returns the algorithm opts ask for, or "". It is apart
@@ -92,6 +95,12 @@ type collCall struct {
 	seq   uint64
 	x     exchanger
 	state callState
+	// auto: the algorithm is the table's, so a selector may choose
+	// instead, on blocking calls (runNow); layout and commutative are what
+	// it needs to.
+	auto, blocking bool
+	layout         coll.Layout
+	commutative    bool
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
@@ -160,7 +169,7 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
-	alg, err := c.algorithm(op, l.Bytes, commutative, opts)
+	alg, auto, err := c.algorithm(op, l.Bytes, commutative, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -177,17 +186,36 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 	k := callPool.Get().(*collCall)
 	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, seq
 	k.x.c, k.x.tag = c, tag
+	k.auto, k.layout, k.commutative = auto, l, commutative
 	return k, nil
 }
 
 func (k *collCall) run(ctx context.Context) error {
 	c := k.x.c
 	k.x.call = &k.state
-	c.beginCall(&k.state, k.seq, k.plan.sig)
+	sel := k.selection()
+	sig := k.plan.sig
+	if sel != nil {
+		// Ranks learn the algorithm from rank 0's draw: they agree on the
+		// call, not yet on how it runs.
+		sig = namedSignature(k.op, sel.sigName, k.layout)
+	}
+	c.beginCall(&k.state, k.seq, sig)
 	defer c.endCall(k.seq)
 	err := c.watchNow(k.x.call) // a peer may have said already it calls something else
+	if err == nil && sel != nil {
+		err = k.choose(ctx, sel)
+	}
 	if err == nil {
+		var t0 time.Time
+		if sel != nil {
+			t0 = time.Now()
+		}
 		err = k.x.runner.Run(ctx, &k.x, k.sched, k.in, k.out, k.red)
+		if sel != nil && err == nil {
+			sel.spent += time.Since(t0)
+			sel.calls++
+		}
 	}
 	if err != nil {
 		if mismatched(err) {
@@ -207,6 +235,7 @@ func runNow(ctx context.Context) func(*collCall, error) error {
 		if err != nil {
 			return err
 		}
+		k.blocking = true
 		err = k.run(ctx)
 		k.release()
 		return err

@@ -3,11 +3,13 @@ package commtune
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/tune"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -74,6 +76,22 @@ type Config struct {
 	// (docs/collectives.md).
 	// Env: COMMTUNE_COLL_<OP>, e.g. COMMTUNE_COLL_BCAST=binomial:seg=16K.
 	Collectives map[string]string
+	// CollSelect is how a blocking collective call whose algorithm is not
+	// forced (Collectives, WithAlgorithm) gets one: "table", the fixed
+	// decision table; or "lottery", the lottery scheduler (seed 001 §6),
+	// which rank 0 of the communicator draws among a few candidates, the
+	// table's choice first, learning from the calls' times while the
+	// program runs. Every rank must set the same. Default table.
+	// Env: COMMTUNE_COLL_SELECT.
+	CollSelect string
+	// LotteryAlpha is the share of the lottery's tickets held by the
+	// candidate with the best average time (seed 001 §6.1.2), in (0, 1].
+	// Default 0.8. Env: COMMTUNE_LOTTERY_ALPHA.
+	LotteryAlpha float64
+	// LotteryWeight is the weight of a call's time in its candidate's
+	// exponential average, in (0, 1]. Default 1/8: the average spans about
+	// the last 15 samples. Env: COMMTUNE_LOTTERY_WEIGHT.
+	LotteryWeight float64
 
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
@@ -95,6 +113,16 @@ const (
 	// EnvCollPrefix + an operation's name in capitals forces its
 	// algorithm: COMMTUNE_COLL_BCAST, COMMTUNE_COLL_ALLREDUCE …
 	EnvCollPrefix = "COMMTUNE_COLL_"
+	// EnvCollSelect chooses how collective algorithms are selected.
+	EnvCollSelect    = "COMMTUNE_COLL_SELECT"
+	EnvLotteryAlpha  = "COMMTUNE_LOTTERY_ALPHA"
+	EnvLotteryWeight = "COMMTUNE_LOTTERY_WEIGHT"
+)
+
+// Config.CollSelect values.
+const (
+	CollSelectTable   = "table"
+	CollSelectLottery = "lottery"
 )
 
 // ProfileOff is the Config.Profile value that disables the profile.
@@ -120,6 +148,16 @@ func buildConfig(opts []Option) (Config, error) {
 	}
 	if err := c.parseCollectives(); err != nil {
 		return c, err
+	}
+	switch c.CollSelect {
+	case "":
+		c.CollSelect = CollSelectTable
+	case CollSelectTable, CollSelectLottery:
+	default:
+		return c, fmt.Errorf("commtune: collective selection %q (%s): want %s or %s", c.CollSelect, EnvCollSelect, CollSelectTable, CollSelectLottery)
+	}
+	if err := c.lotteryConfig().Validate(); err != nil {
+		return c, fmt.Errorf("commtune: %w", err)
 	}
 	if err := c.coreConfig().Validate(); err != nil {
 		return c, fmt.Errorf("commtune: %w", err)
@@ -184,6 +222,21 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 			c.Collectives[string(op)] = strings.TrimSpace(v)
 		}
 	}
+	if v, ok := lookup(EnvCollSelect); ok && strings.TrimSpace(v) != "" {
+		c.CollSelect = strings.ToLower(strings.TrimSpace(v))
+	}
+	for _, f := range []struct {
+		name string
+		dst  *float64
+	}{{EnvLotteryAlpha, &c.LotteryAlpha}, {EnvLotteryWeight, &c.LotteryWeight}} {
+		if v, ok := lookup(f.name); ok && strings.TrimSpace(v) != "" {
+			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
+			if err != nil || x <= 0 || x > 1 {
+				return fmt.Errorf("commtune: %s=%q: want a number in (0, 1]", f.name, v)
+			}
+			*f.dst = x
+		}
+	}
 	if v, ok := lookup(EnvConnectTimeout); ok && strings.TrimSpace(v) != "" {
 		d, err := time.ParseDuration(strings.TrimSpace(v))
 		if err != nil || d <= 0 {
@@ -239,4 +292,10 @@ func (c *Config) coreConfig() core.Config {
 		SpinWait:            c.SpinWait,
 		YieldWait:           c.yieldWait,
 	}
+}
+
+// lotteryConfig is the lottery's policy; the selector seeds its draws
+// from the clock, as only rank 0 of a communicator draws.
+func (c *Config) lotteryConfig() tune.LotteryConfig {
+	return tune.LotteryConfig{Alpha: c.LotteryAlpha, Weight: c.LotteryWeight, Seed: uint64(time.Now().UnixNano())}
 }

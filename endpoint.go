@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/topo"
+	"github.com/commtune/commtune/internal/tune"
 )
 
 // endpoint is one rank's machinery: the matching engine, the scheduler and
@@ -28,6 +30,7 @@ type endpoint struct {
 	profile    *profile.Profile                  // the tuning profile, nil on defaults
 	cpus       map[int][]int                     // CPUs each rank of this node may run on
 	collForced map[coll.Operation]coll.Algorithm // COMMTUNE_COLL_<OP>
+	lottery    *tune.Lottery                     // draws collective algorithms; nil: the fixed table
 
 	closeOnce sync.Once
 	closeErr  error
@@ -44,7 +47,13 @@ func newEndpoint(rank, size int, cfg Config) (*endpoint, error) {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
 	sc.AddRail(inproc.Self(rank, eng))
-	return &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}, collForced: cfg.collForced}, nil
+	ep := &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}, collForced: cfg.collForced}
+	if cfg.CollSelect == CollSelectLottery {
+		if ep.lottery, err = tune.NewLottery(cfg.lotteryConfig()); err != nil {
+			return nil, fmt.Errorf("commtune: %w", err)
+		}
+	}
+	return ep, nil
 }
 
 // attach adds t's rails to every peer it reaches.
@@ -121,3 +130,6 @@ func (ep *endpoint) close() error {
 	})
 	return ep.closeErr
 }
+
+// isShmPeer reports whether world rank w is reached through shared memory.
+func (ep *endpoint) isShmPeer(w int) bool { return slices.Contains(ep.shmPeers, w) }

@@ -8,7 +8,7 @@ import (
 // Tags on a communicator's collective context used by the operations in
 // this file.
 const (
-	tagAllgatherInts = 1
+	tagAllgatherInts = 3 // apart from tagCollControl (collcheck.go) and tagCollSelect (collselect.go)
 )
 
 // allgatherInts gives every rank every rank's vals (all of the same

@@ -1,0 +1,198 @@
+package commtune
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commtune/commtune/internal/coll"
+)
+
+func withLottery(c *Config) { c.CollSelect = CollSelectLottery }
+
+// TestLotteryCollectives runs every selectable operation many times with
+// the lottery choosing, and checks each call's result: whatever it draws,
+// every rank runs the same algorithm and gets the right answer.
+func TestLotteryCollectives(t *testing.T) {
+	const calls = 40
+	ctx := context.Background()
+	for _, n := range []int{2, 3, 4} {
+		for _, size := range []int{1, 128, 8 << 10} {
+			t.Run(fmt.Sprintf("ranks=%d/elems=%d", n, size), func(t *testing.T) {
+				err := Local(n, func(c *Comm) error {
+					r := c.Rank()
+					for i := range calls {
+						if err := c.Barrier(ctx); err != nil {
+							return fmt.Errorf("barrier: %w", err)
+						}
+						buf := make([]int64, size)
+						if r == i%n {
+							for j := range buf {
+								buf[j] = int64(i + j)
+							}
+						}
+						if err := Bcast(ctx, c, buf, i%n); err != nil {
+							return fmt.Errorf("bcast: %w", err)
+						}
+						if buf[size-1] != int64(i+size-1) {
+							return fmt.Errorf("bcast call %d: got %d", i, buf[size-1])
+						}
+						send := make([]int64, size)
+						for j := range send {
+							send[j] = int64(r + j)
+						}
+						sum := make([]int64, size)
+						if err := Allreduce(ctx, c, send, sum, Sum); err != nil {
+							return fmt.Errorf("allreduce: %w", err)
+						}
+						if want := int64(n*(n-1)/2 + n*(size-1)); sum[size-1] != want {
+							return fmt.Errorf("allreduce call %d: got %d, want %d", i, sum[size-1], want)
+						}
+						if err := Reduce(ctx, c, send, sum, Max, 0); err != nil {
+							return fmt.Errorf("reduce: %w", err)
+						}
+						if r == 0 && sum[0] != int64(n-1) {
+							return fmt.Errorf("reduce call %d: got %d", i, sum[0])
+						}
+						all := make([]int64, size*n)
+						if err := Allgather(ctx, c, send, all); err != nil {
+							return fmt.Errorf("allgather: %w", err)
+						}
+						if all[size*(n-1)] != int64(n-1) {
+							return fmt.Errorf("allgather call %d: got %d", i, all[size*(n-1)])
+						}
+						out := make([]int64, size*n)
+						if err := Alltoall(ctx, c, all, out); err != nil {
+							return fmt.Errorf("alltoall: %w", err)
+						}
+						if err := Gather(ctx, c, send, all, 0); err != nil {
+							return fmt.Errorf("gather: %w", err)
+						}
+						if err := Scatter(ctx, c, all, send, 0); err != nil {
+							return fmt.Errorf("scatter: %w", err)
+						}
+						if send[0] != int64(r) {
+							return fmt.Errorf("gather then scatter call %d: rank %d got %d", i, r, send[0])
+						}
+					}
+					if r == 0 {
+						return drewSeveral(c)
+					}
+					return nil
+				}, withLottery)
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// drewSeveral checks that the lottery explored: some key of c ran more
+// than one candidate, which only the draws can have chosen.
+func drewSeveral(c *Comm) error {
+	st := c.ep.lottery.Snapshot()
+	for _, impls := range st.Keys {
+		if len(impls) > 1 {
+			return nil
+		}
+	}
+	return fmt.Errorf("no key measured more than one algorithm: %v", st.Keys)
+}
+
+// TestLotterySkipped: nonblocking calls, forced algorithms and the table
+// setting neither draw nor record.
+func TestLotterySkipped(t *testing.T) {
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		opts []Option
+		call func(*Comm) error
+	}{
+		{"table", nil, func(c *Comm) error { return c.Barrier(ctx) }},
+		{"with algorithm", []Option{withLottery}, func(c *Comm) error { return c.Barrier(ctx, WithAlgorithm("dissemination")) }},
+		{"forced", []Option{withLottery, func(c *Config) { c.Collectives = map[string]string{"barrier": "tree"} }}, func(c *Comm) error { return c.Barrier(ctx) }},
+		{"nonblocking", []Option{withLottery}, func(c *Comm) error {
+			q, err := c.Ibarrier(ctx)
+			if err != nil {
+				return err
+			}
+			return q.Wait(ctx)
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := Local(3, func(c *Comm) error {
+				for range 20 {
+					if err := tt.call(c); err != nil {
+						return err
+					}
+				}
+				if c.sel != nil && len(c.sel.keys) > 0 {
+					return fmt.Errorf("%d keys selected", len(c.sel.keys))
+				}
+				if l := c.ep.lottery; l != nil && len(l.Snapshot().Keys) > 0 {
+					return fmt.Errorf("the lottery recorded %v", l.Snapshot().Keys)
+				}
+				return nil
+			}, tt.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestLotteryMismatch: a rank selecting by table against ranks drawing
+// by lottery fails every rank's call instead of hanging.
+func TestLotteryMismatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	start := time.Now()
+	err := Local(3, func(c *Comm) error {
+		if c.Rank() == 1 {
+			c.ep.lottery = nil // as if this rank ran with COMMTUNE_COLL_SELECT=table
+		}
+		v := []float64{1}
+		return Allreduce(ctx, c, v, v, Sum)
+	}, withLottery)
+	if err == nil || ctx.Err() != nil {
+		t.Fatalf("mixed selection: %v after %v, want a mismatch well before the deadline", err, time.Since(start))
+	}
+	if !strings.Contains(err.Error(), "lottery") {
+		t.Errorf("the error does not say the ranks disagree on selection: %v", err)
+	}
+	t.Logf("%v after %v", err, time.Since(start).Round(time.Millisecond))
+}
+
+func TestCollSelectConfig(t *testing.T) {
+	tests := []struct {
+		name, value string
+		want        string // error substring; "" for none
+		select_     string
+	}{
+		{EnvCollSelect, "", "", CollSelectTable},
+		{EnvCollSelect, "Lottery", "", CollSelectLottery},
+		{EnvCollSelect, "best", "want table or lottery", ""},
+		{EnvLotteryAlpha, "0.9", "", CollSelectTable},
+		{EnvLotteryAlpha, "1.5", "want a number in (0, 1]", ""},
+		{EnvLotteryWeight, "x", "COMMTUNE_LOTTERY_WEIGHT", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			t.Setenv(tt.name, tt.value)
+			c, err := buildConfig(nil)
+			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("%v, want %q", err, tt.want)
+			}
+			if err == nil && c.CollSelect != tt.select_ {
+				t.Errorf("CollSelect %q, want %q", c.CollSelect, tt.select_)
+			}
+		})
+	}
+	if _, err := coll.Parse(coll.Operation("select"), "x"); err == nil {
+		t.Error(`an operation named "select" would clash with COMMTUNE_COLL_SELECT`)
+	}
+}

@@ -1,0 +1,126 @@
+package coll
+
+import (
+	"strconv"
+	"sync"
+)
+
+// Candidates returns the algorithms a run-time selector may draw for a
+// call of op on ranks ranks moving bytes (as Decide counts them): the fixed
+// table's choice first, which is what runs before anything is measured,
+// then a few others picked by their attributes. The list is kept short on
+// purpose: a lottery touches every candidate at least once (seed 001 §6.3,
+// E[I] ∝ |Z| lg|Z|), so candidates are the shapes and segment sizes that
+// can win at this size, not every member of every family. Operations with
+// per-rank counts (the v-variants) have one family and no candidates.
+// Every rank computes the same list from the same arguments; the slice is
+// shared and must not be modified.
+func Candidates(op Operation, ranks, bytes int, commutative bool) []Algorithm {
+	k := candidateKey{op, ranks, bytes, commutative}
+	candidatesMu.Lock()
+	defer candidatesMu.Unlock()
+	if c, ok := candidatesCache[k]; ok {
+		return c
+	}
+	if len(candidatesCache) >= maxCandidateLists {
+		clear(candidatesCache)
+	}
+	c := buildCandidates(op, ranks, bytes, commutative)
+	candidatesCache[k] = c
+	return c
+}
+
+type candidateKey struct {
+	op           Operation
+	ranks, bytes int
+	commutative  bool
+}
+
+// maxCandidateLists bounds the cache; a program calling many sizes starts
+// it again when full.
+const maxCandidateLists = 1024
+
+var (
+	candidatesMu    sync.Mutex
+	candidatesCache = map[candidateKey][]Algorithm{}
+)
+
+func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorithm {
+	var specs []string
+	switch op {
+	case OpBarrier:
+		specs = []string{"dissemination", "tree:binomial", "tree:knomial"}
+	case OpBcast, OpReduce:
+		if bytes < 16<<10 {
+			specs = []string{"binomial", "knomial", "binary"}
+			if ranks <= 8 {
+				specs = append(specs, "flat")
+			}
+			break
+		}
+		seg := "seg=" + segmentNear(bytes)
+		specs = []string{"binomial", "knomial", "binary", "chain", "binomial:" + seg, "knomial:" + seg, "binary:" + seg, "chain:" + seg}
+	case OpAllreduce:
+		specs = []string{"recursive-doubling", "reduce-bcast:binomial", "reduce-bcast:knomial", "ring", "rabenseifner"}
+		if bytes >= 64<<10 {
+			seg := "seg=" + segmentNear(bytes)
+			specs = append(specs, "reduce-bcast:binomial:"+seg, "reduce-bcast:binary:"+seg)
+		}
+	case OpScatter, OpGather:
+		specs = []string{"binomial", "knomial", "flat", "binary", "chain"}
+	case OpAllgather:
+		specs = []string{"bruck", "recursive-doubling", "ring"}
+	case OpAlltoall:
+		specs = []string{"bruck", "pairwise"}
+	default:
+		return nil
+	}
+	out := []Algorithm{Decide(op, ranks, bytes, commutative)}
+	for _, s := range specs {
+		a := must(op, s)
+		if (!commutative && a.Commutative()) || contains(out, a) {
+			continue
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// segmentNear returns the pipeline segment of Segments closest to a
+// sixteenth of the message, as text: enough segments to overlap the
+// rounds, few enough that each stays well above per-message costs.
+func segmentNear(bytes int) string {
+	best := Segments[1]
+	for _, s := range Segments[1:] {
+		if absDiff(s, bytes/16) < absDiff(best, bytes/16) {
+			best = s
+		}
+	}
+	return sizeText(best)
+}
+
+func absDiff(a, b int) int {
+	if a > b {
+		return a - b
+	}
+	return b - a
+}
+
+func sizeText(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return strconv.Itoa(n>>20) + "M"
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return strconv.Itoa(n>>10) + "K"
+	}
+	return strconv.Itoa(n)
+}
+
+func contains(as []Algorithm, a Algorithm) bool {
+	for _, b := range as {
+		if b == a {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,67 @@
+package coll
+
+import "testing"
+
+func TestCandidates(t *testing.T) {
+	tests := []struct {
+		op          Operation
+		ranks       int
+		bytes       int
+		commutative bool
+		min, max    int // list length bounds
+	}{
+		{OpBarrier, 4, 0, true, 3, 3},
+		{OpBcast, 4, 1 << 10, true, 4, 4},
+		{OpBcast, 16, 1 << 10, true, 3, 3},
+		{OpBcast, 4, 1 << 20, true, 8, 9},
+		{OpReduce, 4, 1 << 20, false, 8, 9},
+		{OpAllreduce, 4, 8, true, 5, 5},
+		{OpAllreduce, 4, 8, false, 3, 3},
+		{OpAllreduce, 4, 1 << 20, true, 7, 8},
+		{OpScatter, 4, 64, true, 5, 5},
+		{OpGather, 4, 64, true, 5, 5},
+		{OpAllgather, 4, 64, true, 3, 3},
+		{OpAlltoall, 4, 64, true, 2, 2},
+		{OpAlltoallv, 4, 64, true, 0, 0},
+	}
+	for _, tt := range tests {
+		c := Candidates(tt.op, tt.ranks, tt.bytes, tt.commutative)
+		if len(c) < tt.min || len(c) > tt.max {
+			t.Errorf("%s ranks=%d bytes=%d commutative=%v: %d candidates %v, want %d..%d", tt.op, tt.ranks, tt.bytes, tt.commutative, len(c), c, tt.min, tt.max)
+			continue
+		}
+		if len(c) == 0 {
+			continue
+		}
+		if want := Decide(tt.op, tt.ranks, tt.bytes, tt.commutative); c[0] != want {
+			t.Errorf("%s: first candidate %s, want the table's %s", tt.op, c[0].Name(), want.Name())
+		}
+		seen := map[Algorithm]bool{}
+		for _, a := range c {
+			if seen[a] {
+				t.Errorf("%s: %s listed twice", tt.op, a.Name())
+			}
+			seen[a] = true
+			if !tt.commutative && a.Commutative() {
+				t.Errorf("%s: %s needs a commutative operation", tt.op, a.Name())
+			}
+			if _, err := a.Build(Layout{Size: tt.ranks, Bytes: max(tt.bytes, 8), Elem: 8}, tt.commutative); err != nil {
+				t.Errorf("%s: %s does not build: %v", tt.op, a.Name(), err)
+			}
+		}
+		if again := Candidates(tt.op, tt.ranks, tt.bytes, tt.commutative); &again[0] != &c[0] {
+			t.Errorf("%s: the list is not kept between calls", tt.op)
+		}
+	}
+}
+
+func TestSegmentNear(t *testing.T) {
+	for _, tt := range []struct {
+		bytes int
+		want  string
+	}{{16 << 10, "1K"}, {64 << 10, "4K"}, {1 << 20, "64K"}, {8 << 20, "256K"}} {
+		if got := segmentNear(tt.bytes); got != tt.want {
+			t.Errorf("segmentNear(%d) = %s, want %s", tt.bytes, got, tt.want)
+		}
+	}
+}
