@@ -65,82 +65,41 @@ const MinSegment = 1 << 10
 // MinSegment up can be forced.
 var Segments = []int{0, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10}
 
-var shapes = []Shape{Flat, Chain, Binary, Binomial, Knomial}
-
-// families lists each operation's families; segmented says which take a
-// segment size.
-var families = map[Operation][]string{
-	OpBarrier:    {Dissemination, Tree},
-	OpBcast:      treeFamilies(),
-	OpReduce:     treeFamilies(),
-	OpAllreduce:  {ReduceBcast, RecursiveDoubling, Ring, Rabenseifner},
-	OpScatter:    treeFamilies(),
-	OpGather:     treeFamilies(),
-	OpAllgather:  {Ring, RecursiveDoubling, Bruck},
-	OpAlltoall:   {Pairwise, Bruck},
-	OpScatterv:   {string(Flat)},
-	OpGatherv:    {string(Flat)},
-	OpAllgatherv: {Ring},
-	OpAlltoallv:  {Pairwise},
-}
-
-func treeFamilies() []string {
-	var out []string
-	for _, s := range shapes {
-		out = append(out, string(s))
-	}
-	return out
-}
-
-func isShape(f string) bool {
-	for _, s := range shapes {
-		if string(s) == f {
-			return true
-		}
-	}
-	return false
-}
-
-// segmented reports whether a's family pipelines in segments.
-func (a Algorithm) segmented() bool {
-	switch a.Op {
-	case OpBcast, OpReduce:
-		return true
-	case OpAllreduce:
-		return a.Family == ReduceBcast
-	}
-	return false
-}
-
-// onTree reports whether a runs on a tree of a.Shape.
-func (a Algorithm) onTree() bool {
-	return isShape(a.Family) || a.Family == ReduceBcast || a.Family == Tree
-}
+// family returns a's entry in familyTable, or nil for an algorithm no
+// family has.
+func (a Algorithm) family() *family { return lookupFamily(a.Op, a.Family) }
 
 // Commutative reports whether a needs a commutative reduction.
 func (a Algorithm) Commutative() bool {
-	return a.Op == OpAllreduce && (a.Family == Ring || a.Family == Rabenseifner)
+	f := a.family()
+	return f != nil && f.commutative
 }
 
 // Name is a's stable name: the operation, the family, then the
 // attributes, e.g. "bcast/binomial/seg=16K", "bcast/knomial/k=4/seg=none",
 // "allreduce/reduce-bcast/binary/seg=64K", "allreduce/ring".
 func (a Algorithm) Name() string {
+	f := a.family()
 	parts := []string{string(a.Op), a.Family}
-	if a.Family == ReduceBcast || a.Family == Tree {
+	if f != nil && len(f.shapes) > 0 && !f.namedByShape() {
 		parts = append(parts, string(a.Shape))
 	}
 	if a.Shape == Knomial {
 		parts = append(parts, "k="+strconv.Itoa(a.Fanout))
 	}
-	if a.segmented() {
-		seg := "none"
-		if a.Segment > 0 {
-			seg = units.FormatSize(int64(a.Segment))
-		}
-		parts = append(parts, "seg="+seg)
+	if f != nil && f.segmented {
+		parts = append(parts, "seg="+segmentText(a.Segment))
 	}
 	return strings.Join(parts, "/")
+}
+
+// segmentText spells a segment size as names do: "none" for whole
+// messages, else e.g. "16K".
+func segmentText(seg int) string {
+	if seg <= 0 {
+		return "none"
+	}
+	return units.FormatSize(int64(seg))
 }
 
 func (a Algorithm) String() string { return a.Name() }
@@ -150,25 +109,19 @@ func (a Algorithm) String() string { return a.Name() }
 // pipelined families every size of Segments.
 func Algorithms(op Operation) []Algorithm {
 	var out []Algorithm
-	for _, f := range families[op] {
-		base := Algorithm{Op: op, Family: f}
-		var trees []Shape
-		switch {
-		case isShape(f):
-			trees = []Shape{Shape(f)}
-		case f == ReduceBcast || f == Tree:
-			trees = shapes
-		default:
+	for _, f := range opFamilies[op] {
+		base := Algorithm{Op: op, Family: f.name}
+		if len(f.shapes) == 0 {
 			out = append(out, base)
 			continue
 		}
-		for _, sh := range trees {
+		for _, sh := range f.shapes {
 			a := base
 			a.Shape = sh
 			if sh == Knomial {
 				a.Fanout = DefaultFanout
 			}
-			if !a.segmented() {
+			if !f.segmented {
 				out = append(out, a)
 				continue
 			}
@@ -181,11 +134,21 @@ func Algorithms(op Operation) []Algorithm {
 	return out
 }
 
+// familyNames lists op's families, for error messages.
+func familyNames(op Operation) []string {
+	var out []string
+	for _, f := range opFamilies[op] {
+		out = append(out, f.name)
+	}
+	return out
+}
+
 // Parse reads an algorithm of op from a name or a forcing spec: the
 // operation prefix is optional and "/", ":" or "," separate the parts, so
 // "bcast/binomial/seg=16K", "binomial:seg=16K" and "knomial:k=3" all
 // work. Attributes left out take their defaults: no segmentation, a
-// binomial tree under reduce-bcast and tree, k = DefaultFanout.
+// binomial tree under reduce-bcast and tree (a family's first tree if it
+// has no binomial one), k = DefaultFanout.
 func Parse(op Operation, spec string) (Algorithm, error) {
 	fields := strings.FieldsFunc(strings.ToLower(strings.TrimSpace(spec)), func(r rune) bool {
 		return r == '/' || r == ':' || r == ','
@@ -194,32 +157,31 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 		fields = fields[1:]
 	}
 	bad := func(format string, args ...any) (Algorithm, error) {
-		return Algorithm{}, fmt.Errorf("%s algorithm %q: %s (known: %s)", op, spec, fmt.Sprintf(format, args...), strings.Join(families[op], ", "))
+		return Algorithm{}, fmt.Errorf("%s algorithm %q: %s (known: %s)", op, spec, fmt.Sprintf(format, args...), strings.Join(familyNames(op), ", "))
 	}
-	if _, ok := families[op]; !ok {
+	if len(opFamilies[op]) == 0 {
 		return Algorithm{}, fmt.Errorf("unknown collective operation %q", op)
 	}
 	if len(fields) == 0 {
 		return bad("empty")
 	}
 	a := Algorithm{Op: op, Family: fields[0]}
-	known := false
-	for _, f := range families[op] {
-		known = known || f == a.Family
-	}
-	if !known {
+	f := lookupFamily(op, a.Family)
+	if f == nil {
 		return bad("no family %q", a.Family)
 	}
-	if isShape(a.Family) {
-		a.Shape = Shape(a.Family)
-	} else if a.onTree() {
+	switch {
+	case len(f.shapes) == 0:
+	case f.namedByShape() || !f.takes(Binomial):
+		a.Shape = f.shapes[0]
+	default:
 		a.Shape = Binomial
 	}
 	fanoutSet := false
-	for _, f := range fields[1:] {
-		key, val, hasVal := strings.Cut(f, "=")
+	for _, part := range fields[1:] {
+		key, val, hasVal := strings.Cut(part, "=")
 		switch {
-		case !hasVal && isShape(key) && (a.Family == ReduceBcast || a.Family == Tree):
+		case !hasVal && !f.namedByShape() && f.takes(Shape(key)):
 			a.Shape = Shape(key)
 		case key == "k" && hasVal:
 			k, err := strconv.Atoi(val)
@@ -228,7 +190,7 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 			}
 			a.Fanout, fanoutSet = k, true
 		case key == "seg" && hasVal:
-			if !a.segmented() {
+			if !f.segmented {
 				return bad("%s does not take a segment size", a.Family)
 			}
 			if val == "none" || val == "0" {
@@ -241,7 +203,7 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 			}
 			a.Segment = int(n)
 		default:
-			return bad("unknown part %q", f)
+			return bad("unknown part %q", part)
 		}
 	}
 	switch {
@@ -257,58 +219,12 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 // reduction algorithm that reorders contributions refuses a
 // non-commutative operation with ErrNotCommutative.
 func (a Algorithm) Build(l Layout, commutative bool) (Schedule, error) {
-	if !commutative && a.Commutative() {
+	f := a.family()
+	if f == nil || (len(f.shapes) > 0 && !f.takes(a.Shape)) {
+		return Schedule{}, fmt.Errorf("coll: no algorithm %s", a.Name())
+	}
+	if !commutative && f.commutative {
 		return Schedule{}, fmt.Errorf("%s: %w", a.Name(), ErrNotCommutative)
 	}
-	switch a.Op {
-	case OpBarrier:
-		if a.Family == Dissemination {
-			return barrierDissemination(l), nil
-		}
-		return barrierTree(l, a.Shape, a.Fanout), nil
-	case OpBcast:
-		return bcastSchedule(l, a.Shape, a.Fanout, a.Segment), nil
-	case OpReduce:
-		return reduceSchedule(l, a.Shape, a.Fanout, a.Segment, commutative), nil
-	case OpScatter:
-		return scatterSchedule(l, a.Shape, a.Fanout), nil
-	case OpGather:
-		return gatherSchedule(l, a.Shape, a.Fanout), nil
-	case OpAllreduce:
-		switch a.Family {
-		case ReduceBcast:
-			return allreduceReduceBcast(l, a.Shape, a.Fanout, a.Segment), nil
-		case RecursiveDoubling:
-			return allreduceDoubling(l), nil
-		case Ring:
-			return allreduceRing(l), nil
-		case Rabenseifner:
-			return allreduceRabenseifner(l), nil
-		}
-	case OpAllgather:
-		switch a.Family {
-		case Ring:
-			return allgatherRing(l), nil
-		case RecursiveDoubling:
-			return allgatherDoubling(l), nil
-		case Bruck:
-			return allgatherBruck(l), nil
-		}
-	case OpAlltoall:
-		switch a.Family {
-		case Pairwise:
-			return alltoallPairwise(l), nil
-		case Bruck:
-			return alltoallBruck(l), nil
-		}
-	case OpScatterv:
-		return scattervFlat(l), nil
-	case OpGatherv:
-		return gathervFlat(l), nil
-	case OpAllgatherv:
-		return allgathervRing(l), nil
-	case OpAlltoallv:
-		return alltoallvPairwise(l), nil
-	}
-	return Schedule{}, fmt.Errorf("coll: no algorithm %s", a.Name())
+	return f.build(l, a, commutative), nil
 }
