@@ -240,11 +240,11 @@ func TestForcedCollectives(t *testing.T) {
 		t.Fatalf("bad forced algorithm: %v", err)
 	}
 	err := Local(3, func(cm *Comm) error {
-		a, auto, err := cm.algorithm(coll.OpAllreduce, 1<<20, true, nil)
+		a, auto, err := cm.algorithm(coll.OpAllreduce, 1<<20, true, collOptions{})
 		if err != nil || a.Name() != "allreduce/ring" || auto {
 			return fmt.Errorf("commutative: %v %v (auto %v)", a, err, auto)
 		}
-		a, auto, err = cm.algorithm(coll.OpAllreduce, 1<<20, false, nil)
+		a, auto, err = cm.algorithm(coll.OpAllreduce, 1<<20, false, collOptions{})
 		if err != nil || a.Commutative() || !auto {
 			return fmt.Errorf("non-commutative: %v %v (auto %v)", a, err, auto)
 		}

@@ -17,6 +17,7 @@ type CollOption func(*collOptions)
 
 type collOptions struct {
 	algorithm string
+	choice    *CollChoice
 }
 
 // WithAlgorithm runs the call with the named algorithm rather than the
@@ -27,6 +28,37 @@ type collOptions struct {
 // error.
 func WithAlgorithm(name string) CollOption {
 	return func(o *collOptions) { o.algorithm = name }
+}
+
+// CollChoice tells how a collective call chose its algorithm (see
+// WithChoice).
+type CollChoice struct {
+	// Algorithm is the name of the algorithm that ran.
+	Algorithm string
+	// By says who chose it: ChosenByOption (WithAlgorithm), ChosenByEnv
+	// (COMMTUNE_COLL_<OP>), ChosenByTable (the fixed decision table) or
+	// ChosenByLottery (the lottery scheduler, COMMTUNE_COLL_SELECT).
+	By string
+	// Leader is, under the lottery and on rank 0 (the rank that draws and
+	// records), the candidate with the best average for the call's key
+	// once the call has run: the one holding most tickets. Elsewhere it is
+	// empty.
+	Leader string
+}
+
+// Who chose a call's algorithm (CollChoice.By).
+const (
+	ChosenByOption  = "option"
+	ChosenByEnv     = "environment"
+	ChosenByTable   = "table"
+	ChosenByLottery = "lottery"
+)
+
+// WithChoice makes the call fill *dst, when it succeeds, with the
+// algorithm it ran and who chose it: for logs, benchmarks and tests that
+// follow a selector's decisions.
+func WithChoice(dst *CollChoice) CollOption {
+	return func(o *collOptions) { o.choice = dst }
 }
 
 // Collective operations use their communicator's collective context, with
@@ -50,8 +82,8 @@ func (c *Comm) nextCollCall() (seq uint64, tag int) {
 // operation in rank order yields to the table; an option does not.
 // It reports whether the choice was the table's (auto): a selector may
 // then choose instead.
-func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []CollOption) (a coll.Algorithm, auto bool, err error) {
-	if name := optionAlgorithm(opts); name != "" {
+func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, o collOptions) (a coll.Algorithm, auto bool, err error) {
+	if name := o.algorithm; name != "" {
 		a, err := coll.Parse(op, name)
 		if err != nil {
 			return a, false, fmt.Errorf("commtune: %w", err)
@@ -67,18 +99,14 @@ func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, opts []
 	return coll.Decide(op, len(c.group), bytes, commutative), true, nil
 }
 
-// optionAlgorithm returns the algorithm opts ask for, or "". It is apart
-// from algorithm because its options escape: a call without options then
-// allocates nothing.
-func optionAlgorithm(opts []CollOption) string {
-	if len(opts) == 0 {
-		return ""
-	}
+// readOptions applies opts. It is apart from algorithm because its
+// options escape: a call without options then allocates nothing.
+func readOptions(opts []CollOption) collOptions {
 	var o collOptions
 	for _, f := range opts {
 		f(&o)
 	}
-	return o.algorithm
+	return o
 }
 
 // collCall is one collective call, ready to run. Calls come from a pool
@@ -101,6 +129,8 @@ type collCall struct {
 	auto, blocking bool
 	layout         coll.Layout
 	commutative    bool
+	choice         *CollChoice // WithChoice's destination, or nil
+	by             string      // who chose alg (CollChoice.By)
 }
 
 var callPool = sync.Pool{New: func() any { return new(collCall) }}
@@ -169,9 +199,20 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
-	alg, auto, err := c.algorithm(op, l.Bytes, commutative, opts)
+	var o collOptions
+	if len(opts) > 0 {
+		o = readOptions(opts)
+	}
+	alg, auto, err := c.algorithm(op, l.Bytes, commutative, o)
 	if err != nil {
 		return nil, err
+	}
+	by := ChosenByTable
+	switch {
+	case o.algorithm != "":
+		by = ChosenByOption
+	case !auto:
+		by = ChosenByEnv
 	}
 	p, err := c.plan(op, alg, l, commutative)
 	if err != nil {
@@ -187,6 +228,7 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, seq
 	k.x.c, k.x.tag = c, tag
 	k.auto, k.layout, k.commutative = auto, l, commutative
+	k.choice, k.by = o.choice, by
 	return k, nil
 }
 
@@ -225,6 +267,15 @@ func (k *collCall) run(ctx context.Context) error {
 	}
 	if k.post != nil {
 		k.post()
+	}
+	if k.choice != nil {
+		*k.choice = CollChoice{Algorithm: k.alg.Name(), By: k.by}
+		if sel != nil {
+			k.choice.By = ChosenByLottery
+			if c.rank == 0 {
+				k.choice.Leader, _ = c.ep.lottery.Best(sel.key, sel.names)
+			}
+		}
 	}
 	return nil
 }

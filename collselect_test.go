@@ -196,3 +196,69 @@ func TestCollSelectConfig(t *testing.T) {
 		t.Error(`an operation named "select" would clash with COMMTUNE_COLL_SELECT`)
 	}
 }
+
+// TestWithChoice checks that a call reports what chose its algorithm and
+// which one ran, under each way of choosing.
+func TestWithChoice(t *testing.T) {
+	ctx := context.Background()
+	const n, elems = 4, 16
+	table := coll.Decide(coll.OpAllreduce, n, 8*elems, true).Name()
+	tests := []struct {
+		name   string
+		opts   []Option
+		call   []CollOption
+		wantBy string
+		want   string // the algorithm, or "" for any candidate
+	}{
+		{"table", nil, nil, ChosenByTable, table},
+		{"option", nil, []CollOption{WithAlgorithm("ring")}, ChosenByOption, "allreduce/ring"},
+		{"environment", []Option{func(c *Config) { c.Collectives = map[string]string{"allreduce": "ring"} }}, nil, ChosenByEnv, "allreduce/ring"},
+		{"lottery", []Option{withLottery}, nil, ChosenByLottery, ""},
+		{"option beats lottery", []Option{withLottery}, []CollOption{WithAlgorithm("ring")}, ChosenByOption, "allreduce/ring"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := Local(n, func(c *Comm) error {
+				send, recv := make([]float64, elems), make([]float64, elems)
+				cands := coll.Candidates(coll.OpAllreduce, n, 8*elems, true)
+				led := false
+				for i := range 20 {
+					var ch CollChoice
+					if err := Allreduce(ctx, c, send, recv, Sum, append(tc.call, WithChoice(&ch))...); err != nil {
+						return err
+					}
+					if ch.By != tc.wantBy {
+						return fmt.Errorf("call %d: chosen by %q, want %q", i, ch.By, tc.wantBy)
+					}
+					switch {
+					case tc.want != "" && ch.Algorithm != tc.want:
+						return fmt.Errorf("call %d ran %q, want %q", i, ch.Algorithm, tc.want)
+					case tc.want == "" && !containsName(cands, ch.Algorithm):
+						return fmt.Errorf("call %d ran %q, not a candidate", i, ch.Algorithm)
+					}
+					if ch.Leader != "" && (tc.wantBy != ChosenByLottery || c.Rank() != 0) {
+						return fmt.Errorf("rank %d call %d: leader %q under %s", c.Rank(), i, ch.Leader, ch.By)
+					}
+					led = led || ch.Leader != ""
+				}
+				// Rank 0 knows a leader once a draw has been recorded.
+				if want := tc.wantBy == ChosenByLottery && c.Rank() == 0; led != want {
+					return fmt.Errorf("rank %d: saw a leader %v, want %v", c.Rank(), led, want)
+				}
+				return nil
+			}, tc.opts...)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func containsName(algs []coll.Algorithm, name string) bool {
+	for _, a := range algs {
+		if a.Name() == name {
+			return true
+		}
+	}
+	return false
+}

@@ -214,6 +214,9 @@ func benchRankMain(args []string) int {
 	if len(args) > 0 && args[0] == "coll" {
 		return collRankMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "lottery" {
+		return lotteryRankMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		return usageError("bench-rank", "want a benchmark name")
 	}

@@ -21,17 +21,19 @@ import (
 
 const defaultCollSizes = "8,1K,16K,256K,1M"
 
-// collMain is `commtune bench coll --op OP [-n N] [--algo NAME|all|auto]
-// [--sizes ...] [--iters K] [--transport auto|tcp|shm|inproc] [--json]`.
+// collMain is `commtune bench coll --op OP [-n N] [--algo
+// NAME|all|auto|lottery] [--sizes ...] [--iters K] [--calls N] [--transport
+// auto|tcp|shm|inproc] [--json]`.
 func collMain(args []string) int {
-	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 200] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
+	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 200] [--calls 2000] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
 	var ops []string
 	for _, op := range coll.Operations {
 		ops = append(ops, string(op))
 	}
 	opFlag := fs.String("op", "", "operation: "+strings.Join(ops, ", "))
 	ranks := fs.Int("n", 4, "ranks")
-	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
+	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), lottery (the lottery scheduler against each of its candidates), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
+	calls := fs.Int("calls", 2000, "with --algo lottery: calls through the lottery, and of each candidate alone, per size")
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast, reduce and allreduce, one rank's block otherwise")
 	iters := fs.Int("iters", 200, "timed iterations per algorithm and size for small sizes; large sizes use fewer (at least 20)")
 	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp, shm, or inproc (goroutine ranks in this process)")
@@ -57,6 +59,18 @@ func collMain(args []string) int {
 	}
 	var algos []string
 	switch *algo {
+	case bench.Lottery:
+		if *calls < 1 {
+			return usageError("bench", "--calls must be at least 1 (got %d)", *calls)
+		}
+		if *vs != "" {
+			return usageError("bench", "--vs compares fixed algorithms: leave it out with --algo lottery")
+		}
+		lsizes, err := sizeList(sizes, 1<<28)
+		if err != nil {
+			return usageError("bench", "--sizes: %v", err)
+		}
+		return lotteryMain(bench.LotteryConfig{Op: op, Sizes: lsizes, Calls: *calls}, *ranks, *transport, *asJSON)
 	case bench.Auto:
 		algos = []string{bench.Auto}
 	case "all":
@@ -102,7 +116,7 @@ func collMain(args []string) int {
 				rep = &bench.CollReport{Bench: "coll", Op: string(op), Ranks: *ranks, Transport: "inproc", Results: res}
 			}
 			return err
-		})
+		}, collSelect(commtune.CollSelectTable))
 	case "auto", "tcp", "shm":
 		rep, err = collProcesses(ctx, cfg, *ranks, *transport, progress)
 	default:
@@ -133,23 +147,39 @@ type collProgress struct {
 }
 
 // collProcesses runs the benchmark on ranks started through the launcher;
-// rank 0 prints progress lines, then its report, as JSON on stdout.
+// rank 0 prints progress lines, then its report, as JSON on stdout. The
+// ranks use the decision table: "auto" is the table's choice.
 func collProcesses(ctx context.Context, cfg bench.CollConfig, n int, transport string, progress func(int, int, string)) (*bench.CollReport, error) {
-	sizes := make([]string, len(cfg.Sizes))
-	for i, s := range cfg.Sizes {
-		sizes[i] = strconv.Itoa(s)
-	}
 	argv, err := launch.Self("bench-rank", "coll", "--op", string(cfg.Op), "--algos", strings.Join(cfg.Algorithms, ","),
-		"--sizes", strings.Join(sizes, ","), "--iters", strconv.Itoa(cfg.Iters), "--transport", transport)
+		"--sizes", joinSizes(cfg.Sizes), "--iters", strconv.Itoa(cfg.Iters), "--transport", transport)
 	if err != nil {
 		return nil, err
 	}
-	var env []string
+	var rep bench.CollReport
+	err = benchProcesses(ctx, argv, n, transport, []string{commtune.EnvCollSelect + "=" + commtune.CollSelectTable}, progress, &rep)
+	if err != nil {
+		return nil, err
+	}
+	return &rep, nil
+}
+
+func joinSizes(sizes []int) string {
+	s := make([]string, len(sizes))
+	for i, x := range sizes {
+		s[i] = strconv.Itoa(x)
+	}
+	return strings.Join(s, ",")
+}
+
+// benchProcesses runs argv as n ranks over transport with env added to
+// theirs, passes rank 0's progress lines to progress and decodes its last
+// line, the report, into rep.
+func benchProcesses(ctx context.Context, argv []string, n int, transport string, env []string, progress func(int, int, string), rep any) error {
 	switch transport {
 	case "tcp":
-		env = []string{commtune.EnvTransports + "=tcp"}
+		env = append(env, commtune.EnvTransports+"=tcp")
 	case "shm":
-		env = []string{commtune.EnvTransports + "=shm,tcp"}
+		env = append(env, commtune.EnvTransports+"=shm,tcp")
 	}
 	var report []byte
 	lines := &lineWriter{fn: func(line []byte) {
@@ -161,19 +191,18 @@ func collProcesses(ctx context.Context, cfg bench.CollConfig, n int, transport s
 		report = append(report[:0], line...)
 	}}
 	var stderr strings.Builder
-	err = launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: lines, Stderr: &stderr})
+	err := launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: lines, Stderr: &stderr})
 	lines.Flush()
 	if err != nil {
 		if stderr.Len() > 0 {
 			err = fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
 		}
-		return nil, err
+		return err
 	}
-	var rep bench.CollReport
-	if err := json.Unmarshal(report, &rep); err != nil {
-		return nil, fmt.Errorf("reading rank 0's report %q: %w", report, err)
+	if err := json.Unmarshal(report, rep); err != nil {
+		return fmt.Errorf("reading rank 0's report %q: %w", report, err)
 	}
-	return &rep, nil
+	return nil
 }
 
 // lineWriter calls fn with each complete line written to it.

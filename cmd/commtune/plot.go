@@ -19,12 +19,16 @@ func init() {
 // directory of the current one, so the figures land next to the user.
 const defaultPlotDir = "commtune-plots"
 
-// plotMain is `commtune plot [--out DIR] [--file FILE]`.
+// plotMain is `commtune plot [--out DIR] [--file FILE | --convergence
+// FILE]`.
 func plotMain(args []string) int {
-	fs := newFlagSet("plot", "[--out DIR] [--file FILE]")
+	fs := newFlagSet("plot", "[--out DIR] [--file FILE | --convergence FILE]")
 	out := fs.String("out", defaultPlotDir, "write the figures into `DIR`, created if needed")
 	file := fs.String("file", "", "plot the profile in `FILE`, from this machine or another\n"+
 		"(default: this machine's, where commtune sample wrote it: $COMMTUNE_PROFILE or the cache directory)")
+	conv := fs.String("convergence", "", "draw the lottery's convergence from `FILE`, the JSON of\n"+
+		"`commtune bench coll --algo lottery --json` (- for standard input): per call, its time\n"+
+		"and the algorithm drawn, against each candidate's mean alone")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -33,6 +37,12 @@ func plotMain(args []string) int {
 	}
 	if *out == "" {
 		return usageError("plot", "--out: empty directory name")
+	}
+	if *conv != "" {
+		if *file != "" {
+			return usageError("plot", "--file and --convergence draw different things: give one")
+		}
+		return plotConvergence(*conv, *out)
 	}
 	var p *profile.Profile
 	var code int

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/units"
+)
+
+// collSelect is the Option that sets how collective algorithms are chosen.
+func collSelect(how string) commtune.Option {
+	return func(c *commtune.Config) { c.CollSelect = how }
+}
+
+// lotteryMain is `commtune bench coll --algo lottery`: cfg.Calls calls
+// through the lottery scheduler at each size, against each of its
+// candidates alone. The lottery starts from nothing, whatever state
+// earlier jobs saved, unless COMMTUNE_TUNE_STATE names a file: a run
+// then measures the lottery as that state leaves it.
+func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) int {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*10)
+	progress := func(done, total int, what string) {
+		bar.Describe(what)
+		bar.Set(done)
+	}
+	rep := &bench.LotteryReport{Bench: "coll-lottery", Op: string(cfg.Op), Ranks: n, Transport: transport}
+	var err error
+	switch transport {
+	case "inproc":
+		cfg.Progress = progress
+		err = commtune.Local(n, func(c *commtune.Comm) error {
+			runs, err := bench.CollLottery(ctx, c, cfg)
+			if c.Rank() == 0 {
+				rep.Runs = runs
+			}
+			return err
+		}, collSelect(commtune.CollSelectLottery))
+	case "auto", "tcp", "shm":
+		var argv []string
+		argv, err = launch.Self("bench-rank", "lottery", "--op", string(cfg.Op), "--sizes", joinSizes(cfg.Sizes),
+			"--calls", strconv.Itoa(cfg.Calls), "--transport", transport)
+		if err != nil {
+			break
+		}
+		env := []string{commtune.EnvCollSelect + "=" + commtune.CollSelectLottery}
+		if _, set := os.LookupEnv(envTuneState); !set {
+			env = append(env, envTuneState+"="+"off")
+		}
+		err = benchProcesses(ctx, argv, n, transport, env, progress, rep)
+	default:
+		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", transport)
+	}
+	bar.Finish()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		err = json.NewEncoder(os.Stdout).Encode(rep)
+	} else {
+		err = bench.WriteLotteryTable(os.Stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// lotteryRankMain is the hidden `commtune bench-rank lottery ...`: one
+// rank of the lottery benchmark.
+func lotteryRankMain(args []string) int {
+	fs := newFlagSet("bench-rank lottery", "--op OP --sizes ... --calls N")
+	op := fs.String("op", "", "operation")
+	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes")
+	calls := fs.Int("calls", 2000, "calls")
+	transport := fs.String("transport", "auto", "transport in use (for the report)")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	sizes, err := units.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError("bench-rank", "--sizes: %v", err)
+	}
+	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls}
+	for _, s := range sizes {
+		cfg.Sizes = append(cfg.Sizes, int(s))
+	}
+	out := bufio.NewWriter(os.Stdout)
+	cfg.Progress = func(done, total int, what string) {
+		json.NewEncoder(out).Encode(collProgress{done, total, what})
+		out.Flush()
+	}
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		runs, err := bench.CollLottery(ctx, c, cfg)
+		if c.Rank() != 0 || err != nil {
+			return nil, err
+		}
+		return &bench.LotteryReport{Bench: "coll-lottery", Op: *op, Ranks: c.Size(), Transport: *transport, Runs: runs}, nil
+	})
+}
+
+// envTuneState names the lottery state file of the ranks.
+const envTuneState = "COMMTUNE_TUNE_STATE"

@@ -1,0 +1,270 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/units"
+)
+
+// Lottery is the algorithm name that runs calls through the lottery
+// scheduler: `commtune bench coll --algo lottery`.
+const Lottery = "lottery"
+
+// LotteryCall is one call through the lottery, as rank 0 saw it.
+type LotteryCall struct {
+	TimeUS float64 `json:"us"`               // the slowest rank's time
+	Algo   string  `json:"algo"`             // the algorithm drawn
+	Leader string  `json:"leader,omitempty"` // the best-known candidate after the call
+}
+
+// FixedResult is one candidate's time when every call runs it.
+type FixedResult struct {
+	Algo     string  `json:"algo"`
+	MeanUS   float64 `json:"mean_us"`
+	MedianUS float64 `json:"median_us"`
+	Table    bool    `json:"table,omitempty"` // the fixed decision table's choice
+}
+
+// LotteryRun is the lottery at one size, against each candidate run alone.
+type LotteryRun struct {
+	Bytes    int           `json:"bytes"`
+	MeanUS   float64       `json:"mean_us"` // over all calls, exploration included
+	MedianUS float64       `json:"median_us"`
+	Calls    []LotteryCall `json:"calls"`
+	Fixed    []FixedResult `json:"fixed"`
+	// Settled is the call (from 1) from which the leader never changed
+	// again; Leader is that last leader.
+	Settled int    `json:"settled"`
+	Leader  string `json:"leader"`
+}
+
+// LotteryReport is the JSON document of `commtune bench coll --algo
+// lottery --json`.
+type LotteryReport struct {
+	Bench     string       `json:"bench"` // "coll-lottery"
+	Op        string       `json:"op"`
+	Ranks     int          `json:"ranks"`
+	Transport string       `json:"transport"`
+	Runs      []LotteryRun `json:"runs"`
+}
+
+// LotteryConfig says what to measure.
+type LotteryConfig struct {
+	Op    coll.Operation
+	Sizes []int
+	Calls int // calls through the lottery, and of each candidate alone
+	// Progress, if set, is called on rank 0 after each block of calls.
+	Progress func(done, total int, what string)
+}
+
+// lotteryBlocks is how many interleaved blocks the calls are split into:
+// the lottery's block, then each candidate's, in turn, so that the
+// machine's slow spells hit all alike.
+const lotteryBlocks = 10
+
+// CollLottery runs cfg.Calls calls of cfg.Op at each size through the
+// lottery scheduler, which c's ranks must have on (COMMTUNE_COLL_SELECT=
+// lottery), and as many of each candidate the lottery draws among, forced,
+// in interleaved blocks. Every call is timed as in Coll: a barrier, then
+// the call, the slowest rank's time. Rank 0 returns the runs.
+func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]LotteryRun, error) {
+	n := c.Size()
+	if cfg.Calls < 1 {
+		return nil, fmt.Errorf("bench: %d lottery calls: want at least 1", cfg.Calls)
+	}
+	// The barriers and reductions that time the calls are forced, so that
+	// they neither draw nor record.
+	fence := commtune.WithAlgorithm(coll.Decide(coll.OpBarrier, n, 0, false).Name())
+	gatherMax := commtune.WithAlgorithm(coll.Decide(coll.OpReduce, n, 8*cfg.Calls, true).Name())
+	var out []LotteryRun
+	for si, size := range cfg.Sizes {
+		if cfg.Op == coll.OpReduce || cfg.Op == coll.OpAllreduce {
+			size = max(size/8*8, 8)
+		}
+		call, err := collCall(cfg.Op, n, c.Rank(), size)
+		if err != nil {
+			return nil, err
+		}
+		cands := coll.Candidates(cfg.Op, n, size, true)
+		if len(cands) < 2 {
+			return nil, fmt.Errorf("bench: %s at %d bytes on %d ranks has one algorithm: nothing to choose", cfg.Op, size, n)
+		}
+		// Series 0 is the lottery's; series i > 0 is candidate i-1 forced.
+		opts := make([][]commtune.CollOption, len(cands)+1)
+		var choice commtune.CollChoice
+		opts[0] = []commtune.CollOption{commtune.WithChoice(&choice)}
+		for i, a := range cands {
+			opts[i+1] = []commtune.CollOption{commtune.WithAlgorithm(a.Name())}
+		}
+		for i := 1; i < len(opts); i++ { // warm up connections and buffers
+			if err := call(ctx, c, opts[i]); err != nil {
+				return nil, fmt.Errorf("%s at %d bytes: %w", cands[i-1].Name(), size, err)
+			}
+		}
+		times := make([][]float64, len(opts))
+		var drawn, leaders []string
+		per := (cfg.Calls + lotteryBlocks - 1) / lotteryBlocks
+		for b := 0; b < lotteryBlocks; b++ {
+			for k := range opts {
+				i := (k + b) % len(opts)
+				for it := 0; it < per && len(times[i]) < cfg.Calls; it++ {
+					if err := c.Barrier(ctx, fence); err != nil {
+						return nil, err
+					}
+					start := time.Now()
+					if err := call(ctx, c, opts[i]); err != nil {
+						return nil, fmt.Errorf("%s at %d bytes: %w", seriesName(i, cands), size, err)
+					}
+					times[i] = append(times[i], float64(time.Since(start).Nanoseconds()))
+					if i == 0 {
+						drawn, leaders = append(drawn, choice.Algorithm), append(leaders, choice.Leader)
+					}
+				}
+			}
+			if cfg.Progress != nil && c.Rank() == 0 {
+				cfg.Progress(si*lotteryBlocks+b+1, len(cfg.Sizes)*lotteryBlocks, units.FormatSize(int64(size))+" bytes")
+			}
+		}
+		slowest := make([][]float64, len(opts))
+		for i, t := range times {
+			slowest[i] = make([]float64, len(t))
+			if err := commtune.Reduce(ctx, c, t, slowest[i], commtune.Max, 0, gatherMax); err != nil {
+				return nil, err
+			}
+		}
+		if c.Rank() != 0 {
+			continue
+		}
+		run := LotteryRun{Bytes: size, MeanUS: mean(slowest[0]) / 1e3, MedianUS: median(slowest[0]) / 1e3}
+		for j, t := range slowest[0] {
+			run.Calls = append(run.Calls, LotteryCall{TimeUS: t / 1e3, Algo: drawn[j], Leader: leaders[j]})
+		}
+		run.Settled, run.Leader = settled(leaders)
+		for i, a := range cands {
+			run.Fixed = append(run.Fixed, FixedResult{Algo: a.Name(), MeanUS: mean(slowest[i+1]) / 1e3,
+				MedianUS: median(slowest[i+1]) / 1e3, Table: i == 0})
+		}
+		out = append(out, run)
+	}
+	return out, nil
+}
+
+func seriesName(i int, cands []coll.Algorithm) string {
+	if i == 0 {
+		return Lottery
+	}
+	return cands[i-1].Name()
+}
+
+// settled returns the call (from 1) from which the leader stayed the
+// last one, and that leader.
+func settled(leaders []string) (int, string) {
+	if len(leaders) == 0 {
+		return 0, ""
+	}
+	last := leaders[len(leaders)-1]
+	i := len(leaders)
+	for i > 0 && leaders[i-1] == last {
+		i--
+	}
+	return i + 1, last
+}
+
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	s := 0.0
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
+}
+
+// convergenceWindows is how many windows WriteLotteryTable's convergence
+// splits the calls into.
+const convergenceWindows = 20
+
+// WriteLotteryTable prints, per size, the lottery's mean and median
+// against each candidate's alone, the ratios to the best candidate and to
+// the table's choice, where the choice settled, and the convergence: per
+// window of calls, the mean time, the algorithm drawn most and the share
+// of calls it took, and the leader at the window's end.
+func WriteLotteryTable(w io.Writer, r *LotteryReport) error {
+	for _, run := range r.Runs {
+		fmt.Fprintf(w, "# commtune bench coll --algo lottery: %s %s, %d ranks, transport %s, %d calls each; time (us) = slowest rank per call\n",
+			r.Op, units.FormatSize(int64(run.Bytes)), r.Ranks, r.Transport, len(run.Calls))
+		draws := map[string]int{}
+		for _, c := range run.Calls {
+			draws[c.Algo]++
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "algorithm\tmean\tmedian\tdrawn by the lottery\t\n")
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%d\t\n", Lottery, run.MeanUS, run.MedianUS, len(run.Calls))
+		best, table := run.Fixed[0], run.Fixed[0]
+		for _, f := range run.Fixed {
+			mark := ""
+			if f.Table {
+				mark, table = " (table)", f
+			}
+			if f.MeanUS < best.MeanUS {
+				best = f
+			}
+			fmt.Fprintf(tw, "%s%s\t%.1f\t%.1f\t%d\t\n", f.Algo, mark, f.MeanUS, f.MedianUS, draws[f.Algo])
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+		fmt.Fprintf(w, "lottery / best fixed (%s): %.2f; lottery / table (%s): %.2f; best / table: %.2f\n",
+			best.Algo, run.MeanUS/best.MeanUS, table.Algo, run.MeanUS/table.MeanUS, best.MeanUS/table.MeanUS)
+		explored := 0
+		for _, c := range run.Calls[max(run.Settled-1, 0):] {
+			if c.Algo != run.Leader {
+				explored++
+			}
+		}
+		fmt.Fprintf(w, "settled at call %d of %d on %s; after it, %d calls (%.0f%%) ran another candidate\n",
+			run.Settled, len(run.Calls), run.Leader, explored, 100*float64(explored)/float64(max(len(run.Calls)-run.Settled+1, 1)))
+		if err := writeConvergence(w, run.Calls); err != nil {
+			return err
+		}
+		fmt.Fprintln(w)
+	}
+	return nil
+}
+
+func writeConvergence(w io.Writer, calls []LotteryCall) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "calls\tmean us\tdrawn most\tshare\tleader at end\n")
+	per := max((len(calls)+convergenceWindows-1)/convergenceWindows, 1)
+	for lo := 0; lo < len(calls); lo += per {
+		win := calls[lo:min(lo+per, len(calls))]
+		ts := make([]float64, len(win))
+		count := map[string]int{}
+		for i, c := range win {
+			ts[i] = c.TimeUS
+			count[c.Algo]++
+		}
+		names := make([]string, 0, len(count))
+		for name := range count {
+			names = append(names, name)
+		}
+		slices.Sort(names)
+		most := names[0]
+		for _, name := range names {
+			if count[name] > count[most] {
+				most = name
+			}
+		}
+		fmt.Fprintf(tw, "%d-%d\t%.1f\t%s\t%.0f%%\t%s\n", lo+1, lo+len(win), mean(ts), most,
+			100*float64(count[most])/float64(len(win)), win[len(win)-1].Leader)
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,90 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/coll"
+)
+
+func TestSettled(t *testing.T) {
+	tests := []struct {
+		leaders []string
+		call    int
+		leader  string
+	}{
+		{nil, 0, ""},
+		{[]string{"a"}, 1, "a"},
+		{[]string{"", "a", "a"}, 2, "a"},
+		{[]string{"a", "b", "a", "a"}, 3, "a"},
+		{[]string{"a", "a", "b"}, 3, "b"},
+	}
+	for _, tc := range tests {
+		call, leader := settled(tc.leaders)
+		if call != tc.call || leader != tc.leader {
+			t.Errorf("settled(%q) = %d, %q; want %d, %q", tc.leaders, call, leader, tc.call, tc.leader)
+		}
+	}
+}
+
+// TestCollLotteryLocal runs the lottery benchmark on goroutine ranks and
+// checks the shape of what it reports, and that its table prints.
+func TestCollLotteryLocal(t *testing.T) {
+	const n, calls = 4, 30
+	cfg := LotteryConfig{Op: coll.OpAllreduce, Sizes: []int{1 << 10}, Calls: calls}
+	var runs []LotteryRun
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		r, err := CollLottery(context.Background(), c, cfg)
+		if c.Rank() == 0 {
+			runs = r
+		}
+		return err
+	}, func(c *commtune.Config) { c.CollSelect = commtune.CollSelectLottery })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	run := runs[0]
+	cands := coll.Candidates(coll.OpAllreduce, n, 1<<10, true)
+	if len(run.Calls) != calls || len(run.Fixed) != len(cands) {
+		t.Fatalf("%d calls and %d fixed results, want %d and %d", len(run.Calls), len(run.Fixed), calls, len(cands))
+	}
+	if !run.Fixed[0].Table || run.Fixed[0].Algo != cands[0].Name() {
+		t.Errorf("first fixed result %+v, want the table's %s", run.Fixed[0], cands[0].Name())
+	}
+	for i, k := range run.Calls {
+		if !(k.TimeUS > 0) || !containsAlgo(cands, k.Algo) {
+			t.Errorf("call %d: %+v: want a positive time and a candidate", i+1, k)
+		}
+	}
+	if run.Calls[0].Algo != cands[0].Name() {
+		t.Errorf("first call ran %s: a cold lottery runs the table's %s", run.Calls[0].Algo, cands[0].Name())
+	}
+	if run.Settled < 1 || run.Settled > calls || !containsAlgo(cands, run.Leader) {
+		t.Errorf("settled at %d on %q", run.Settled, run.Leader)
+	}
+	var out bytes.Buffer
+	rep := &LotteryReport{Bench: "coll-lottery", Op: "allreduce", Ranks: n, Transport: "inproc", Runs: runs}
+	if err := WriteLotteryTable(&out, rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"lottery / best fixed", "settled at call", cands[0].Name() + " (table)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+func containsAlgo(algs []coll.Algorithm, name string) bool {
+	for _, a := range algs {
+		if a.Name() == name {
+			return true
+		}
+	}
+	return false
+}
