@@ -111,7 +111,7 @@ func (c *Comm) selector() *collSelector {
 // when none is, "shm+tcp" otherwise. Only rank 0 draws and records, so
 // its view is the key's.
 func (c *Comm) transportMix() string {
-	if len(c.ep.transports) == 0 {
+	if len(c.ep.transports) == 0 || c.ep.Transport(c.group[1]) == "inproc" {
 		return "inproc"
 	}
 	shm, tcp := false, false

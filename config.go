@@ -92,6 +92,15 @@ type Config struct {
 	// exponential average, in (0, 1]. Default 1/8: the average spans about
 	// the last 15 samples. Env: COMMTUNE_LOTTERY_WEIGHT.
 	LotteryWeight float64
+	// TuneState is the file where the lottery's learning is kept between
+	// jobs (seed 001 §6.1.3): rank 0 of a job of several processes restores
+	// the lottery from it at Init and adds what it learned at Close, under
+	// a lock, so jobs sharing it lose nothing. "" for this platform's,
+	// next to the profile and named by the same fingerprint
+	// (<profile path without .json>.tune.json); "off" to keep nothing; or
+	// a path. Used only with CollSelect "lottery"; goroutine ranks (Local)
+	// keep nothing. Env: COMMTUNE_TUNE_STATE.
+	TuneState string
 
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
@@ -117,6 +126,7 @@ const (
 	EnvCollSelect    = "COMMTUNE_COLL_SELECT"
 	EnvLotteryAlpha  = "COMMTUNE_LOTTERY_ALPHA"
 	EnvLotteryWeight = "COMMTUNE_LOTTERY_WEIGHT"
+	EnvTuneState     = "COMMTUNE_TUNE_STATE"
 )
 
 // Config.CollSelect values.
@@ -127,6 +137,9 @@ const (
 
 // ProfileOff is the Config.Profile value that disables the profile.
 const ProfileOff = "off"
+
+// TuneStateOff is the Config.TuneState value that keeps no lottery state.
+const TuneStateOff = "off"
 
 // DefaultConnectTimeout is Config.ConnectTimeout's default.
 const DefaultConnectTimeout = 30 * time.Second
@@ -221,6 +234,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 			}
 			c.Collectives[string(op)] = strings.TrimSpace(v)
 		}
+	}
+	if v, ok := lookup(EnvTuneState); ok && strings.TrimSpace(v) != "" {
+		c.TuneState = strings.TrimSpace(v)
 	}
 	if v, ok := lookup(EnvCollSelect); ok && strings.TrimSpace(v) != "" {
 		c.CollSelect = strings.ToLower(strings.TrimSpace(v))

@@ -31,6 +31,7 @@ type endpoint struct {
 	cpus       map[int][]int                     // CPUs each rank of this node may run on
 	collForced map[coll.Operation]coll.Algorithm // COMMTUNE_COLL_<OP>
 	lottery    *tune.Lottery                     // draws collective algorithms; nil: the fixed table
+	tuneStore  *tuneStore                        // where the lottery's learning persists (tunestate.go); nil: nowhere
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,11 +105,13 @@ func (ep *endpoint) ready(cfg Config) error {
 			return fmt.Errorf("commtune: %s to rank %d: %w", ep.Transport(p), p, err)
 		}
 	}
+	ep.openTuneState(cfg)
 	return nil
 }
 
 // close drains what is queued, finalizes the engine and closes the
-// transports, in that order, so an orderly exit loses no message.
+// transports, in that order, so an orderly exit loses no message; then it
+// writes back what the lottery learned (tunestate.go).
 func (ep *endpoint) close() error {
 	ep.closeOnce.Do(func() {
 		ep.closed.Store(true)
@@ -126,6 +129,7 @@ func (ep *endpoint) close() error {
 		if ep.release != nil {
 			errs = append(errs, ep.release())
 		}
+		ep.saveTuneState() // last: a wait for another job's save delays no peer
 		ep.closeErr = errors.Join(errs...)
 	})
 	return ep.closeErr

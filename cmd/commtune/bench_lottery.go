@@ -55,8 +55,8 @@ func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) 
 			break
 		}
 		env := []string{commtune.EnvCollSelect + "=" + commtune.CollSelectLottery}
-		if _, set := os.LookupEnv(envTuneState); !set {
-			env = append(env, envTuneState+"="+"off")
+		if _, set := os.LookupEnv(commtune.EnvTuneState); !set {
+			env = append(env, commtune.EnvTuneState+"="+commtune.TuneStateOff)
 		}
 		err = benchProcesses(ctx, argv, n, transport, env, progress, rep)
 	default:
@@ -111,6 +111,3 @@ func lotteryRankMain(args []string) int {
 		return &bench.LotteryReport{Bench: "coll-lottery", Op: *op, Ranks: c.Size(), Transport: *transport, Runs: runs}, nil
 	})
 }
-
-// envTuneState names the lottery state file of the ranks.
-const envTuneState = "COMMTUNE_TUNE_STATE"

@@ -4,7 +4,7 @@
 // what the calls it picked cost. The first Selector is Lottery, the lottery
 // scheduler of seed 001 §6.
 //
-// The package is pure: it does no I/O, reads no clock and starts no
-// goroutine. Callers measure, pass durations in, and persist State
-// themselves.
+// The selector is pure: it does no I/O, reads no clock and starts no
+// goroutine. Callers measure and pass durations in. The only I/O is in
+// store.go: LoadState and SaveState keep a State in a file between jobs.
 package tune

@@ -92,3 +92,58 @@ func Merge(a, b State) State {
 	}
 	return out
 }
+
+// Update returns what a job writes back to a state file: file, what the
+// file holds now (other jobs may have written to it since this job loaded
+// it), with this job's learning since it loaded base added to it, and only
+// that. mine is the job's Snapshot at exit, taken from a Lottery restored
+// from base. Update leaves its arguments unchanged.
+//
+// A Stats is an exponential average, so base's samples cannot be taken
+// out of mine exactly. The part of mine learned since the load is, for
+// each key and implementation, with m mine's entry and b base's:
+//
+//   - nothing, if m equals b (no call recorded since the load);
+//   - all of m, if b is absent or m.Calls <= b.Calls while m differs from
+//     b: calls only decrease when a re-exploration (LotteryConfig.
+//     DriftCalls) discarded the old measurements, so every sample behind m
+//     is the job's own;
+//   - otherwise m.Calls-b.Calls calls with m's average and variance, the
+//     most recent figures: the job's samples weigh by their number, and
+//     their summary leans towards b's history only as much as the
+//     exponential average still remembers it. (A re-exploration followed
+//     by more than b.Calls calls is counted as m.Calls-b.Calls calls too:
+//     the job's figure then weighs less than it could, never twice.)
+//
+// That part is pooled into file as Merge pools, so two jobs that loaded
+// the same base and write back in either order leave the same file, up to
+// rounding: pooling by calls is associative and commutative.
+func Update(file, base, mine State) State {
+	return Merge(file, since(base, mine))
+}
+
+// since returns the part of mine learned since base was restored (see
+// Update).
+func since(base, mine State) State {
+	out := State{Keys: make(map[Key]map[string]Stats)}
+	for k, m := range mine.Keys {
+		var add map[string]Stats
+		for name, s := range m {
+			b, ok := base.Keys[k][name]
+			switch {
+			case s.Calls <= 0 || (ok && s == b):
+				continue
+			case ok && b.Calls > 0 && s.Calls > b.Calls:
+				s.Calls -= b.Calls
+			}
+			if add == nil {
+				add = make(map[string]Stats, len(m))
+			}
+			add[name] = s
+		}
+		if add != nil {
+			out.Keys[k] = add
+		}
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package commtune
+
+import (
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/tune"
+)
+
+// The lottery's learning outlives the job (seed 001 §6.1.3: read at start,
+// written back at exit): every rank restores it from a state file when
+// its endpoint is ready, and writes back what it learned since when the
+// endpoint closes. Only a communicator's rank 0 draws and records, but any
+// rank may be the rank 0 of a communicator split from the world; ranks
+// that recorded nothing leave the file alone. Jobs of goroutine ranks
+// (Local, for tests and embedded use) and single-rank jobs keep nothing:
+// their times say little about a real job's.
+//
+// Several jobs may share the file: each adds only its own learning since
+// it loaded the file, under a lock (tune.SaveState), so none is lost or
+// counted twice. A file that cannot be read costs one line on stderr and
+// an empty start; so does a failure to save, which does not fail Close:
+// like the profile, the state only tunes, and the job's communication went
+// through.
+
+// tuneStore is where a rank's lottery keeps its learning between jobs.
+type tuneStore struct {
+	path     string
+	platform string     // the platform fingerprint's id, checked against the file's
+	base     tune.State // what was loaded, which the save must not count again
+}
+
+// tuneStatePath returns where this platform's lottery state lives under
+// cfg, or "" when cfg turns persistence off. By default it is next to the
+// profile, named by the same fingerprint: <profile without .json>.tune.json.
+func tuneStatePath(cfg Config, fp profile.Fingerprint) (string, error) {
+	switch cfg.TuneState {
+	case TuneStateOff:
+		return "", nil
+	case "":
+	default:
+		return cfg.TuneState, nil
+	}
+	if cfg.Profile == ProfileOff { // no profile is read, but its place is still the default
+		cfg.Profile = ""
+	}
+	p, err := profilePath(cfg, fp)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(p, ".json") + ".tune.json", nil
+}
+
+// keepsTuneState reports whether this endpoint persists its lottery's
+// learning: a rank of a job of several processes, with the lottery on.
+// Call it once every transport is attached: goroutine ranks are told by
+// their transport.
+func (ep *endpoint) keepsTuneState() bool {
+	if ep.lottery == nil || ep.eng.Size() < 2 {
+		return false
+	}
+	return ep.Transport((ep.eng.Rank()+1)%ep.eng.Size()) != "inproc"
+}
+
+// openTuneState restores the lottery from the state file when this
+// endpoint keeps one; a file it cannot use is one line on stderr.
+func (ep *endpoint) openTuneState(cfg Config) {
+	if !ep.keepsTuneState() {
+		return
+	}
+	fp := platform(cfg)
+	path, err := tuneStatePath(cfg, fp)
+	switch {
+	case err != nil:
+		fmt.Fprintf(os.Stderr, "commtune: the lottery's learning is not kept (%v); set %s to a file path\n", err, EnvTuneState)
+		return
+	case path == "":
+		return
+	}
+	if warning := ep.loadTuneState(path, fp.ID); warning != "" {
+		fmt.Fprintln(os.Stderr, warning)
+	}
+}
+
+// loadTuneState restores the lottery from path, learned on platform, and
+// keeps what it loaded as the base of the save at close. It returns the
+// line to warn with when the file is unusable, the lottery then starting
+// empty (and the save at close replacing a corrupt file).
+func (ep *endpoint) loadTuneState(path, platform string) string {
+	ep.tuneStore = &tuneStore{path: path, platform: platform}
+	s, err := tune.LoadState(path, platform)
+	if err == nil {
+		err = ep.lottery.Restore(s)
+	}
+	if err != nil {
+		return fmt.Sprintf("commtune: ignoring the lottery's learning: %v; starting afresh", err)
+	}
+	ep.tuneStore.base = s
+	return ""
+}
+
+// saveTuneState writes back what the lottery learned, if this endpoint
+// keeps its learning; a failure is one line on stderr.
+func (ep *endpoint) saveTuneState() {
+	if warning := ep.storeTuneState(); warning != "" {
+		fmt.Fprintln(os.Stderr, warning)
+	}
+}
+
+// storeTuneState saves the lottery's learning since loadTuneState and
+// returns the line to warn with if that failed.
+func (ep *endpoint) storeTuneState() string {
+	st := ep.tuneStore
+	if st == nil {
+		return ""
+	}
+	if err := tune.SaveState(st.path, st.platform, st.base, ep.lottery.Snapshot()); err != nil {
+		return fmt.Sprintf("commtune: the lottery's learning is not saved: %v", err)
+	}
+	return ""
+}
