@@ -3,10 +3,12 @@ package commtune
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -16,53 +18,80 @@ import (
 //   - Calls are grouped by key (tune.Key: operation, ranks, size class,
 //     commutativity, transports). Each key has a few candidates
 //     (coll.Candidates), the fixed table's choice first.
-//   - When a key's draw has run out, rank 0 draws a candidate and a TTL
-//     and tells the others, who each send it, in the same exchange, the
-//     time they spent in the last draw's calls. Every rank then runs the
-//     drawn algorithm for TTL calls of that key, counting them alike.
-//   - Rank 0 records, for the last draw, the slowest rank's mean time per
-//     call: one figure for the whole group, with no extra message (the
-//     root's own time alone would miss the ranks that finish last).
+//   - Rank 0 draws a candidate and a TTL; every rank runs the drawn
+//     algorithm for TTL calls of that key (a window), counting them alike,
+//     then moves to the next window's draw.
+//   - Rank 0 records, per window, the slowest rank's mean time per call:
+//     one figure for the whole group. The root's own time alone would be
+//     free but biased: in a broadcast the root is done when its sends
+//     have left, before the ranks that finish last.
 //
-// The exchange runs on its own tag of the collective context, between
-// rank 0 and each other rank, once per draw; blocking calls, which are
-// made in the same order everywhere, are the only ones to use it.
-// Nonblocking calls, and calls whose algorithm is forced, run the table's
-// or the forced algorithm and neither draw nor record.
-const tagCollSelect = 2
+// The agreement costs no wait in the steady state. Rank 0 draws one
+// window ahead: at the start of window w it sends every rank the choice
+// for window w+1, so a rank starting a window finds its choice already
+// delivered. Each rank sends rank 0 its time in window w-1 when it starts
+// window w, and rank 0 collects those reports one window later, at the
+// start of window w+1, when they have long arrived; the lottery thus
+// learns two windows late, which costs nothing but a little reaction time.
+// Only the first window of a key is a round trip.
+//
+// Each key's messages have their own tag of the collective context
+// (tagSelectFirst + the key's number, in the order the communicator's
+// ranks first call it, which is the same everywhere since blocking
+// collective calls are), so keys drawn in any interleaving never match
+// each other's messages. Nonblocking calls, and calls whose algorithm is
+// forced, run the table's or the forced algorithm and neither draw nor
+// record.
+const tagSelectFirst = tagCollFirst + tagCollSpan
 
-// Draw exchange messages, little-endian: a report [spent ns u64][calls
-// u64] from each rank to rank 0, a choice [candidate u32][count u32][TTL
-// u32] from rank 0 to each rank. count, the number of candidates rank 0
-// drew among, lets a rank with another list fail instead of running
-// something else.
+// Draw messages, little-endian: a report [spent ns u64][calls u64] from
+// each rank to rank 0, a choice [candidate u32][count u32][TTL u32] from
+// rank 0 to each rank. count, the number of candidates rank 0 drew among,
+// lets a rank with another list fail instead of running something else.
 const (
 	reportSize = 16
 	choiceSize = 12
 	maxTTL     = 1 << 16
+	// windowsKept is how many windows' records rank 0 keeps: the window
+	// being drawn for, the one running, the one whose reports are due.
+	windowsKept = 3
 )
 
 // collSelector is a communicator's selection state.
 type collSelector struct {
 	keys      map[tune.Key]*selection
 	transport string // the transports the communicator's members reach each other by
-	report    []byte
-	choice    []byte
-	reports   []byte     // rank 0: one report per rank
-	recvs     []coll.Msg // reused message lists
+	recvs     []coll.Msg
 	sends     []coll.Msg
 }
 
 // selection is one key's state on this rank.
 type selection struct {
 	key     tune.Key
+	tag     int
 	sigName string // the call signature's algorithm part: "allreduce/lottery"
 	cands   []coll.Algorithm
 	names   []string
-	drawn   int           // index in cands of the current draw; -1 before the first
-	left    int           // calls of the current draw still to run
-	spent   time.Duration // this rank's time in the current draw's calls
+	window  int           // windows begun so far
+	drawn   int           // index in cands of the current window's algorithm
+	left    int           // calls of the current window still to run
+	spent   time.Duration // this rank's time in the current window's calls
 	calls   int
+	// Rank 0: per window (mod windowsKept) the candidate drawn, its TTL,
+	// its own time and calls; the choices in flight, with their sends;
+	// the reports due.
+	plan [windowsKept]struct{ idx, ttl int }
+	own  [windowsKept]struct {
+		spent time.Duration
+		calls int
+	}
+	choice  [2][]byte
+	pending [2][]*core.Request
+	reports []byte
+	// Other ranks: the reports in flight, with their sends; the choice
+	// received is read into choice[0].
+	report     [2][]byte
+	reportSend [2]*core.Request
 }
 
 // selection returns k's key state if the lottery chooses k's algorithm,
@@ -83,7 +112,7 @@ func (k *collCall) selection() *selection {
 		if len(cands) < 2 {
 			return nil
 		}
-		s = &selection{key: key, sigName: string(k.op) + "/lottery", cands: cands, drawn: -1}
+		s = &selection{key: key, tag: tagSelectFirst + len(sl.keys), sigName: string(k.op) + "/lottery", cands: cands}
 		for _, a := range cands {
 			s.names = append(s.names, a.Name())
 		}
@@ -150,79 +179,182 @@ func (k *collCall) choose(ctx context.Context, s *selection) error {
 	return nil
 }
 
-// draw runs the draw exchange (see tagCollSelect) and starts a new draw.
+// draw starts the key's next window (see tagSelectFirst).
 func (k *collCall) draw(ctx context.Context, s *selection) error {
 	c := k.x.c
-	sl := c.sel
-	n := len(c.group)
-	if sl.report == nil {
-		sl.report, sl.choice = make([]byte, reportSize), make([]byte, choiceSize)
-		if c.rank == 0 {
-			sl.reports = make([]byte, reportSize*n)
-		}
-	}
-	x := k.x // the call's exchanger, on the selection tag
-	x.tag = tagCollSelect
+	x := k.x // the call's exchanger, on the key's tag
+	x.tag = s.tag
 	defer func() { k.x.reqs, k.x.runner = x.reqs, x.runner }()
-	recvs, sends := sl.recvs[:0], sl.sends[:0]
-	idx, ttl := 0, 0
+	var err error
 	if c.rank == 0 {
-		for r := 1; r < n; r++ {
-			recvs = append(recvs, coll.Msg{Peer: r, Buf: sl.reports[reportSize*r : reportSize*(r+1)]})
-		}
-		if err := x.Exchange(ctx, recvs, nil); err != nil {
-			return err
-		}
-		if s.drawn >= 0 && s.calls > 0 {
-			worst, ok := s.spent/time.Duration(s.calls), true
-			for r := 1; r < n; r++ {
-				b := sl.reports[reportSize*r:]
-				spent, calls := time.Duration(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint64(b[8:]))
-				if calls != s.calls {
-					ok = false // a failed call on some rank: no figure for the whole group
-					break
-				}
-				worst = max(worst, spent/time.Duration(calls))
-			}
-			if ok {
-				c.ep.lottery.Record(s.key, s.names[s.drawn], worst)
-			}
-		}
-		ch := c.ep.lottery.Choose(s.key, s.names)
-		for i, name := range s.names {
-			if name == ch.Impl {
-				idx = i
-			}
-		}
-		ttl = min(max(ch.TTL, 1), maxTTL)
-		binary.LittleEndian.PutUint32(sl.choice, uint32(idx))
-		binary.LittleEndian.PutUint32(sl.choice[4:], uint32(len(s.cands)))
-		binary.LittleEndian.PutUint32(sl.choice[8:], uint32(ttl))
-		for r := 1; r < n; r++ {
-			sends = append(sends, coll.Msg{Peer: r, Buf: sl.choice})
-		}
-		if err := x.Exchange(ctx, nil, sends); err != nil {
-			return err
-		}
+		err = s.drawAhead(ctx, c, &x)
 	} else {
-		binary.LittleEndian.PutUint64(sl.report, uint64(s.spent))
-		binary.LittleEndian.PutUint64(sl.report[8:], uint64(s.calls))
-		recvs = append(recvs, coll.Msg{Peer: 0, Buf: sl.choice})
-		sends = append(sends, coll.Msg{Peer: 0, Buf: sl.report})
-		if err := x.Exchange(ctx, recvs, sends); err != nil {
-			return err
-		}
-		idx = int(binary.LittleEndian.Uint32(sl.choice))
-		count := int(binary.LittleEndian.Uint32(sl.choice[4:]))
-		ttl = int(binary.LittleEndian.Uint32(sl.choice[8:]))
-		if count != len(s.cands) || idx >= count || ttl < 1 || ttl > maxTTL {
-			return fmt.Errorf("%w: rank 0 chose candidate %d of %d for %d calls of %s, where this rank has %d candidates (do all ranks set %s alike?)",
-				ErrSizeMismatch, idx, count, ttl, s.key, len(s.cands), EnvCollSelect)
+		err = s.follow(ctx, c, &x)
+	}
+	if err != nil {
+		return err
+	}
+	s.window++
+	s.spent, s.calls = 0, 0
+	return nil
+}
+
+// drawAhead is rank 0's part of starting window w = s.window: keep its
+// own time in window w-1, record window w-2 from every rank's report,
+// then draw window w+1 and send it (with window w itself, the first
+// time).
+func (s *selection) drawAhead(ctx context.Context, c *Comm, x *exchanger) error {
+	n, w := len(c.group), s.window
+	if s.reports == nil {
+		s.reports = make([]byte, reportSize*n)
+		for i := range s.choice {
+			s.choice[i] = make([]byte, choiceSize)
 		}
 	}
-	clear(recvs)
-	clear(sends)
-	sl.recvs, sl.sends = recvs[:0], sends[:0]
-	s.drawn, s.left, s.spent, s.calls = idx, ttl, 0, 0
+	if w >= 1 {
+		s.own[(w-1)%windowsKept] = struct {
+			spent time.Duration
+			calls int
+		}{s.spent, s.calls}
+	}
+	if w >= 2 {
+		if err := s.record(ctx, c, x, w-2); err != nil {
+			return err
+		}
+	}
+	if w == 0 {
+		if err := s.drawFor(ctx, c, 0); err != nil {
+			return err
+		}
+	}
+	if err := s.drawFor(ctx, c, w+1); err != nil {
+		return err
+	}
+	p := s.plan[w%windowsKept]
+	s.drawn, s.left = p.idx, p.ttl
 	return nil
+}
+
+// record gathers every rank's report of window v and records the slowest
+// rank's mean time per call for the candidate that ran it.
+func (s *selection) record(ctx context.Context, c *Comm, x *exchanger, v int) error {
+	sl := c.sel
+	recvs := sl.recvs[:0]
+	for r := 1; r < len(c.group); r++ {
+		recvs = append(recvs, coll.Msg{Peer: r, Buf: s.reports[reportSize*r : reportSize*(r+1)]})
+	}
+	err := x.Exchange(ctx, recvs, nil)
+	clear(recvs)
+	sl.recvs = recvs[:0]
+	if err != nil {
+		return err
+	}
+	own := s.own[v%windowsKept]
+	if own.calls == 0 {
+		return nil
+	}
+	worst := own.spent / time.Duration(own.calls)
+	for r := 1; r < len(c.group); r++ {
+		b := s.reports[reportSize*r:]
+		spent, calls := time.Duration(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint64(b[8:]))
+		if calls != own.calls {
+			return nil // a failed call on some rank: no figure for the whole group
+		}
+		worst = max(worst, spent/time.Duration(calls))
+	}
+	c.ep.lottery.Record(s.key, s.names[s.plan[v%windowsKept].idx], worst)
+	return nil
+}
+
+// drawFor draws window v's candidate and TTL and sends them to every rank
+// without waiting: the buffer's previous sends, two windows old, have
+// long left.
+func (s *selection) drawFor(ctx context.Context, c *Comm, v int) error {
+	ch := c.ep.lottery.Choose(s.key, s.names)
+	idx := 0
+	for i, name := range s.names {
+		if name == ch.Impl {
+			idx = i
+		}
+	}
+	ttl := min(max(ch.TTL, 1), maxTTL)
+	s.plan[v%windowsKept] = struct{ idx, ttl int }{idx, ttl}
+	buf, sends := s.choice[v%2], s.pending[v%2]
+	if err := settle(ctx, c, sends); err != nil {
+		return err
+	}
+	sends = sends[:0]
+	binary.LittleEndian.PutUint32(buf, uint32(idx))
+	binary.LittleEndian.PutUint32(buf[4:], uint32(len(s.cands)))
+	binary.LittleEndian.PutUint32(buf[8:], uint32(ttl))
+	for r := 1; r < len(c.group); r++ {
+		q, err := c.isendTemp(buf, r, s.tag, c.collCtx)
+		if err != nil {
+			return err
+		}
+		sends = append(sends, q)
+	}
+	s.pending[v%2] = sends
+	return nil
+}
+
+// follow is another rank's part of starting window w = s.window: send
+// rank 0 its time in window w-1, then take window w's choice, sent by
+// rank 0 a window ago.
+func (s *selection) follow(ctx context.Context, c *Comm, x *exchanger) error {
+	w := s.window
+	if w >= 1 {
+		i := (w - 1) % 2
+		if s.report[i] == nil {
+			s.report[i] = make([]byte, reportSize)
+		}
+		if q := s.reportSend[i]; q != nil {
+			s.reportSend[i] = nil
+			if err := settle(ctx, c, []*core.Request{q}); err != nil {
+				return err
+			}
+		}
+		binary.LittleEndian.PutUint64(s.report[i], uint64(s.spent))
+		binary.LittleEndian.PutUint64(s.report[i][8:], uint64(s.calls))
+		q, err := c.isendTemp(s.report[i], 0, s.tag, c.collCtx)
+		if err != nil {
+			return err
+		}
+		s.reportSend[i] = q
+	}
+	sl := c.sel
+	if s.choice[0] == nil {
+		s.choice[0] = make([]byte, choiceSize)
+	}
+	choice := s.choice[0]
+	recvs := append(sl.recvs[:0], coll.Msg{Peer: 0, Buf: choice})
+	err := x.Exchange(ctx, recvs, nil)
+	clear(recvs)
+	sl.recvs = recvs[:0]
+	if err != nil {
+		return err
+	}
+	idx := int(binary.LittleEndian.Uint32(choice))
+	count := int(binary.LittleEndian.Uint32(choice[4:]))
+	ttl := int(binary.LittleEndian.Uint32(choice[8:]))
+	if count != len(s.cands) || idx >= count || ttl < 1 || ttl > maxTTL {
+		return fmt.Errorf("%w: rank 0 chose candidate %d of %d for %d calls of %s, where this rank has %d candidates (do all ranks set %s alike?)",
+			ErrSizeMismatch, idx, count, ttl, s.key, len(s.cands), EnvCollSelect)
+	}
+	s.drawn, s.left = idx, ttl
+	return nil
+}
+
+// settle waits for sends made with isendTemp, long since gone in the
+// steady state, and hands their requests back.
+func settle(ctx context.Context, c *Comm, sends []*core.Request) error {
+	var errs []error
+	for _, r := range sends {
+		if _, err := c.block(ctx, r); err != nil {
+			errs = append(errs, err)
+			continue // a request the wait withdrew is not to be released
+		}
+		c.ep.eng.Release(r)
+	}
+	return errors.Join(errs...)
 }
