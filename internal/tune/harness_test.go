@@ -82,7 +82,7 @@ func (r *run) best() int {
 	if ks == nil {
 		return -1
 	}
-	b := ks.best()
+	b := ks.best(r.l.cfg.MinSamples)
 	if b < 0 {
 		return -1
 	}

@@ -326,12 +326,21 @@ func (ks *keyState) setCandidates(candidates []string) {
 }
 
 // best returns the index in ks.cands of the measured candidate with the
-// lowest average (the first of equals), or -1.
-func (ks *keyState) best() int {
-	b := -1
+// lowest average (the first of equals), or -1. Only candidates with at
+// least minSamples samples compete while any has that many: on a noisy
+// machine one lucky sample would otherwise win the best's share of the
+// tickets, and the TTL that comes with it, for a candidate no better
+// than the rest.
+func (ks *keyState) best(minSamples int) int {
+	b, trusted := -1, false
 	for i, c := range ks.cands {
-		if c.Calls > 0 && (b < 0 || c.Avg < ks.cands[b].Avg) {
-			b = i
+		if c.Calls == 0 {
+			continue
+		}
+		enough := c.Calls >= int64(minSamples) && !c.stale
+		switch {
+		case b < 0, enough && !trusted, enough == trusted && c.Avg < ks.cands[b].Avg:
+			b, trusted = i, enough
 		}
 	}
 	return b
@@ -339,6 +348,13 @@ func (ks *keyState) best() int {
 
 // probe reports whether c is yet to be measured, or measured afresh.
 func (c *impl) probe() bool { return c.Calls == 0 || c.stale }
+
+// promising reports whether c, on fewer samples than the best b needs to
+// lead, averages below b: it is measured first, as an untried one is, until
+// it has enough samples to take the lead or shows it was lucky.
+func (l *Lottery) promising(c, b *impl) bool {
+	return c.Calls > 0 && c.Calls < int64(l.cfg.MinSamples) && !c.stale && c.Avg < b.Avg
+}
 
 // Exploration classes of a measured implementation other than the best.
 const (
@@ -380,7 +396,7 @@ func (l *Lottery) tickets(ks *keyState) int {
 	sh := ks.shares
 	clear(sh)
 	ks.probing = false
-	b := ks.best()
+	b := ks.best(l.cfg.MinSamples)
 	if b < 0 {
 		for i := range sh {
 			sh[i] = 1 / float64(len(sh))
@@ -389,11 +405,12 @@ func (l *Lottery) tickets(ks *keyState) int {
 		return b
 	}
 	measured, probes := 0, 0
+	first := func(i int, c *impl) bool { return i != b && (c.probe() || l.promising(c, ks.cands[b])) }
 	for i, c := range ks.cands {
 		if c.Calls > 0 {
 			measured++
 		}
-		if i != b && c.probe() {
+		if first(i, c) {
 			probes++
 		}
 	}
@@ -408,7 +425,7 @@ func (l *Lottery) tickets(ks *keyState) int {
 		ks.probing = rest > 0
 		sh[b] = 1 - rest
 		for i, c := range ks.cands {
-			if i != b && c.probe() {
+			if first(i, c) {
 				sh[i] = rest / float64(probes)
 			}
 		}
@@ -514,7 +531,7 @@ func (l *Lottery) drift(ks *keyState, c *impl, x float64) {
 	if c.Calls < int64(l.cfg.MinSamples) {
 		return
 	}
-	if b := ks.best(); b < 0 || ks.cands[b] != c {
+	if b := ks.best(l.cfg.MinSamples); b < 0 || ks.cands[b] != c {
 		return
 	}
 	dir := func(ref float64) int {
@@ -567,8 +584,9 @@ func (l *Lottery) reexplore(ks *keyState) {
 	ks.reexplored++
 }
 
-// Best returns the candidate with the lowest average for k (the one the
-// lottery favours), or false when none has been measured.
+// Best returns the candidate the lottery favours for k: the one with the
+// lowest average among those with enough samples (see keyState.best), or
+// false when none has been measured.
 func (l *Lottery) Best(k Key, candidates []string) (string, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -577,9 +595,16 @@ func (l *Lottery) Best(k Key, candidates []string) (string, bool) {
 		return "", false
 	}
 	var best *impl
+	trusted := false
 	for _, name := range candidates {
-		if c := ks.impls[name]; c != nil && c.Calls > 0 && (best == nil || c.Avg < best.Avg) {
-			best = c
+		c := ks.impls[name]
+		if c == nil || c.Calls == 0 {
+			continue
+		}
+		enough := c.Calls >= int64(l.cfg.MinSamples) && !c.stale
+		switch {
+		case best == nil, enough && !trusted, enough == trusted && c.Avg < best.Avg:
+			best, trusted = c, enough
 		}
 	}
 	if best == nil {
