@@ -6,9 +6,12 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"text/tabwriter"
+	"time"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/control"
 )
 
 // collInfo is the coll section of `commtune info`: the fixed decision
@@ -18,6 +21,30 @@ type collInfo struct {
 	Rules      []collRule        `json:"rules"`
 	Forced     map[string]string `json:"forced,omitempty"`
 	Algorithms []collAlgorithm   `json:"algorithms"`
+	Lottery    *lotteryInfo      `json:"lottery,omitempty"`
+}
+
+// lotteryInfo is what the lottery learned on this machine, as saved
+// between jobs: per key, each candidate's standing.
+type lotteryInfo struct {
+	Select string       `json:"select"` // COMMTUNE_COLL_SELECT in this environment
+	Path   string       `json:"path"`   // the state file; empty: persistence off
+	Error  string       `json:"error,omitempty"`
+	Keys   []lotteryKey `json:"keys,omitempty"`
+}
+
+type lotteryKey struct {
+	Key        string            `json:"key"`
+	Candidates []lotteryStanding `json:"candidates"`
+}
+
+type lotteryStanding struct {
+	Algorithm string  `json:"algorithm"`
+	AvgUS     float64 `json:"avg_us"`
+	SigmaUS   float64 `json:"sigma_us"`
+	Calls     int64   `json:"calls"`
+	Tickets   float64 `json:"tickets"` // share of the tickets in a draw now
+	Best      bool    `json:"best,omitempty"`
 }
 
 // collAlgorithm is one entry of coll.Registry: the stable name and its
@@ -64,8 +91,39 @@ func collectColl(infoOptions) (infoReport, error) {
 	for _, e := range coll.Registry().Entries() {
 		r.Algorithms = append(r.Algorithms, collAlgorithm{Name: e.Name, Attrs: e.AttrMap()})
 	}
+	r.Lottery = collectLottery()
 	return &r, nil
 }
+
+// collectLottery reads the lottery's saved learning. A file it cannot use
+// is reported in the section, not as a failure of info: the rest of the
+// report stands.
+func collectLottery() *lotteryInfo {
+	info := &lotteryInfo{Select: commtune.CollSelectTable}
+	if v := strings.TrimSpace(os.Getenv(commtune.EnvCollSelect)); v != "" {
+		info.Select = v
+	}
+	l, path, err := control.LotteryState()
+	info.Path = path
+	if err != nil {
+		info.Error = err.Error()
+		return info
+	}
+	if l == nil {
+		return info
+	}
+	for _, k := range l.Keys() {
+		lk := lotteryKey{Key: k.String()}
+		for _, st := range l.Explain(k) {
+			lk.Candidates = append(lk.Candidates, lotteryStanding{Algorithm: st.Impl, AvgUS: us(st.Avg), SigmaUS: us(st.Sigma),
+				Calls: st.Calls, Tickets: st.Share, Best: st.Best})
+		}
+		info.Keys = append(info.Keys, lk)
+	}
+	return info
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func (r *collInfo) writeText(w io.Writer) error {
 	fmt.Fprintln(w, "collectives: the fixed decision table (first matching line wins; bytes = the vector, or one rank's block)")
@@ -79,7 +137,38 @@ func (r *collInfo) writeText(w io.Writer) error {
 	for _, line := range registrySummary(r.Algorithms) {
 		fmt.Fprintln(w, line)
 	}
-	return nil
+	return r.Lottery.writeText(w)
+}
+
+func (l *lotteryInfo) writeText(w io.Writer) error {
+	if l == nil {
+		return nil
+	}
+	fmt.Fprintf(w, "\nthe lottery (%s=%s):", commtune.EnvCollSelect, l.Select)
+	switch {
+	case l.Path == "":
+		fmt.Fprintf(w, " its learning is not kept (%s=%s)\n", commtune.EnvTuneState, commtune.TuneStateOff)
+		return nil
+	case l.Error != "":
+		fmt.Fprintf(w, " %s\n", l.Error)
+		return nil
+	case len(l.Keys) == 0:
+		fmt.Fprintf(w, " nothing learned yet in %s\n", l.Path)
+		return nil
+	}
+	fmt.Fprintf(w, " learned in %s; per key, its candidates, fastest first (* runs first in the next job)\n", l.Path)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	for _, k := range l.Keys {
+		fmt.Fprintf(tw, "%s\tavg us\tsigma us\tcalls\ttickets\n", k.Key)
+		for _, c := range k.Candidates {
+			mark := " "
+			if c.Best {
+				mark = "*"
+			}
+			fmt.Fprintf(tw, "  %s %s\t%.1f\t%.1f\t%d\t%.0f%%\n", mark, c.Algorithm, c.AvgUS, c.SigmaUS, c.Calls, 100*c.Tickets)
+		}
+	}
+	return tw.Flush()
 }
 
 // registrySummary gives one line per operation: how many algorithms it

@@ -3,10 +3,16 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/tune"
 )
 
 // TestInfoCollAlgorithms: the coll section lists every registered
@@ -53,5 +59,65 @@ func TestInfoCollAlgorithms(t *testing.T) {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())
 		}
+	}
+}
+
+// TestInfoCollLottery: the coll section shows the lottery's saved
+// learning per key, the favourite marked, and says in its section, not as
+// a failure, when the file is off or unusable.
+func TestInfoCollLottery(t *testing.T) {
+	fp, _, err := control.Platform()
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := tune.Key{Op: "bcast", Ranks: 4, SizeClass: 10, Commutative: true, Transports: "shm"}
+	l, err := tune.NewLottery(tune.LotteryConfig{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 10 {
+		l.Record(key, "bcast/flat/seg=none", time.Duration(100+i%3)*time.Microsecond)
+		l.Record(key, "bcast/binary/seg=none", time.Duration(101+i%3)*time.Microsecond)
+	}
+	dir := t.TempDir()
+	good := filepath.Join(dir, "good.tune.json")
+	if err := tune.SaveState(good, fp.ID, tune.State{}, l.Snapshot()); err != nil {
+		t.Fatal(err)
+	}
+	bad := filepath.Join(dir, "bad.tune.json")
+	if err := os.WriteFile(bad, []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		state string
+		text  []string // in the text form
+		keys  int
+	}{
+		{good, []string{"learned in " + good, key.String(), "* bcast/flat/seg=none", "80%"}, 1},
+		{bad, []string{"the lottery (COMMTUNE_COLL_SELECT=table): ", "bad.tune.json"}, 0},
+		{commtune.TuneStateOff, []string{"its learning is not kept (COMMTUNE_TUNE_STATE=off)"}, 0},
+		{filepath.Join(dir, "missing.tune.json"), []string{"nothing learned yet"}, 0},
+	}
+	for _, tc := range tests {
+		t.Run(filepath.Base(tc.state), func(t *testing.T) {
+			t.Setenv(commtune.EnvTuneState, tc.state)
+			rep, err := collectColl(infoOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := rep.(*collInfo)
+			if len(r.Lottery.Keys) != tc.keys {
+				t.Fatalf("%d keys, want %d: %+v", len(r.Lottery.Keys), tc.keys, r.Lottery)
+			}
+			var text bytes.Buffer
+			if err := r.writeText(&text); err != nil {
+				t.Fatal(err)
+			}
+			for _, want := range tc.text {
+				if !strings.Contains(text.String(), want) {
+					t.Errorf("text lacks %q:\n%s", want, text.String())
+				}
+			}
+		})
 	}
 }

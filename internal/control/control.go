@@ -10,6 +10,7 @@ import (
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
+	"github.com/commtune/commtune/internal/tune"
 )
 
 // Endpoint is one rank's machinery. Peers are world ranks.
@@ -38,3 +39,9 @@ var Of func(c any) Endpoint
 // (the environment's COMMTUNE_PROFILE, else the cache directory). Package
 // commtune sets it.
 var Platform func() (profile.Fingerprint, string, error)
+
+// LotteryState returns the lottery's learning saved for this machine
+// (COMMTUNE_TUNE_STATE, else next to the profile), loaded into a lottery
+// with this environment's policy, and the file's path; a nil lottery with
+// no error when persistence is off. Package commtune sets it.
+var LotteryState func() (*tune.Lottery, string, error)
