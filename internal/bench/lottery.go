@@ -19,6 +19,7 @@ const Lottery = "lottery"
 
 // LotteryCall is one call through the lottery, as rank 0 saw it.
 type LotteryCall struct {
+	At     int64   `json:"at_unix_us"`       // when rank 0 started it: to line calls up with outside events
 	TimeUS float64 `json:"us"`               // the slowest rank's time
 	Algo   string  `json:"algo"`             // the algorithm drawn
 	Leader string  `json:"leader,omitempty"` // the best-known candidate after the call
@@ -110,6 +111,7 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		}
 		times := make([][]float64, len(opts))
 		var drawn, leaders []string
+		var starts []int64
 		per := (cfg.Calls + lotteryBlocks - 1) / lotteryBlocks
 		for b := 0; b < lotteryBlocks; b++ {
 			for k := range opts {
@@ -125,6 +127,7 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 					times[i] = append(times[i], float64(time.Since(start).Nanoseconds()))
 					if i == 0 {
 						drawn, leaders = append(drawn, choice.Algorithm), append(leaders, choice.Leader)
+						starts = append(starts, start.UnixMicro())
 					}
 				}
 			}
@@ -144,7 +147,7 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		}
 		run := LotteryRun{Bytes: size, MeanUS: mean(slowest[0]) / 1e3, MedianUS: median(slowest[0]) / 1e3}
 		for j, t := range slowest[0] {
-			run.Calls = append(run.Calls, LotteryCall{TimeUS: t / 1e3, Algo: drawn[j], Leader: leaders[j]})
+			run.Calls = append(run.Calls, LotteryCall{At: starts[j], TimeUS: t / 1e3, Algo: drawn[j], Leader: leaders[j]})
 		}
 		run.Settled, run.Leader = settled(leaders)
 		for i, a := range cands {
