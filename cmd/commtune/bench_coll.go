@@ -231,6 +231,17 @@ func (w *lineWriter) Flush() {
 	}
 }
 
+// rankProgress returns the Progress function of a benchmark rank: rank 0
+// writes each step as a JSON line on stdout, which the launching command
+// shows (benchProcesses).
+func rankProgress() func(done, total int, what string) {
+	out := bufio.NewWriter(os.Stdout)
+	return func(done, total int, what string) {
+		json.NewEncoder(out).Encode(collProgress{done, total, what})
+		out.Flush()
+	}
+}
+
 // collRankMain is the hidden `commtune bench-rank coll ...`: one rank of
 // the collective benchmark.
 func collRankMain(args []string) int {
@@ -243,19 +254,16 @@ func collRankMain(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	sizes, err := units.ParseSizes(*sizesFlag)
+	parsed, err := units.ParseSizes(*sizesFlag)
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
-	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters}
-	for _, s := range sizes {
-		cfg.Sizes = append(cfg.Sizes, int(s))
+	sizes, err := sizeList(parsed, 1<<28)
+	if err != nil {
+		return usageError("bench-rank", "--sizes: %v", err)
 	}
-	out := bufio.NewWriter(os.Stdout)
-	cfg.Progress = func(done, total int, what string) {
-		json.NewEncoder(out).Encode(collProgress{done, total, what})
-		out.Flush()
-	}
+	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters,
+		Sizes: sizes, Progress: rankProgress()}
 	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
 		res, err := bench.Coll(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -90,19 +89,15 @@ func lotteryRankMain(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	sizes, err := units.ParseSizes(*sizesFlag)
+	parsed, err := units.ParseSizes(*sizesFlag)
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
-	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls}
-	for _, s := range sizes {
-		cfg.Sizes = append(cfg.Sizes, int(s))
+	sizes, err := sizeList(parsed, 1<<28)
+	if err != nil {
+		return usageError("bench-rank", "--sizes: %v", err)
 	}
-	out := bufio.NewWriter(os.Stdout)
-	cfg.Progress = func(done, total int, what string) {
-		json.NewEncoder(out).Encode(collProgress{done, total, what})
-		out.Flush()
-	}
+	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, Sizes: sizes, Progress: rankProgress()}
 	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
 		runs, err := bench.CollLottery(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
