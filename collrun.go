@@ -260,6 +260,11 @@ func (k *collCall) run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
+		if sel != nil && mismatched(err) {
+			// Ranks that disagree on how to choose run different
+			// algorithms, whose messages then fail to match.
+			err = fmt.Errorf("%w (the lottery chose this call's algorithm: do all ranks set %s alike?)", err, EnvCollSelect)
+		}
 		if mismatched(err) {
 			c.abortCall(k.seq, err) // the others may wait for this rank: end their wait
 		}
