@@ -223,7 +223,7 @@ func TestPlotHelp(t *testing.T) {
 		t.Errorf("help does not list plot:\n%s", r.stdout)
 	}
 	r = runCLI(t, "help", "plot")
-	if want := "usage: commtune plot [--out DIR] [--file FILE]"; r.code != 0 || !strings.Contains(r.stderr, want) {
+	if want := "usage: commtune plot [--out DIR] [--file FILE | --convergence FILE]"; r.code != 0 || !strings.Contains(r.stderr, want) {
 		t.Errorf("help plot: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
