@@ -13,8 +13,6 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-	"gonum.org/v1/plot/vg/vgimg"
-	"gonum.org/v1/plot/vg/vgsvg"
 )
 
 // Call is one call of a selector's run: its time and the implementation
@@ -55,12 +53,9 @@ func WriteConvergence(dir string, c Convergence) ([]File, error) {
 	}
 	var files []File
 	for _, format := range Formats {
-		var cw vg.CanvasWriterTo
-		switch format {
-		case "png":
-			cw = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI))}
-		case "svg":
-			cw = vgsvg.New(width, height)
+		cw, err := newCanvas(format)
+		if err != nil {
+			return files, fmt.Errorf("plot: %s: %w", c.Name, err)
 		}
 		p.Draw(draw.New(cw))
 		var b bytes.Buffer

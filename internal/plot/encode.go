@@ -22,14 +22,9 @@ func (f *figure) encode(format string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	var c vg.CanvasWriterTo
-	switch format {
-	case "png":
-		c = vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI))}
-	case "svg":
-		c = vgsvg.New(width, height)
-	default:
-		return nil, fmt.Errorf("unsupported image format %q", format)
+	c, err := newCanvas(format)
+	if err != nil {
+		return nil, err
 	}
 	f.draw(draw.New(c), p)
 	var b bytes.Buffer
@@ -37,6 +32,17 @@ func (f *figure) encode(format string) ([]byte, error) {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// newCanvas returns a figure-sized canvas writing format ("png" or "svg").
+func newCanvas(format string) (vg.CanvasWriterTo, error) {
+	switch format {
+	case "png":
+		return vgimg.PngCanvas{Canvas: vgimg.NewWith(vgimg.UseWH(width, height), vgimg.UseDPI(pngDPI))}, nil
+	case "svg":
+		return vgsvg.New(width, height), nil
+	}
+	return nil, fmt.Errorf("unsupported image format %q", format)
 }
 
 // Axis labels, drawn by figure.draw (see figure.plot). They are short:
