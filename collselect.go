@@ -35,6 +35,13 @@ import (
 // learns two windows late, which costs nothing but a little reaction time.
 // Only the first window of a key is a round trip.
 //
+// A candidate's first window on a communicator is run but not recorded:
+// a first call pays once for its schedule, its buffers and, over TCP, the
+// connections to peers it has not talked to yet. Here that made first
+// calls at 1 MiB up to ten times the steady time, enough to exclude the
+// best candidate as hopeless on one sample (tune.LotteryConfig.Hopeless).
+// The lottery, having no sample, draws the candidate again as untried.
+//
 // Each key's messages have their own tag of the collective context
 // (tagSelectFirst + the key's number, in the order the communicator's
 // ranks first call it, which is the same everywhere since blocking
@@ -88,6 +95,7 @@ type selection struct {
 	choice  [2][]byte
 	pending [2][]*core.Request
 	reports []byte
+	warm    []bool // per candidate: a window of it has run (see tagSelectFirst)
 	// Other ranks: the reports in flight, with their sends; the choice
 	// received is read into choice[0].
 	report     [2][]byte
@@ -250,6 +258,14 @@ func (s *selection) record(ctx context.Context, c *Comm, x *exchanger, v int) er
 		return err
 	}
 	own := s.own[v%windowsKept]
+	idx := s.plan[v%windowsKept].idx
+	if s.warm == nil {
+		s.warm = make([]bool, len(s.cands))
+	}
+	if !s.warm[idx] {
+		s.warm[idx] = true
+		return nil // the candidate's first window: warming up
+	}
 	if own.calls == 0 {
 		return nil
 	}
@@ -262,7 +278,7 @@ func (s *selection) record(ctx context.Context, c *Comm, x *exchanger, v int) er
 		}
 		worst = max(worst, spent/time.Duration(calls))
 	}
-	c.ep.lottery.Record(s.key, s.names[s.plan[v%windowsKept].idx], worst)
+	c.ep.lottery.Record(s.key, s.names[idx], worst)
 	return nil
 }
 

@@ -65,10 +65,18 @@ type LotteryConfig struct {
 	Progress func(done, total int, what string)
 }
 
-// lotteryBlocks is how many interleaved blocks the calls are split into:
-// the lottery's block, then each candidate's, in turn, so that the
-// machine's slow spells hit all alike.
-const lotteryBlocks = 10
+// The calls are made in interleaved blocks of lotteryBlock calls: the
+// lottery's block, then each candidate's, in turn. On a loaded machine
+// slow spells last a few hundred calls; blocks much shorter than that
+// make the spells hit every series alike, where ten long blocks left each
+// series' mean at the mercy of which spells it happened to meet (block
+// means of one series differed by up to 3x). Before the first block each
+// candidate runs warmupCalls calls, so that buffers, pools and
+// connections are warm for all series, the lottery's included.
+const (
+	lotteryBlock = 20
+	warmupCalls  = 10
+)
 
 // CollLottery runs cfg.Calls calls of cfg.Op at each size through the
 // lottery scheduler, which c's ranks must have on (COMMTUNE_COLL_SELECT=
@@ -104,19 +112,21 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		for i, a := range cands {
 			opts[i+1] = []commtune.CollOption{commtune.WithAlgorithm(a.Name())}
 		}
-		for i := 1; i < len(opts); i++ { // warm up connections and buffers
-			if err := call(ctx, c, opts[i]); err != nil {
-				return nil, fmt.Errorf("%s at %d bytes: %w", cands[i-1].Name(), size, err)
+		for i := 1; i < len(opts); i++ {
+			for range warmupCalls {
+				if err := call(ctx, c, opts[i]); err != nil {
+					return nil, fmt.Errorf("%s at %d bytes: %w", cands[i-1].Name(), size, err)
+				}
 			}
 		}
 		times := make([][]float64, len(opts))
 		var drawn, leaders []string
 		var starts []int64
-		per := (cfg.Calls + lotteryBlocks - 1) / lotteryBlocks
-		for b := 0; b < lotteryBlocks; b++ {
+		blocks := (cfg.Calls + lotteryBlock - 1) / lotteryBlock
+		for b := 0; b < blocks; b++ {
 			for k := range opts {
 				i := (k + b) % len(opts)
-				for it := 0; it < per && len(times[i]) < cfg.Calls; it++ {
+				for it := 0; it < lotteryBlock && len(times[i]) < cfg.Calls; it++ {
 					if err := c.Barrier(ctx, fence); err != nil {
 						return nil, err
 					}
@@ -132,7 +142,7 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 				}
 			}
 			if cfg.Progress != nil && c.Rank() == 0 {
-				cfg.Progress(si*lotteryBlocks+b+1, len(cfg.Sizes)*lotteryBlocks, units.FormatSize(int64(size))+" bytes")
+				cfg.Progress(si*blocks+b+1, len(cfg.Sizes)*blocks, units.FormatSize(int64(size))+" bytes")
 			}
 		}
 		slowest := make([][]float64, len(opts))

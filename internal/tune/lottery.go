@@ -51,6 +51,8 @@ const (
 	DefaultMinSamples = 3
 	// DefaultHopeless is LotteryConfig.Hopeless's default.
 	DefaultHopeless = 4.0
+	// DefaultRetry is LotteryConfig.Retry's default.
+	DefaultRetry = 64
 )
 
 // LotteryConfig sets the lottery's policy. The zero value is valid: each
@@ -94,6 +96,16 @@ type LotteryConfig struct {
 	// sample excludes an implementation from exploration (default 4). Must
 	// exceed 1; +Inf leaves exclusion to the two-standard-deviation bound.
 	Hopeless float64
+	// Retry is how many draws of its key an excluded implementation waits
+	// before it is measured again, once, doubling after each such retry
+	// that leaves it excluded (default 64: a retry every 64, 128, 256 …
+	// draws). One sample can exclude an implementation for good: a sample
+	// taken while the job warms up, or during a slow spell the best was
+	// spared, or before conditions changed in its favour. Retries bound
+	// that loss, at a cost that halves each time: an implementation that
+	// stays Hopeless× slower runs at most 1+⌊log2(D/Retry+1)⌋ calls in D
+	// draws. Must not be negative.
+	Retry int
 	// Seed seeds the lottery's PCG generator: the same seed and the same
 	// sequence of calls give the same choices.
 	Seed uint64
@@ -116,7 +128,7 @@ func (c LotteryConfig) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"DriftCalls", c.DriftCalls}, {"MaxTTL", c.MaxTTL}, {"MinSamples", c.MinSamples}} {
+	}{{"DriftCalls", c.DriftCalls}, {"MaxTTL", c.MaxTTL}, {"MinSamples", c.MinSamples}, {"Retry", c.Retry}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("tune: %s %d is negative", f.name, f.v))
 		}
@@ -150,6 +162,9 @@ func (c LotteryConfig) withDefaults() LotteryConfig {
 	if c.Hopeless == 0 {
 		c.Hopeless = DefaultHopeless
 	}
+	if c.Retry == 0 {
+		c.Retry = DefaultRetry
+	}
 	return c
 }
 
@@ -181,9 +196,14 @@ func (c LotteryConfig) withDefaults() LotteryConfig {
 //     slower.
 //
 // Hence the bound: an implementation whose average stays above Hopeless×
-// (4×) the best's runs exactly one call per exploration (from the cold
-// start, or from a re-exploration): it is measured by a one-call draw and
-// that sample excludes it.
+// (4×) the best's runs one call per exploration (from the cold start, or
+// from a re-exploration): it is measured by a one-call draw and that
+// sample excludes it. Excluded implementations are retried: Retry draws
+// after its last sample (64 by default, doubling at each retry that leaves
+// it excluded), an excluded implementation turns stale and is measured
+// once more, so in D draws it runs at most 1+⌊log2(D/Retry+1)⌋ calls.
+// (Implementations excluded by the two-standard-deviation bound stand on
+// MinSamples samples or more: they wait for a re-exploration.)
 //
 // A choice's TTL is max(1, ⌊share·MaxTTL⌋) for its share of the tickets,
 // "a function of the implementation's relative number of tickets" (seed 001
@@ -238,6 +258,8 @@ type keyState struct {
 	dir    int
 	gen    uint64
 
+	draws uint64 // Choose calls so far
+
 	reexplored int // re-explorations so far, for tests
 }
 
@@ -254,6 +276,10 @@ type impl struct {
 	// arrived; valid while refGen equals the key's gen.
 	ref    float64
 	refGen uint64
+	// at is the key's draw count when the last sample arrived; retry is
+	// how many draws after it an excluded implementation is retried (0:
+	// LotteryConfig.Retry).
+	at, retry uint64
 }
 
 // NewLottery returns a Lottery with cfg's policy (zero fields take their
@@ -432,6 +458,9 @@ func (l *Lottery) tickets(ks *keyState) int {
 		return b
 	}
 	best := ks.cands[b]
+	if l.retry(ks, b) {
+		return l.tickets(ks) // some excluded ones are now to be measured again
+	}
 	var n [3]int
 	for i, c := range ks.cands {
 		if i != b {
@@ -461,6 +490,27 @@ func (l *Lottery) tickets(ks *keyState) int {
 	return b
 }
 
+// retry marks stale the implementations excluded on fewer than MinSamples
+// samples (as Hopeless) for Retry draws or more (doubling at each retry),
+// and reports whether it marked any. Those excluded by the two-standard-
+// deviation bound stand on enough samples to wait for a re-exploration.
+func (l *Lottery) retry(ks *keyState, b int) bool {
+	marked := false
+	for i, c := range ks.cands {
+		if i == b || c.Calls == 0 || c.Calls >= int64(l.cfg.MinSamples) || c.stale || l.class(c, ks.cands[b]) != excluded {
+			continue
+		}
+		if c.retry == 0 {
+			c.retry = uint64(l.cfg.Retry)
+		}
+		if ks.draws-c.at >= c.retry {
+			c.stale, marked = true, true
+			c.retry *= 2
+		}
+	}
+	return marked
+}
+
 // Choose implements Selector.
 func (l *Lottery) Choose(k Key, candidates []string) Choice {
 	if len(candidates) == 0 {
@@ -470,6 +520,7 @@ func (l *Lottery) Choose(k Key, candidates []string) Choice {
 	defer l.mu.Unlock()
 	ks := l.key(k)
 	ks.setCandidates(candidates)
+	ks.draws++
 	b := l.tickets(ks)
 	var i int
 	if !ks.drawn {
@@ -523,6 +574,7 @@ func (l *Lottery) Record(k Key, name string, d time.Duration) {
 	}
 	l.drift(ks, c, x)
 	c.add(x, l.cfg.Weight)
+	c.at = ks.draws
 }
 
 // drift counts x, a sample of c about to be added, towards a drift of the
@@ -578,6 +630,7 @@ func (l *Lottery) reexplore(ks *keyState) {
 		if c.Calls > 0 {
 			c.stale = true
 		}
+		c.retry = 0
 	}
 	ks.streak, ks.dir = 0, 0
 	ks.gen++
