@@ -12,6 +12,10 @@ import (
 
 func withLottery(c *Config) { c.CollSelect = CollSelectLottery }
 
+// withTable selects by the fixed table whatever COMMTUNE_COLL_SELECT says:
+// options apply after the environment.
+func withTable(c *Config) { c.CollSelect = CollSelectTable }
+
 // TestLotteryCollectives runs every selectable operation many times with
 // the lottery choosing, and checks each call's result: whatever it draws,
 // every rank runs the same algorithm and gets the right answer.
@@ -111,7 +115,7 @@ func TestLotterySkipped(t *testing.T) {
 		opts []Option
 		call func(*Comm) error
 	}{
-		{"table", nil, func(c *Comm) error { return c.Barrier(ctx) }},
+		{"table", []Option{withTable}, func(c *Comm) error { return c.Barrier(ctx) }},
 		{"with algorithm", []Option{withLottery}, func(c *Comm) error { return c.Barrier(ctx, WithAlgorithm("dissemination")) }},
 		{"forced", []Option{withLottery, func(c *Config) { c.Collectives = map[string]string{"barrier": "tree"} }}, func(c *Comm) error { return c.Barrier(ctx) }},
 		{"nonblocking", []Option{withLottery}, func(c *Comm) error {
@@ -189,6 +193,7 @@ func TestCollSelectConfig(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {
+			t.Setenv(EnvCollSelect, "") // the default, whatever the caller's environment says
 			t.Setenv(tt.name, tt.value)
 			c, err := buildConfig(nil)
 			if (err == nil) != (tt.want == "") || err != nil && !strings.Contains(err.Error(), tt.want) {
@@ -217,7 +222,7 @@ func TestWithChoice(t *testing.T) {
 		wantBy string
 		want   string // the algorithm, or "" for any candidate
 	}{
-		{"table", nil, nil, ChosenByTable, table},
+		{"table", []Option{withTable}, nil, ChosenByTable, table},
 		{"option", nil, []CollOption{WithAlgorithm("ring")}, ChosenByOption, "allreduce/ring"},
 		{"environment", []Option{func(c *Config) { c.Collectives = map[string]string{"allreduce": "ring"} }}, nil, ChosenByEnv, "allreduce/ring"},
 		{"lottery", []Option{withLottery}, nil, ChosenByLottery, ""},
