@@ -242,6 +242,16 @@ func rankProgress() func(done, total int, what string) {
 	}
 }
 
+// rankSizes parses a bench rank's --sizes: the list its parent checked
+// already, parsed the same way.
+func rankSizes(s string) ([]int, error) {
+	parsed, err := units.ParseSizes(s)
+	if err != nil {
+		return nil, err
+	}
+	return sizeList(parsed, 1<<28)
+}
+
 // collRankMain is the hidden `commtune bench-rank coll ...`: one rank of
 // the collective benchmark.
 func collRankMain(args []string) int {
@@ -254,11 +264,7 @@ func collRankMain(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	parsed, err := units.ParseSizes(*sizesFlag)
-	if err != nil {
-		return usageError("bench-rank", "--sizes: %v", err)
-	}
-	sizes, err := sizeList(parsed, 1<<28)
+	sizes, err := rankSizes(*sizesFlag)
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/launch"
-	"github.com/commtune/commtune/internal/units"
 )
 
 // collSelect is the Option that sets how collective algorithms are chosen.
@@ -89,11 +88,7 @@ func lotteryRankMain(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	parsed, err := units.ParseSizes(*sizesFlag)
-	if err != nil {
-		return usageError("bench-rank", "--sizes: %v", err)
-	}
-	sizes, err := sizeList(parsed, 1<<28)
+	sizes, err := rankSizes(*sizesFlag)
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
