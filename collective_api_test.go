@@ -195,24 +195,52 @@ func TestCollectiveErrors(t *testing.T) {
 			}
 		})
 	}
-	t.Run("ranks disagree", func(t *testing.T) {
-		err := Local(2, func(c *Comm) error {
-			buf := make([]int, 4+c.Rank()) // rank 1 expects more than rank 0 sends
-			err := Bcast(ctx, c, buf, 0)
-			if c.Rank() == 1 && !errors.Is(err, ErrSizeMismatch) {
-				return fmt.Errorf("rank 1: %v, want ErrSizeMismatch", err)
+	// Ranks disagreeing on a broadcast's size: with the table, rank 1 finds
+	// the wrong size in the data; with the lottery, sizes in different size
+	// classes are different keys, so rank 1 waits for a draw rank 0 never
+	// makes, and the signature watch ends the wait once rank 0 waits too,
+	// here in a barrier rank 1 never joins, as a program that goes on would.
+	// (A rank that has returned, or computes without calling, answers no
+	// signature: rank 1 then gets ErrPeerLost, or waits.)
+	for _, tc := range []struct {
+		name   string
+		opt    Option
+		second error // rank 1's error on receiving less than is sent
+	}{
+		{"ranks disagree/table", withTable, ErrTruncate},
+		{"ranks disagree/lottery", withLottery, ErrSizeMismatch},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan struct{})
+			err := Local(2, func(c *Comm) error {
+				buf := make([]int, 4+c.Rank()) // rank 1 expects more than rank 0 sends
+				err := Bcast(ctx, c, buf, 0)
+				if c.Rank() == 1 && !errors.Is(err, ErrSizeMismatch) {
+					return fmt.Errorf("rank 1: %v, want ErrSizeMismatch", err)
+				}
+				buf = make([]int, 4-c.Rank()) // now less
+				err = Bcast(ctx, c, buf, 0)
+				if c.Rank() == 1 {
+					defer close(done)
+					if !errors.Is(err, tc.second) {
+						return fmt.Errorf("rank 1: %v, want %v", err, tc.second)
+					}
+					return nil
+				}
+				// Rank 1 abandoned a call and does not come: rank 0 learns
+				// why, or finds it gone.
+				err = c.Barrier(ctx)
+				if !errors.Is(err, ErrSizeMismatch) && !errors.Is(err, ErrPeerLost) {
+					return fmt.Errorf("rank 0: barrier without rank 1: %v, want ErrSizeMismatch or ErrPeerLost", err)
+				}
+				<-done
+				return nil
+			}, tc.opt)
+			if err != nil {
+				t.Fatal(err)
 			}
-			buf = make([]int, 4-c.Rank()) // now less
-			err = Bcast(ctx, c, buf, 0)
-			if c.Rank() == 1 && !errors.Is(err, ErrTruncate) {
-				return fmt.Errorf("rank 1: %v, want ErrTruncate", err)
-			}
-			return nil
 		})
-		if err != nil {
-			t.Fatal(err)
-		}
-	})
+	}
 }
 
 // TestForcedCollectives: COMMTUNE_COLL_<OP> picks the algorithm, a bad one

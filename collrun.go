@@ -245,8 +245,10 @@ func (k *collCall) run(ctx context.Context) error {
 	c.beginCall(&k.state, k.seq, sig)
 	defer c.endCall(k.seq)
 	err := c.watchNow(k.x.call) // a peer may have said already it calls something else
+	agreed := sel == nil        // on the algorithm the call runs
 	if err == nil && sel != nil {
 		err = k.choose(ctx, sel)
+		agreed = err == nil
 	}
 	if err == nil {
 		var t0 time.Time
@@ -258,17 +260,21 @@ func (k *collCall) run(ctx context.Context) error {
 			sel.spent += time.Since(t0)
 			sel.calls++
 		}
-	}
-	if err != nil {
 		if sel != nil && mismatched(err) {
 			// Ranks that disagree on how to choose run different
 			// algorithms, whose messages then fail to match.
 			err = fmt.Errorf("%w (the lottery chose this call's algorithm: do all ranks set %s alike?)", err, EnvCollSelect)
 		}
+	}
+	if err != nil {
 		if mismatched(err) {
 			c.abortCall(k.seq, err) // the others may wait for this rank: end their wait
 		}
-		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
+		name := k.alg.Name()
+		if !agreed {
+			name = sel.sigName
+		}
+		return fmt.Errorf("commtune: %s (%s): %w", k.op, name, err)
 	}
 	if k.post != nil {
 		k.post()

@@ -52,12 +52,18 @@ import (
 const tagSelectFirst = tagCollFirst + tagCollSpan
 
 // Draw messages, little-endian: a report [spent ns u64][calls u64] from
-// each rank to rank 0, a choice [candidate u32][count u32][TTL u32] from
-// rank 0 to each rank. count, the number of candidates rank 0 drew among,
-// lets a rank with another list fail instead of running something else.
+// each rank to rank 0, a choice [candidate u32][count u32][TTL u32]
+// [size class u32][call u64] from rank 0 to each rank. count, the number
+// of candidates rank 0 drew among, lets a rank with another list fail
+// instead of running something else; the size class and the call's hash
+// (of the operation, the number of ranks and commutativity) let a rank
+// that calls something else tell why. Keys are numbered in the order
+// ranks first call them, so a rank calling another size class or another
+// operation than rank 0 reads a choice meant for another key, or none:
+// the signature watch ends that wait (collcheck.go).
 const (
 	reportSize = 16
-	choiceSize = 12
+	choiceSize = 24
 	maxTTL     = 1 << 16
 	// windowsKept is how many windows' records rank 0 keeps: the window
 	// being drawn for, the one running, the one whose reports are due.
@@ -77,6 +83,7 @@ type selection struct {
 	key     tune.Key
 	tag     int
 	sigName string // the call signature's algorithm part: "allreduce/lottery"
+	call    uint64 // hash of the key's operation, ranks and commutativity
 	cands   []coll.Algorithm
 	names   []string
 	window  int           // windows begun so far
@@ -120,13 +127,23 @@ func (k *collCall) selection() *selection {
 		if len(cands) < 2 {
 			return nil
 		}
-		s = &selection{key: key, tag: tagSelectFirst + len(sl.keys), sigName: string(k.op) + "/lottery", cands: cands}
+		s = &selection{key: key, tag: tagSelectFirst + len(sl.keys), sigName: string(k.op) + "/lottery", call: callHash(key), cands: cands}
 		for _, a := range cands {
 			s.names = append(s.names, a.Name())
 		}
 		sl.keys[key] = s
 	}
 	return s
+}
+
+// callHash is the FNV-1a hash of what ranks must agree on in k besides
+// its size class: the transports are each rank's own view.
+func callHash(k tune.Key) uint64 {
+	h := uint64(14695981039346656037)
+	for _, b := range []byte(fmt.Sprintf("%s/%d/%t", k.Op, k.Ranks, k.Commutative)) {
+		h = (h ^ uint64(b)) * 1099511628211
+	}
+	return h
 }
 
 func reduces(op coll.Operation) bool { return op == coll.OpReduce || op == coll.OpAllreduce }
@@ -303,6 +320,8 @@ func (s *selection) drawFor(ctx context.Context, c *Comm, v int) error {
 	binary.LittleEndian.PutUint32(buf, uint32(idx))
 	binary.LittleEndian.PutUint32(buf[4:], uint32(len(s.cands)))
 	binary.LittleEndian.PutUint32(buf[8:], uint32(ttl))
+	binary.LittleEndian.PutUint32(buf[12:], uint32(s.key.SizeClass))
+	binary.LittleEndian.PutUint64(buf[16:], s.call)
 	for r := 1; r < len(c.group); r++ {
 		q, err := c.isendTemp(buf, r, s.tag, c.collCtx)
 		if err != nil {
@@ -353,6 +372,15 @@ func (s *selection) follow(ctx context.Context, c *Comm, x *exchanger) error {
 	idx := int(binary.LittleEndian.Uint32(choice))
 	count := int(binary.LittleEndian.Uint32(choice[4:]))
 	ttl := int(binary.LittleEndian.Uint32(choice[8:]))
+	class, call := int(binary.LittleEndian.Uint32(choice[12:])), binary.LittleEndian.Uint64(choice[16:])
+	switch {
+	case call != s.call:
+		return fmt.Errorf("%w: rank 0 drew an algorithm for another collective call than this rank's %s (do all ranks make the same calls?)",
+			ErrSizeMismatch, s.key)
+	case class != s.key.SizeClass:
+		return fmt.Errorf("%w: rank 0 calls %s with a message of size class 2^%d, this rank with 2^%d (do all ranks pass the same sizes?)",
+			ErrSizeMismatch, s.key.Op, class, s.key.SizeClass)
+	}
 	if count != len(s.cands) || idx >= count || ttl < 1 || ttl > maxTTL {
 		return fmt.Errorf("%w: rank 0 chose candidate %d of %d for %d calls of %s, where this rank has %d candidates (do all ranks set %s alike?)",
 			ErrSizeMismatch, idx, count, ttl, s.key, len(s.cands), EnvCollSelect)

@@ -2,6 +2,7 @@ package commtune
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -176,6 +177,45 @@ func TestLotteryMismatch(t *testing.T) {
 		t.Errorf("the error does not say the ranks disagree on selection: %v", err)
 	}
 	t.Logf("%v after %v", err, time.Since(start).Round(time.Millisecond))
+}
+
+// TestLotteryKeyMismatch: a rank whose first call differs from rank 0's,
+// in size class or in operation, reads rank 0's choice for another key
+// and says so, instead of running something else.
+func TestLotteryKeyMismatch(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	tests := []struct {
+		name  string
+		rank1 func(c *Comm) error
+		want  string
+	}{
+		{"size class", func(c *Comm) error { return Bcast(ctx, c, make([]int, 2), 0) },
+			"rank 0 calls bcast with a message of size class 2^5, this rank with 2^4"},
+		{"operation", func(c *Comm) error { return Allreduce(ctx, c, make([]int, 4), make([]int, 4), Sum) },
+			"rank 0 drew an algorithm for another collective call"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			done := make(chan struct{})
+			err := Local(2, func(c *Comm) error {
+				if c.Rank() == 0 {
+					Bcast(ctx, c, make([]int, 4), 0) // its error, if any, is rank 1's doing
+					<-done
+					return nil
+				}
+				defer close(done)
+				err := tc.rank1(c)
+				if !errors.Is(err, ErrSizeMismatch) || !strings.Contains(err.Error(), tc.want) {
+					return fmt.Errorf("rank 1: %v, want ErrSizeMismatch saying %q", err, tc.want)
+				}
+				return nil
+			}, withLottery)
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
 }
 
 func TestCollSelectConfig(t *testing.T) {
