@@ -256,7 +256,11 @@ func (k *collCall) run(ctx context.Context) error {
 			t0 = time.Now()
 		}
 		err = k.x.runner.Run(ctx, &k.x, k.sched, k.in, k.out, k.red)
-		if sel != nil && err == nil {
+		switch {
+		case sel == nil || err != nil:
+		case sel.settle:
+			sel.settle = false
+		default:
 			sel.spent += time.Since(t0)
 			sel.calls++
 		}

@@ -35,6 +35,15 @@ import (
 // learns two windows late, which costs nothing but a little reaction time.
 // Only the first window of a key is a round trip.
 //
+// A window whose algorithm differs from the last window's does not time
+// its first call (every rank knows both, so their counts agree). Here a
+// collective's first call after another algorithm ran took up to nine
+// times its steady time (at 1 MiB on 4 ranks over shm, 13 ms against 1.4;
+// the next ones up to twice), which samples of short windows would charge
+// to the newcomer; with
+// a lottery TTL of at least two calls (tune.LotteryConfig.MinTTL) every
+// window still times some.
+//
 // A candidate's first window on a communicator is run but not recorded:
 // a first call pays once for its schedule, its buffers and, over TCP, the
 // connections to peers it has not talked to yet. Here that made first
@@ -86,11 +95,14 @@ type selection struct {
 	call    uint64 // hash of the key's operation, ranks and commutativity
 	cands   []coll.Algorithm
 	names   []string
-	window  int           // windows begun so far
-	drawn   int           // index in cands of the current window's algorithm
-	left    int           // calls of the current window still to run
-	spent   time.Duration // this rank's time in the current window's calls
-	calls   int
+	window  int // windows begun so far
+	drawn   int // index in cands of the current window's algorithm
+	left    int // calls of the current window still to run
+	// settle is set for a window whose algorithm differs from the last
+	// window's: its first call runs but is not timed (see tagSelectFirst).
+	settle bool
+	spent  time.Duration // this rank's time in the current window's calls
+	calls  int
 	// Rank 0: per window (mod windowsKept) the candidate drawn, its TTL,
 	// its own time and calls; the choices in flight, with their sends;
 	// the reports due.
@@ -210,6 +222,7 @@ func (k *collCall) draw(ctx context.Context, s *selection) error {
 	x := k.x // the call's exchanger, on the key's tag
 	x.tag = s.tag
 	defer func() { k.x.reqs, k.x.runner = x.reqs, x.runner }()
+	prev := s.drawn
 	var err error
 	if c.rank == 0 {
 		err = s.drawAhead(ctx, c, &x)
@@ -221,6 +234,7 @@ func (k *collCall) draw(ctx context.Context, s *selection) error {
 	}
 	s.window++
 	s.spent, s.calls = 0, 0
+	s.settle = s.window == 1 || s.drawn != prev
 	return nil
 }
 

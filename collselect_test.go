@@ -230,6 +230,10 @@ func TestCollSelectConfig(t *testing.T) {
 		{EnvLotteryAlpha, "0.9", "", CollSelectTable},
 		{EnvLotteryAlpha, "1.5", "want a number in (0, 1]", ""},
 		{EnvLotteryWeight, "x", "COMMTUNE_LOTTERY_WEIGHT", ""},
+		{EnvLotteryMinTTL, "2", "", CollSelectTable},
+		{EnvLotteryMinTTL, "0", "want a whole number of calls in [1, 65536]", ""},
+		{EnvLotteryMaxTTL, "many", "COMMTUNE_LOTTERY_MAX_TTL", ""},
+		{EnvLotteryMaxTTL, "2", "lottery TTLs 4 to 2", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -47,6 +47,8 @@ const (
 	DefaultDriftCalls = 8
 	// DefaultMaxTTL is LotteryConfig.MaxTTL's default.
 	DefaultMaxTTL = 8
+	// DefaultMinTTL is LotteryConfig.MinTTL's default.
+	DefaultMinTTL = 1
 	// DefaultMinSamples is LotteryConfig.MinSamples's default.
 	DefaultMinSamples = 3
 	// DefaultHopeless is LotteryConfig.Hopeless's default.
@@ -83,9 +85,16 @@ type LotteryConfig struct {
 	// implementation is then measured afresh once. Must not be negative.
 	DriftCalls int
 	// MaxTTL is the TTL of a choice holding every ticket (default 8); a
-	// choice holding share s of the tickets stands for max(1, ⌊s·MaxTTL⌋)
+	// choice holding share s of the tickets stands for max(MinTTL, ⌊s·MaxTTL⌋)
 	// calls. Must not be negative.
 	MaxTTL int
+	// MinTTL is the fewest calls any choice stands for, probes included
+	// (default 1). Where switching implementations costs by itself (caches,
+	// buffers and the placement of processes tuned to the last one), a
+	// longer MinTTL lets the caller leave the first calls after a switch out
+	// of the samples and still record the rest, and makes switches rarer.
+	// Capped at MaxTTL. Must not be negative.
+	MinTTL int
 	// MinSamples is how many samples an implementation within Hopeless× of
 	// the best needs before the two-standard-deviation bound excludes it
 	// from exploration (default 3); until then it keeps a small share of
@@ -128,7 +137,7 @@ func (c LotteryConfig) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"DriftCalls", c.DriftCalls}, {"MaxTTL", c.MaxTTL}, {"MinSamples", c.MinSamples}, {"Retry", c.Retry}} {
+	}{{"DriftCalls", c.DriftCalls}, {"MaxTTL", c.MaxTTL}, {"MinTTL", c.MinTTL}, {"MinSamples", c.MinSamples}, {"Retry", c.Retry}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("tune: %s %d is negative", f.name, f.v))
 		}
@@ -156,6 +165,10 @@ func (c LotteryConfig) withDefaults() LotteryConfig {
 	if c.MaxTTL == 0 {
 		c.MaxTTL = DefaultMaxTTL
 	}
+	if c.MinTTL == 0 {
+		c.MinTTL = DefaultMinTTL
+	}
+	c.MinTTL = min(c.MinTTL, c.MaxTTL)
 	if c.MinSamples == 0 {
 		c.MinSamples = DefaultMinSamples
 	}
@@ -205,12 +218,14 @@ func (c LotteryConfig) withDefaults() LotteryConfig {
 // (Implementations excluded by the two-standard-deviation bound stand on
 // MinSamples samples or more: they wait for a re-exploration.)
 //
-// A choice's TTL is max(1, ⌊share·MaxTTL⌋) for its share of the tickets,
-// "a function of the implementation's relative number of tickets" (seed 001
-// §6.1.1): with the defaults the best runs 6 calls per draw (8 when it holds
-// every ticket) and an exploration 1, since (1-Alpha)·MaxTTL < 2. While
-// untried or stale candidates hold tickets, every choice lasts one call:
-// exploring costs the same calls, one per candidate, and ends sooner.
+// A choice's TTL is max(MinTTL, ⌊share·MaxTTL⌋) for its share of the
+// tickets, "a function of the implementation's relative number of tickets"
+// (seed 001 §6.1.1): with the defaults the best runs 6 calls per draw (8
+// when it holds every ticket) and an exploration 1, since
+// (1-Alpha)·MaxTTL < 2. While untried or stale candidates hold tickets,
+// every choice lasts MinTTL calls: exploring costs the same calls, MinTTL
+// per candidate, and ends sooner. (The bounds above count draws; each
+// costs MinTTL calls.)
 //
 // Drift (beyond seed 001): a sample of the key's best (the candidate with
 // the lowest average when the sample is recorded, if it has at least
@@ -532,14 +547,14 @@ func (l *Lottery) Choose(k Key, candidates []string) Choice {
 		i = l.draw(ks.shares)
 	}
 	c := ks.cands[i]
-	ttl := 1
+	ttl := l.cfg.MinTTL
 	if !c.probe() && !ks.probing {
 		ttl = l.cfg.MaxTTL
 		if t := ks.shares[i] * float64(l.cfg.MaxTTL); t < float64(l.cfg.MaxTTL) {
 			ttl = max(1, int(t))
 		}
 	}
-	return Choice{Impl: c.name, TTL: ttl}
+	return Choice{Impl: c.name, TTL: max(ttl, l.cfg.MinTTL)}
 }
 
 // draw returns an index drawn with probability shares[i] (shares sum to 1).

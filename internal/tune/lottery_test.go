@@ -322,13 +322,15 @@ func TestRestoredBestFirst(t *testing.T) {
 
 // TestChooseAlwaysValid drives a Lottery with random candidate lists
 // (duplicates, names that come and go, names recorded but not offered) and
-// random durations: every choice is a candidate with TTL ≥ 1, and no
+// random durations: every choice is a candidate with a TTL in
+// [MinTTL, MaxTTL] (MinTTL capped at MaxTTL), and no
 // candidates gives the zero Choice.
 func TestChooseAlwaysValid(t *testing.T) {
 	names := []string{"a", "b", "c", "d", "e", "f"}
 	for seed := range uint64(200) {
 		rng := rand.New(rand.NewPCG(seed, 4))
-		cfg := LotteryConfig{Seed: seed, Alpha: []float64{0, 0.5, 1}[seed%3], MaxTTL: []int{0, 1, 3, math.MaxInt}[seed%4], Hopeless: []float64{0, 1.5, math.Inf(1)}[seed%3]}
+		cfg := LotteryConfig{Seed: seed, Alpha: []float64{0, 0.5, 1}[seed%3], MaxTTL: []int{0, 1, 3, math.MaxInt}[seed%4],
+			MinTTL: []int{0, 2, 5, 9, 1}[seed%5], Hopeless: []float64{0, 1.5, math.Inf(1)}[seed%3]}
 		l, err := NewLottery(cfg)
 		if err != nil {
 			t.Fatal(err)
@@ -347,7 +349,7 @@ func TestChooseAlwaysValid(t *testing.T) {
 				}
 				continue
 			}
-			if !slices.Contains(cands, ch.Impl) || ch.TTL < 1 || ch.TTL > l.Config().MaxTTL {
+			if !slices.Contains(cands, ch.Impl) || ch.TTL < l.Config().MinTTL || ch.TTL > l.Config().MaxTTL {
 				t.Fatalf("seed %d: Choose(%q) = %+v", seed, cands, ch)
 			}
 			for range min(ch.TTL, 20) {
@@ -387,7 +389,7 @@ func TestDuplicateCandidates(t *testing.T) {
 }
 
 // TestSharesAndTTL checks the ticket rule and the TTL formula on
-// hand-made measurements.
+// hand-made measurements, with and without a MinTTL above 1.
 func TestSharesAndTTL(t *testing.T) {
 	type m = map[string]Stats
 	cases := []struct {
@@ -412,43 +414,46 @@ func TestSharesAndTTL(t *testing.T) {
 		{"not offered", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 0.5, Calls: 5}}, nil, []string{"a"}, []float64{1}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			l, _ := NewLottery(LotteryConfig{Retry: math.MaxInt}) // no retries in 2000 draws without a sample
-			if err := l.Restore(State{Keys: map[Key]map[string]Stats{harnessKey: tc.known}}); err != nil {
-				t.Fatal(err)
-			}
-			l.Choose(harnessKey, tc.cands) // the undrawn first choice
-			ks := l.keys[harnessKey]
-			for _, name := range tc.stale {
-				ks.impls[name].stale = true
-			}
-			l.tickets(ks)
-			for i, want := range tc.shares {
-				if math.Abs(ks.shares[i]-want) > 1e-12 {
-					t.Fatalf("shares %v, want %v", ks.shares, tc.shares)
+		for _, minTTL := range []int{1, 3} {
+			t.Run(fmt.Sprintf("%s/minTTL=%d", tc.name, minTTL), func(t *testing.T) {
+				// No retries in 2000 draws without a sample.
+				l, _ := NewLottery(LotteryConfig{Retry: math.MaxInt, MinTTL: minTTL})
+				if err := l.Restore(State{Keys: map[Key]map[string]Stats{harnessKey: tc.known}}); err != nil {
+					t.Fatal(err)
 				}
-			}
-			for i, c := range ks.cands {
-				want := 1
-				if !c.probe() && !ks.probing {
-					want = max(1, int(tc.shares[i]*DefaultMaxTTL))
+				l.Choose(harnessKey, tc.cands) // the undrawn first choice
+				ks := l.keys[harnessKey]
+				for _, name := range tc.stale {
+					ks.impls[name].stale = true
 				}
-				seen := false
-				for range 2000 {
-					ch := l.Choose(harnessKey, tc.cands)
-					if ch.Impl == c.name {
-						seen = true
-						if ch.TTL != want {
-							t.Fatalf("%s drawn for %d calls, want %d", c.name, ch.TTL, want)
-						}
-						break
+				l.tickets(ks)
+				for i, want := range tc.shares {
+					if math.Abs(ks.shares[i]-want) > 1e-12 {
+						t.Fatalf("shares %v, want %v", ks.shares, tc.shares)
 					}
 				}
-				if seen != (tc.shares[i] > 0) {
-					t.Fatalf("%s drawn: %v, share %v", c.name, seen, tc.shares[i])
+				for i, c := range ks.cands {
+					want := minTTL
+					if !c.probe() && !ks.probing {
+						want = max(minTTL, int(tc.shares[i]*DefaultMaxTTL))
+					}
+					seen := false
+					for range 2000 {
+						ch := l.Choose(harnessKey, tc.cands)
+						if ch.Impl == c.name {
+							seen = true
+							if ch.TTL != want {
+								t.Fatalf("%s drawn for %d calls, want %d", c.name, ch.TTL, want)
+							}
+							break
+						}
+					}
+					if seen != (tc.shares[i] > 0) {
+						t.Fatalf("%s drawn: %v, share %v", c.name, seen, tc.shares[i])
+					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
@@ -493,7 +498,7 @@ func TestConfigValidate(t *testing.T) {
 		err  string // substring; "" for valid
 	}{
 		{"zero", LotteryConfig{}, ""},
-		{"all set", LotteryConfig{Alpha: 1, Weight: 1, DriftRatio: 2, DriftCalls: 1, MaxTTL: 1, MinSamples: 1, Hopeless: 1.5, Retry: 1, Seed: 7}, ""},
+		{"all set", LotteryConfig{Alpha: 1, Weight: 1, DriftRatio: 2, DriftCalls: 1, MaxTTL: 1, MinTTL: 1, MinSamples: 1, Hopeless: 1.5, Retry: 1, Seed: 7}, ""},
 		{"drift off", LotteryConfig{DriftRatio: math.Inf(1), Hopeless: math.Inf(1)}, ""},
 		{"alpha negative", LotteryConfig{Alpha: -0.1}, "Alpha -0.1 is outside (0, 1]"},
 		{"alpha above 1", LotteryConfig{Alpha: 1.5}, "Alpha 1.5 is outside (0, 1]"},
@@ -503,6 +508,7 @@ func TestConfigValidate(t *testing.T) {
 		{"drift ratio negative", LotteryConfig{DriftRatio: -0.25}, "DriftRatio -0.25 is negative"},
 		{"drift calls negative", LotteryConfig{DriftCalls: -1}, "DriftCalls -1 is negative"},
 		{"max TTL negative", LotteryConfig{MaxTTL: -8}, "MaxTTL -8 is negative"},
+		{"min TTL negative", LotteryConfig{MinTTL: -2}, "MinTTL -2 is negative"},
 		{"min samples negative", LotteryConfig{MinSamples: -3}, "MinSamples -3 is negative"},
 		{"retry negative", LotteryConfig{Retry: -1}, "Retry -1 is negative"},
 		{"hopeless 1", LotteryConfig{Hopeless: 1}, "Hopeless 1 does not exceed 1"},
@@ -535,11 +541,11 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := LotteryConfig{Alpha: DefaultAlpha, Weight: DefaultWeight, DriftRatio: DefaultDriftRatio, DriftCalls: DefaultDriftCalls,
-		MaxTTL: DefaultMaxTTL, MinSamples: DefaultMinSamples, Hopeless: DefaultHopeless, Retry: DefaultRetry, Seed: 3}
+		MaxTTL: DefaultMaxTTL, MinTTL: DefaultMinTTL, MinSamples: DefaultMinSamples, Hopeless: DefaultHopeless, Retry: DefaultRetry, Seed: 3}
 	if got := l.Config(); got != want {
 		t.Fatalf("Config() = %+v, want %+v", got, want)
 	}
-	custom := LotteryConfig{Alpha: 0.5, Weight: 0.5, DriftRatio: 1, DriftCalls: 2, MaxTTL: 3, MinSamples: 4, Hopeless: 5, Retry: 7, Seed: 6}
+	custom := LotteryConfig{Alpha: 0.5, Weight: 0.5, DriftRatio: 1, DriftCalls: 2, MaxTTL: 3, MinTTL: 2, MinSamples: 4, Hopeless: 5, Retry: 7, Seed: 6}
 	if got := custom.withDefaults(); got != custom {
 		t.Fatalf("withDefaults changed set fields: %+v", got)
 	}
