@@ -31,6 +31,16 @@ type FixedResult struct {
 	MeanUS   float64 `json:"mean_us"`
 	MedianUS float64 `json:"median_us"`
 	Table    bool    `json:"table,omitempty"` // the fixed decision table's choice
+	// Blocks are the series' blocks of consecutive calls in the order run,
+	// to compare the candidates before and after conditions change.
+	Blocks []FixedBlock `json:"blocks"`
+}
+
+// FixedBlock is one block of a candidate's calls: when rank 0 started it,
+// and the mean of its calls' slowest-rank times.
+type FixedBlock struct {
+	At     int64   `json:"at_unix_us"`
+	MeanUS float64 `json:"mean_us"`
 }
 
 // LotteryRun is the lottery at one size, against each candidate run alone.
@@ -122,6 +132,7 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		times := make([][]float64, len(opts))
 		var drawn, leaders []string
 		var starts []int64
+		blockStarts := make([][]int64, len(opts))
 		blocks := (cfg.Calls + lotteryBlock - 1) / lotteryBlock
 		for b := 0; b < blocks; b++ {
 			for k := range opts {
@@ -131,6 +142,9 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 						return nil, err
 					}
 					start := time.Now()
+					if it == 0 {
+						blockStarts[i] = append(blockStarts[i], start.UnixMicro())
+					}
 					if err := call(ctx, c, opts[i]); err != nil {
 						return nil, fmt.Errorf("%s at %d bytes: %w", seriesName(i, cands), size, err)
 					}
@@ -161,8 +175,12 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		}
 		run.Settled, run.Leader = settled(leaders)
 		for i, a := range cands {
-			run.Fixed = append(run.Fixed, FixedResult{Algo: a.Name(), MeanUS: mean(slowest[i+1]) / 1e3,
-				MedianUS: median(slowest[i+1]) / 1e3, Table: i == 0})
+			f := FixedResult{Algo: a.Name(), MeanUS: mean(slowest[i+1]) / 1e3, MedianUS: median(slowest[i+1]) / 1e3, Table: i == 0}
+			for b, at := range blockStarts[i+1] {
+				t := slowest[i+1][b*lotteryBlock : min((b+1)*lotteryBlock, len(slowest[i+1]))]
+				f.Blocks = append(f.Blocks, FixedBlock{At: at, MeanUS: mean(t) / 1e3})
+			}
+			run.Fixed = append(run.Fixed, f)
 		}
 		out = append(out, run)
 	}

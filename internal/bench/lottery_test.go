@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -56,6 +57,17 @@ func TestCollLotteryLocal(t *testing.T) {
 	}
 	if !run.Fixed[0].Table || run.Fixed[0].Algo != cands[0].Name() {
 		t.Errorf("first fixed result %+v, want the table's %s", run.Fixed[0], cands[0].Name())
+	}
+	for _, f := range run.Fixed {
+		// 30 calls in blocks of 20: two blocks, in time order, whose means
+		// weigh into the series' mean.
+		if len(f.Blocks) != 2 || f.Blocks[0].At > f.Blocks[1].At || !(f.Blocks[0].MeanUS > 0 && f.Blocks[1].MeanUS > 0) {
+			t.Errorf("%s: blocks %+v, want 2 in time order with positive means", f.Algo, f.Blocks)
+			continue
+		}
+		if got := (20*f.Blocks[0].MeanUS + 10*f.Blocks[1].MeanUS) / 30; math.Abs(got-f.MeanUS) > 1e-6*f.MeanUS {
+			t.Errorf("%s: blocks weigh to a mean of %v, the series' is %v", f.Algo, got, f.MeanUS)
+		}
 	}
 	for i, k := range run.Calls {
 		if !(k.TimeUS > 0) || !containsAlgo(cands, k.Algo) {
