@@ -28,7 +28,7 @@ func collSelect(how string) commtune.Option {
 func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*10)
+	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*bench.LotteryBlocks(cfg.Calls))
 	progress := func(done, total int, what string) {
 		bar.Describe(what)
 		bar.Set(done)

@@ -133,7 +133,7 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		var drawn, leaders []string
 		var starts []int64
 		blockStarts := make([][]int64, len(opts))
-		blocks := (cfg.Calls + lotteryBlock - 1) / lotteryBlock
+		blocks := LotteryBlocks(cfg.Calls)
 		for b := 0; b < blocks; b++ {
 			for k := range opts {
 				i := (k + b) % len(opts)
@@ -186,6 +186,10 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 	}
 	return out, nil
 }
+
+// LotteryBlocks is the number of blocks CollLottery runs per size for
+// calls calls: the steps its Progress counts.
+func LotteryBlocks(calls int) int { return (calls + lotteryBlock - 1) / lotteryBlock }
 
 func seriesName(i int, cands []coll.Algorithm) string {
 	if i == 0 {
