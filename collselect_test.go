@@ -278,7 +278,7 @@ func TestWithChoice(t *testing.T) {
 				send, recv := make([]float64, elems), make([]float64, elems)
 				cands := coll.Candidates(coll.OpAllreduce, n, 8*elems, true)
 				led := false
-				for i := range 20 {
+				for i := range 60 {
 					var ch CollChoice
 					if err := Allreduce(ctx, c, send, recv, Sum, append(tc.call, WithChoice(&ch))...); err != nil {
 						return err
