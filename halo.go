@@ -1,0 +1,212 @@
+package commtune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/commtune/commtune/internal/halo"
+)
+
+// Halo is a persistent halo (ghost-cell) exchange of one array on a Cart,
+// as ADCL's neighbourhood requests are: every rank owns an N-dimensional
+// array of interior cells framed by a halo width cells deep, and an
+// exchange fills each halo cell, edges and corners included, from the
+// interior of the neighbour that owns it. Past an open border of the grid
+// the halo keeps whatever it holds; across a periodic one it wraps around.
+//
+// NewHalo registers the array in place: an exchange reads the interior and
+// writes the halo of the caller's slice, which must not be touched between
+// Start and the end of Wait. An exchange is carried out by one of several
+// implementations (HaloImpls), all of which give the same result.
+//
+// Every rank of the Cart must create its Halos in the same order, with the
+// same implementation and agreeing shapes, and exchange them the same
+// number of times and in the same order: some implementations block in
+// Start until the neighbours start the same exchange. A Halo is not safe
+// for concurrent use; distinct Halos on one Cart may have exchanges under
+// way at once, as each has a communicator of its own.
+type Halo struct {
+	impl    haloImpl
+	x       *haloExec
+	started bool
+	err     error // the failure that ended an exchange; the Halo is unusable after it
+}
+
+// HaloOption adjusts NewHalo.
+type HaloOption func(*haloOptions)
+
+type haloOptions struct {
+	impl string
+}
+
+// DefaultHaloImpl is the implementation NewHalo uses unless WithHaloImpl
+// names another: every partner at once, nonblocking, data packed.
+const DefaultHaloImpl = "IsendIrecv_aao_pack"
+
+// WithHaloImpl makes the Halo use the named implementation, one of
+// HaloImpls; every rank must name the same one.
+func WithHaloImpl(name string) HaloOption {
+	return func(o *haloOptions) { o.impl = name }
+}
+
+// HaloImpls returns the names of the halo exchange implementations, in the
+// order they are registered.
+func HaloImpls() []string {
+	var names []string
+	for _, e := range haloRegistry().Entries() {
+		names = append(names, e.Name)
+	}
+	return names
+}
+
+// NewHalo registers data, the calling rank's array, for halo exchanges on
+// cart. extents are the interior cells per dimension of the Cart; the full
+// array adds width cells on both sides of every dimension, is row-major
+// (dimension 0 slowest, as the Cart numbers its ranks) and holds
+// components values per cell, innermost. len(data) must equal the product
+// of extents[d]+2·width times components. Neighbours must agree on the
+// extents of the faces they share; in practice every rank passes the same
+// extents, width and components.
+//
+// The exchanges travel on a Dup of cart.Comm() of the Halo's own, each
+// message tagged with the direction it travels in, so they never match
+// other traffic. NewHalo is thus collective: every rank of the Cart must
+// call it in the same order relative to the other Dup, Split, Cart and
+// Neighborhood calls on that communicator. It needs no communication, and
+// on an argument error takes no Dup, so the ranks must agree on the
+// arguments.
+func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components int, opts ...HaloOption) (*Halo, error) {
+	if cart == nil {
+		return nil, errors.New("commtune: NewHalo: nil Cart")
+	}
+	if err := cart.comm.check(); err != nil {
+		return nil, err
+	}
+	o := haloOptions{impl: DefaultHaloImpl}
+	for _, opt := range opts {
+		if opt != nil {
+			opt(&o)
+		}
+	}
+	e, ok := haloRegistry().Lookup(o.impl)
+	if !ok {
+		return nil, fmt.Errorf("commtune: NewHalo: unknown implementation %q; want one of %s", o.impl, strings.Join(HaloImpls(), ", "))
+	}
+	if len(extents) != len(cart.dims) {
+		return nil, fmt.Errorf("commtune: NewHalo: %d extents for a Cart of %d dimensions", len(extents), len(cart.dims))
+	}
+	s := halo.Shape{Extents: slices.Clone(extents), Width: width, Components: components, ElemSize: elemSize[T]()}
+	if err := s.Validate(); err != nil {
+		return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+	}
+	if want := s.Cells() * components; len(data) != want {
+		return nil, fmt.Errorf("commtune: NewHalo: data has %d elements, want %d: %v cells each with a halo of %d on both sides, times %d components",
+			len(data), want, extents, width, components)
+	}
+	plan, err := e.Impl.plan(s, cartNeighbors(cart))
+	if err != nil {
+		return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+	}
+	comm, err := cart.comm.Dup()
+	if err != nil {
+		return nil, err
+	}
+	x, err := newHaloExec(e.Impl, comm, cart, s, Bytes(data), plan)
+	if err != nil {
+		return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+	}
+	return &Halo{impl: e.Impl, x: x}, nil
+}
+
+// cartNeighbors returns the calling rank's neighbour at each offset of
+// cart, with the plans' halo.ProcNull past an open border.
+func cartNeighbors(cart *Cart) halo.Neighbors {
+	me := cart.coords
+	return func(o []int) int {
+		at := make([]int, len(me))
+		for d := range me {
+			at[d] = me[d] + o[d]
+		}
+		r, err := cart.Rank(at) // wraps on periodic dimensions
+		if err != nil {
+			return halo.ProcNull
+		}
+		return r
+	}
+}
+
+// Impl returns the name of the implementation h uses.
+func (h *Halo) Impl() string {
+	if h == nil {
+		return ""
+	}
+	return h.impl.Name()
+}
+
+var errNilHalo = errors.New("commtune: nil Halo")
+
+// Start begins an exchange. The all-at-once implementations leave their
+// receives (and IsendIrecv its sends) in flight for Wait; the pair ones,
+// whose phases each send what the one before received, complete the
+// exchange here. Starting a Halo already started is an error. After an
+// exchange fails (ctx ending, a lost peer, ranks that disagree on shapes)
+// the Halo is unusable: its messages may still be in flight and the ranks
+// out of step. A ctx already ended starts nothing and leaves it usable.
+func (h *Halo) Start(ctx context.Context) error {
+	if h == nil {
+		return errNilHalo
+	}
+	if h.err != nil {
+		return fmt.Errorf("commtune: Halo unusable after a failed exchange: %w", h.err)
+	}
+	if h.started {
+		return errors.New("commtune: Halo.Start: exchange already started; Wait for it first")
+	}
+	if err := ctx.Err(); err != nil {
+		return err // nothing started, so the Halo stays usable
+	}
+	if err := h.x.start(ctx); err != nil {
+		h.fail(err)
+		return err
+	}
+	h.started = true
+	return nil
+}
+
+// Wait completes the exchange Start began. Waiting on a Halo not started
+// is an error.
+func (h *Halo) Wait(ctx context.Context) error {
+	if h == nil {
+		return errNilHalo
+	}
+	if h.err != nil {
+		return fmt.Errorf("commtune: Halo unusable after a failed exchange: %w", h.err)
+	}
+	if !h.started {
+		return errors.New("commtune: Halo.Wait: no exchange started")
+	}
+	h.started = false
+	if err := h.x.wait(ctx); err != nil {
+		h.fail(err)
+		return err
+	}
+	return nil
+}
+
+// Exchange carries out a whole exchange: Start, then Wait.
+func (h *Halo) Exchange(ctx context.Context) error {
+	if err := h.Start(ctx); err != nil {
+		return err
+	}
+	return h.Wait(ctx)
+}
+
+// fail records err and withdraws what is still in flight.
+func (h *Halo) fail(err error) {
+	h.err = err
+	h.started = false
+	h.x.abort()
+}

@@ -1,0 +1,437 @@
+package commtune
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/commtune/commtune/internal/halo"
+	"github.com/commtune/commtune/internal/tune"
+)
+
+// The halo implementations are entries of a tune.Registry, named and
+// characterised as ADCL's neighbourhood exchanges are, so that a selector
+// can later reason on their attributes and new variants (derived datatypes
+// instead of packing, one-sided Put or Get) are new entries.
+
+// Attribute keys of the halo registry's entries.
+const (
+	haloAttrPartners  = "partners"  // neighbours in flight at a time: aao or pair
+	haloAttrPrimitive = "primitive" // the point-to-point calls that move the data
+	haloAttrData      = "data"      // how a non-contiguous box travels: pack
+)
+
+// haloPartners is how many neighbours an implementation talks to at once.
+type haloPartners string
+
+const (
+	// haloAAO: every neighbour, corners included, in one phase (halo.PlanAll).
+	haloAAO haloPartners = "aao"
+	// haloPair: one dimension per phase (halo.PlanPhased), and within it
+	// one neighbour after the other.
+	haloPair haloPartners = "pair"
+)
+
+// haloPrimitive is the point-to-point calls an implementation uses.
+type haloPrimitive string
+
+const (
+	haloIsendIrecv haloPrimitive = "IsendIrecv" // post the receives, then the sends, then wait for all
+	haloSendIrecv  haloPrimitive = "SendIrecv"  // post the receives, send blocking, then wait for the receives
+	haloSendRecv   haloPrimitive = "SendRecv"   // blocking Send and Recv, in an order that cannot deadlock
+	haloSendrecv   haloPrimitive = "Sendrecv"   // Comm.Sendrecv with each neighbour
+)
+
+// haloData is how the boxes, not contiguous in the array, travel.
+type haloData string
+
+// haloPack: each box is packed into a buffer of its own, allocated once
+// by NewHalo, and received boxes unpacked from one.
+const haloPack haloData = "pack"
+
+// haloImpl is one halo exchange implementation: the value its registry
+// entry holds.
+type haloImpl struct {
+	partners  haloPartners
+	primitive haloPrimitive
+	data      haloData
+}
+
+// haloImplTable lists the implementations in registration order, the
+// default first. Sending and receiving blocking with every partner at once
+// has no order free of deadlock, so SendRecv and Sendrecv come in pair
+// form only, as in ADCL.
+var haloImplTable = []haloImpl{
+	{haloAAO, haloIsendIrecv, haloPack},
+	{haloAAO, haloSendIrecv, haloPack},
+	{haloPair, haloIsendIrecv, haloPack},
+	{haloPair, haloSendIrecv, haloPack},
+	{haloPair, haloSendRecv, haloPack},
+	{haloPair, haloSendrecv, haloPack},
+}
+
+// Name returns the implementation's name, as ADCL spells it:
+// primitive_partners_data.
+func (m haloImpl) Name() string {
+	return string(m.primitive) + "_" + string(m.partners) + "_" + string(m.data)
+}
+
+// entry returns m as its registry entry.
+func (m haloImpl) entry() tune.Entry[haloImpl] {
+	return tune.Entry[haloImpl]{Name: m.Name(), Impl: m, Attrs: []tune.Attr{
+		{Key: haloAttrPartners, Value: string(m.partners)},
+		{Key: haloAttrPrimitive, Value: string(m.primitive)},
+		{Key: haloAttrData, Value: string(m.data)},
+	}}
+}
+
+// plan returns the calling rank's plan for the implementation's geometry.
+func (m haloImpl) plan(s halo.Shape, nb halo.Neighbors) (halo.Plan, error) {
+	if m.partners == haloAAO {
+		return halo.PlanAll(s, nb)
+	}
+	return halo.PlanPhased(s, nb)
+}
+
+var haloRegistry = sync.OnceValue(func() *tune.Registry[haloImpl] {
+	r := new(tune.Registry[haloImpl])
+	for _, m := range haloImplTable {
+		if err := r.Add(m.entry()); err != nil {
+			panic(err) // two entries of haloImplTable share a name
+		}
+	}
+	return r
+})
+
+// haloExec carries out one Halo's plan, again and again.
+type haloExec struct {
+	impl    haloImpl
+	comm    *Comm
+	data    []byte       // the user's array
+	phases  [][]haloXfer // each in the order this rank carries it out
+	pending []*Request   // requests in flight, withdrawn if the exchange fails
+	recvs   []*haloXfer  // aao: the transfer of each receive Start left in pending
+}
+
+// haloXfer is one transfer of the plan with its runs and buffers.
+type haloXfer struct {
+	peer, sendTag, recvTag int
+	sendRuns, recvRuns     []halo.Run
+	sendBuf, recvBuf       []byte
+	// local is, for a transfer with this rank itself, the index in its
+	// phase of the transfer whose Recv box takes this one's Send box (the
+	// one in the opposite direction); -1 for a transfer with another rank.
+	local int
+	// sendFirst orders a SendRecv transfer: see pairOrder.
+	sendFirst bool
+}
+
+// newHaloExec prepares plan on data: the runs of every box and a buffer
+// for each, and for pair implementations the order of every phase.
+func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, plan halo.Plan) (*haloExec, error) {
+	if m.partners == haloAAO && len(plan.Phases) != 1 {
+		return nil, fmt.Errorf("all-at-once plan has %d phases, want 1", len(plan.Phases))
+	}
+	me := comm.Rank()
+	x := &haloExec{impl: m, comm: comm, data: data, phases: make([][]haloXfer, len(plan.Phases))}
+	for p, ph := range plan.Phases {
+		ts := make([]haloXfer, len(ph.Transfers))
+		for i, tr := range ph.Transfers {
+			t := haloXfer{peer: tr.Peer, sendTag: tr.SendTag, recvTag: tr.RecvTag, local: -1}
+			var err error
+			if t.sendRuns, err = halo.Runs(s, tr.Send); err != nil {
+				return nil, err
+			}
+			if t.recvRuns, err = halo.Runs(s, tr.Recv); err != nil {
+				return nil, err
+			}
+			ts[i] = t
+		}
+		for i := range ts {
+			if ts[i].peer != me {
+				continue
+			}
+			// The box this rank sends itself under a tag lands where it
+			// receives from itself under that tag: the opposite direction,
+			// which a periodic wrap onto this rank also has.
+			for j := range ts {
+				if ts[j].peer == me && ts[j].recvTag == ts[i].sendTag {
+					ts[i].local = j
+				}
+			}
+			if ts[i].local < 0 {
+				return nil, fmt.Errorf("transfer with itself under tag %d has no opposite transfer", ts[i].sendTag)
+			}
+		}
+		x.phases[p] = ts
+	}
+	// One allocation for every buffer, reused by every exchange; a local
+	// copy is unpacked from its send buffer and needs no receive buffer.
+	sizes := func(t *haloXfer) (send, recv int) {
+		if send = halo.RunsBytes(t.sendRuns); t.local < 0 {
+			recv = halo.RunsBytes(t.recvRuns)
+		}
+		return send, recv
+	}
+	total := 0
+	for _, ts := range x.phases {
+		for i := range ts {
+			send, recv := sizes(&ts[i])
+			total += send + recv
+		}
+	}
+	slab := make([]byte, total)
+	for _, ts := range x.phases {
+		for i := range ts {
+			t := &ts[i]
+			send, recv := sizes(t)
+			t.sendBuf, slab = slab[:send:send], slab[send:]
+			t.recvBuf, slab = slab[:recv:recv], slab[recv:]
+		}
+	}
+	if m.partners == haloPair {
+		for d, ts := range x.phases {
+			plus := make([]int, len(x.phases))
+			plus[d] = 1
+			plusTag, err := halo.DirectionIndex(plus)
+			if err != nil {
+				return nil, err
+			}
+			if err := pairOrder(ts, d, cart.coords[d], cart.dims[d], cart.periods[d], plusTag); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return x, nil
+}
+
+// pairOrder puts the transfers of phase d of a pair plan, towards −e_d and
+// +e_d, in the order this rank carries them out, and orders the send and
+// the receive of each for SendRecv. coord is this rank's coordinate along
+// d, n the extent of the grid there, and plusTag the tag of messages sent
+// towards +e_d.
+//
+// Why no rank waits forever, for every n and periodicity. Along d the
+// ranks of a line of the grid are joined by edges (c, c+1), plus the wrap
+// edge (n−1, 0) if d is periodic; a transfer is one edge seen from one end:
+// the rank at c does edge (c, c+1) as its +e_d transfer and (c−1, c) as
+// its −e_d one. Every primitive completes an edge once both its ends have
+// reached it, whatever happened to earlier edges: IsendIrecv and SendIrecv
+// post the receive before anything blocks, Sendrecv does both at once, and
+// in SendRecv the +e_d end sends first while the −e_d end receives first,
+// so the first blocking call of each end matches the other's. (ADCL has an
+// even coordinate send first instead, which on a periodic line of odd
+// length puts two senders on the wrap edge (n−1, 0): a deadlock once sends
+// wait for their receives, as rendezvous ones do.) Number the
+// edges: key 0 for (c, c+1) with c odd, 1 with c even, and 2 for the wrap
+// edge when n is odd (for n even the wrap edge (n−1, 0) has n−1 odd, key
+// 0). The two edges of a rank have distinct keys, and the rule below has
+// every rank take them in increasing key: ADCL's parity order (an even
+// coordinate does −e_d first, an odd one +e_d first), except that on a
+// periodic dimension of odd extent coordinate 0 does +e_d first, because
+// its −e_d edge is the wrap edge, whose other end n−1 is also even and
+// takes it last. Then, with phases and exchanges taken in order, every
+// rank meets its edges in increasing (exchange, phase, key). Were some
+// rank stuck, take the uncompleted edge of least such key: both its ends
+// have completed every edge below it, so both reach it, and it completes.
+//
+// The exceptions fit the same argument. On a periodic dimension of extent
+// 2 both transfers go to the other rank, as two edges of keys 0 and 1,
+// kept apart by their tags (the direction each message travels); one of
+// extent 1 leaves only transfers with this rank, done as local copies.
+// The edges that are not there past an open border are skipped.
+func pairOrder(ts []haloXfer, d, coord, n int, periodic bool, plusTag int) error {
+	if len(ts) > 2 {
+		return fmt.Errorf("pair phase %d has %d transfers, want at most 2", d, len(ts))
+	}
+	minusFirst := coord%2 == 0
+	if periodic && n%2 == 1 && n > 1 && coord == 0 {
+		minusFirst = false
+	}
+	for i := range ts {
+		ts[i].sendFirst = ts[i].sendTag == plusTag
+	}
+	if len(ts) == 2 && ts[0].sendFirst == minusFirst {
+		ts[0], ts[1] = ts[1], ts[0]
+	}
+	return nil
+}
+
+// start begins an exchange. All at once, it packs every box and posts
+// every receive before any send, so no send waits for a receive its peer
+// has yet to post behind a blocking call; the messages are left in flight
+// for wait. In pairs each phase sends what the one before received, so the
+// whole exchange happens here.
+func (x *haloExec) start(ctx context.Context) error {
+	if x.impl.partners == haloPair {
+		for _, ts := range x.phases {
+			if err := x.pack(ts); err != nil {
+				return err
+			}
+			for i := range ts {
+				if ts[i].local < 0 {
+					if err := x.transfer(ctx, &ts[i]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	ts := x.phases[0]
+	if err := x.pack(ts); err != nil {
+		return err
+	}
+	x.recvs = x.recvs[:0]
+	for i := range ts {
+		if t := &ts[i]; t.local < 0 {
+			r, err := x.comm.Irecv(t.recvBuf, t.peer, t.recvTag)
+			if err != nil {
+				return err
+			}
+			x.pending = append(x.pending, r)
+			x.recvs = append(x.recvs, t)
+		}
+	}
+	for i := range ts {
+		t := &ts[i]
+		if t.local >= 0 {
+			continue
+		}
+		if x.impl.primitive == haloSendIrecv {
+			if err := x.comm.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+				return sendErr(t, err)
+			}
+			continue
+		}
+		r, err := x.comm.Isend(t.sendBuf, t.peer, t.sendTag)
+		if err != nil {
+			return err
+		}
+		x.pending = append(x.pending, r)
+	}
+	return nil
+}
+
+// wait completes what start left in flight: the receives (first in
+// pending) and sends of an all-at-once exchange, then unpacks.
+func (x *haloExec) wait(ctx context.Context) error {
+	if x.impl.partners == haloPair {
+		return nil
+	}
+	sts, err := WaitAll(ctx, x.pending...)
+	if err != nil {
+		return fmt.Errorf("commtune: halo exchange: %w", err)
+	}
+	for i, t := range x.recvs {
+		if err := x.received(t, sts[i]); err != nil {
+			return err
+		}
+	}
+	x.pending = x.pending[:0]
+	return nil
+}
+
+// transfer carries out one transfer of a pair exchange with another rank,
+// with the implementation's primitive, and unpacks what it received.
+func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
+	c := x.comm
+	var st Status
+	switch x.impl.primitive {
+	case haloIsendIrecv, haloSendIrecv:
+		rr, err := c.Irecv(t.recvBuf, t.peer, t.recvTag)
+		if err != nil {
+			return err
+		}
+		x.pending = append(x.pending[:0], rr)
+		if x.impl.primitive == haloSendIrecv {
+			if err := c.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+				return sendErr(t, err)
+			}
+		} else {
+			sr, err := c.Isend(t.sendBuf, t.peer, t.sendTag)
+			if err != nil {
+				return err
+			}
+			x.pending = append(x.pending, sr)
+		}
+		sts, err := WaitAll(ctx, x.pending...)
+		if err != nil {
+			return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
+		}
+		x.pending = x.pending[:0]
+		st = sts[0]
+	case haloSendRecv:
+		// pairOrder's argument: the +e_d end sends first, the −e_d end
+		// receives first, so the two ends' first blocking calls match.
+		var err error
+		if t.sendFirst {
+			if err = c.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+				return sendErr(t, err)
+			}
+		}
+		if st, err = c.Recv(ctx, t.recvBuf, t.peer, t.recvTag); err != nil {
+			return recvErr(t, err)
+		}
+		if !t.sendFirst {
+			if err = c.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+				return sendErr(t, err)
+			}
+		}
+	case haloSendrecv:
+		var err error
+		if st, err = c.Sendrecv(ctx, t.sendBuf, t.peer, t.sendTag, t.recvBuf, t.peer, t.recvTag); err != nil {
+			return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
+		}
+	default:
+		return fmt.Errorf("commtune: halo: primitive %q has no executor", x.impl.primitive)
+	}
+	return x.received(t, st)
+}
+
+// pack packs every send box of a phase into its buffer, then copies the
+// boxes this rank sends itself to where they land. A phase's receive boxes
+// overlap none of its send boxes, so the copies change nothing another
+// transfer of the phase reads.
+func (x *haloExec) pack(ts []haloXfer) error {
+	for i := range ts {
+		if _, err := halo.Pack(ts[i].sendBuf, x.data, ts[i].sendRuns); err != nil {
+			return err
+		}
+	}
+	for i := range ts {
+		if j := ts[i].local; j >= 0 {
+			if _, err := halo.Unpack(x.data, ts[i].sendBuf, ts[j].recvRuns); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// received checks a completed receive of t and unpacks it into the array.
+func (x *haloExec) received(t *haloXfer, st Status) error {
+	if st.Count != len(t.recvBuf) {
+		return fmt.Errorf("commtune: halo: rank %d sent %d bytes for a %d-byte box; do the ranks agree on extents, width and components?", t.peer, st.Count, len(t.recvBuf))
+	}
+	_, err := halo.Unpack(x.data, t.recvBuf, t.recvRuns)
+	return err
+}
+
+// abort withdraws the requests of a failed exchange that have not started
+// moving data. Those that have finish on their own: their buffers are the
+// Halo's, which no later exchange reuses.
+func (x *haloExec) abort() {
+	for _, r := range x.pending {
+		r.Cancel()
+	}
+	x.pending = nil
+}
+
+func sendErr(t *haloXfer, err error) error {
+	return fmt.Errorf("commtune: halo: send to rank %d: %w", t.peer, err)
+}
+
+func recvErr(t *haloXfer, err error) error {
+	return fmt.Errorf("commtune: halo: receive from rank %d: %w", t.peer, err)
+}

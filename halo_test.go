@@ -1,0 +1,572 @@
+package commtune
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/halo"
+)
+
+// haloElem is the element types the tests exchange: those the unique
+// integers of haloRef convert to exactly.
+type haloElem interface {
+	~int32 | ~int64 | ~uint16 | ~float32 | ~float64
+}
+
+// haloCase is one exchange to check against the global reference.
+type haloCase struct {
+	dims         []int
+	periods      []bool
+	extents      []int
+	width, comps int
+	elem         string // float64, int32, float32, int64 or uint16
+	impl         string
+}
+
+func (tc haloCase) String() string {
+	p := ""
+	for _, b := range tc.periods {
+		p += map[bool]string{true: "p", false: "o"}[b]
+	}
+	return fmt.Sprintf("%s/%s/%s/w%dc%d%s", strings.Trim(strings.ReplaceAll(fmt.Sprint(tc.dims), " ", "x"), "[]"), p, tc.impl, tc.width, tc.comps, tc.elem)
+}
+
+func (tc haloCase) ranks() int {
+	n := 1
+	for _, d := range tc.dims {
+		n *= d
+	}
+	return n
+}
+
+// haloRef is the global array of a case seen from one rank: every
+// (global cell, component) has a value of its own, different in every
+// round, and the halo past an open border holds haloSentinel.
+type haloRef struct {
+	coords, ext, global, full []int
+	periods                   []bool
+	width, comps, cells, span int
+}
+
+const haloSentinel = -1
+
+func newHaloRef(coords []int, tc haloCase) *haloRef {
+	r := &haloRef{coords: coords, ext: tc.extents, periods: tc.periods, width: tc.width, comps: tc.comps, cells: 1, span: 1}
+	for d, e := range tc.extents {
+		r.global = append(r.global, tc.dims[d]*e)
+		r.full = append(r.full, e+2*tc.width)
+		r.cells *= e + 2*tc.width
+		r.span *= tc.dims[d] * e
+	}
+	r.span = r.span*tc.comps + 1
+	return r
+}
+
+// cell returns the global cell that local cell i of the full array shows
+// (wrapped across periodic borders), whether i is interior, and whether
+// it shows any (false past an open border).
+func (r *haloRef) cell(i int) (lin int, interior, ok bool) {
+	idx := make([]int, len(r.full))
+	for d := len(r.full) - 1; d >= 0; d-- {
+		idx[d] = i % r.full[d]
+		i /= r.full[d]
+	}
+	interior, ok = true, true
+	for d, x := range idx {
+		if x < r.width || x >= r.width+r.ext[d] {
+			interior = false
+		}
+		g, n := r.coords[d]*r.ext[d]+x-r.width, r.global[d]
+		if g < 0 || g >= n {
+			if !r.periods[d] {
+				ok = false
+				continue
+			}
+			g = (g%n + n) % n
+		}
+		lin = lin*n + g
+	}
+	return lin, interior, ok
+}
+
+func (r *haloRef) value(lin, comp, round int) int { return round*r.span + lin*r.comps + comp + 1 }
+
+// fill writes round's values into the interior, and the sentinel into the
+// halo if halo is set.
+func fillHalo[T haloElem](r *haloRef, data []T, round int, halo bool) {
+	sentinel := haloSentinel
+	for i := range r.cells {
+		lin, interior, _ := r.cell(i)
+		for c := range r.comps {
+			switch {
+			case interior:
+				data[i*r.comps+c] = T(r.value(lin, c, round))
+			case halo:
+				data[i*r.comps+c] = T(sentinel)
+			}
+		}
+	}
+}
+
+// expectHalo returns the array after an exchange of round.
+func expectHalo[T haloElem](r *haloRef, round int) []T {
+	want := make([]T, r.cells*r.comps)
+	sentinel := haloSentinel
+	for i := range r.cells {
+		lin, _, ok := r.cell(i)
+		for c := range r.comps {
+			if ok {
+				want[i*r.comps+c] = T(r.value(lin, c, round))
+			} else {
+				want[i*r.comps+c] = T(sentinel)
+			}
+		}
+	}
+	return want
+}
+
+// haloRank runs rounds exchanges of tc on one rank and checks the whole
+// array, byte for byte, after each; the interior changes between rounds
+// while the halo keeps what the last round left. Odd rounds use Start and
+// Wait.
+func haloRank[T haloElem](ctx context.Context, c *Comm, tc haloCase, rounds int) error {
+	cart, err := c.Cart(tc.dims, tc.periods)
+	if err != nil {
+		return err
+	}
+	r := newHaloRef(cart.MyCoords(), tc)
+	data := make([]T, r.cells*r.comps)
+	fillHalo(r, data, 0, true)
+	h, err := NewHalo(cart, data, tc.extents, tc.width, tc.comps, WithHaloImpl(tc.impl))
+	if err != nil {
+		return err
+	}
+	if h.Impl() != tc.impl {
+		return fmt.Errorf("Impl() = %q, want %q", h.Impl(), tc.impl)
+	}
+	for round := range rounds {
+		if round > 0 {
+			fillHalo(r, data, round, false)
+		}
+		if round%2 == 1 {
+			if err := h.Start(ctx); err != nil {
+				return err
+			}
+			err = h.Wait(ctx)
+		} else {
+			err = h.Exchange(ctx)
+		}
+		if err != nil {
+			return fmt.Errorf("round %d: %w", round, err)
+		}
+		want := expectHalo[T](r, round)
+		if bytes.Equal(Bytes(data), Bytes(want)) {
+			continue
+		}
+		for i := range data {
+			if data[i] != want[i] {
+				return fmt.Errorf("round %d, coords %v: cell %d component %d holds %v, want %v",
+					round, r.coords, i/r.comps, i%r.comps, data[i], want[i])
+			}
+		}
+	}
+	return nil
+}
+
+// runHalo runs tc on goroutine ranks.
+func runHalo(ctx context.Context, tc haloCase, rounds int, opts ...Option) error {
+	var fn func(*Comm) error
+	switch tc.elem {
+	case "float64":
+		fn = func(c *Comm) error { return haloRank[float64](ctx, c, tc, rounds) }
+	case "int32":
+		fn = func(c *Comm) error { return haloRank[int32](ctx, c, tc, rounds) }
+	case "float32":
+		fn = func(c *Comm) error { return haloRank[float32](ctx, c, tc, rounds) }
+	case "int64":
+		fn = func(c *Comm) error { return haloRank[int64](ctx, c, tc, rounds) }
+	case "uint16":
+		fn = func(c *Comm) error { return haloRank[uint16](ctx, c, tc, rounds) }
+	default:
+		return fmt.Errorf("no element type %q", tc.elem)
+	}
+	return Local(tc.ranks(), fn, opts...)
+}
+
+// haloGrids are the process grids every implementation is checked on,
+// each all periodic, all open and, beyond one dimension, mixed.
+var haloGrids = []struct {
+	dims    []int
+	periods [][]bool
+}{
+	{[]int{1}, [][]bool{{true}, {false}}},
+	{[]int{2}, [][]bool{{true}, {false}}},
+	{[]int{3}, [][]bool{{true}, {false}}},
+	{[]int{5}, [][]bool{{true}, {false}}},
+	{[]int{2, 2}, [][]bool{{true, true}, {false, false}, {true, false}}},
+	{[]int{2, 3}, [][]bool{{true, true}, {false, false}, {false, true}}},
+	{[]int{1, 5}, [][]bool{{true, true}, {false, false}, {true, false}}},
+	{[]int{3, 1}, [][]bool{{true, true}, {false, false}, {true, false}}},
+	{[]int{2, 2, 2}, [][]bool{{true, true, true}, {false, false, false}, {true, false, true}}},
+	{[]int{2, 1, 3}, [][]bool{{true, true, true}, {false, false, false}, {false, true, true}}},
+}
+
+// haloExtents are the interior extents per number of dimensions: unequal,
+// so that a transposed box shows, and at least 2 for width 2.
+var haloExtents = map[int][]int{1: {4}, 2: {3, 4}, 3: {2, 3, 4}}
+
+// TestHaloExchange checks every implementation on every grid and
+// periodicity against the global reference, with every width, number of
+// components and element type.
+func TestHaloExchange(t *testing.T) {
+	for _, g := range haloGrids {
+		for _, p := range g.periods {
+			for _, impl := range HaloImpls() {
+				for _, width := range []int{1, 2} {
+					for _, comps := range []int{1, 3} {
+						for _, elem := range []string{"float64", "int32"} {
+							tc := haloCase{dims: g.dims, periods: p, extents: haloExtents[len(g.dims)],
+								width: width, comps: comps, elem: elem, impl: impl}
+							t.Run(tc.String(), func(t *testing.T) {
+								ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+								defer cancel()
+								if err := runHalo(ctx, tc, 1); err != nil {
+									t.Fatal(err)
+								}
+							})
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestHaloRepeated exchanges ten times with new interior values each time
+// and the halo left as the last exchange filled it.
+func TestHaloRepeated(t *testing.T) {
+	grids := []struct {
+		dims    []int
+		periods []bool
+	}{
+		{[]int{2}, []bool{true}},
+		{[]int{2, 3}, []bool{true, false}},
+		{[]int{2, 1, 3}, []bool{true, true, true}},
+	}
+	for _, g := range grids {
+		for _, impl := range HaloImpls() {
+			tc := haloCase{dims: g.dims, periods: g.periods, extents: haloExtents[len(g.dims)], width: 2, comps: 3, elem: "float64", impl: impl}
+			t.Run(tc.String(), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+				defer cancel()
+				if err := runHalo(ctx, tc, 10); err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestHaloElemTypes checks element types beyond float64 and int32.
+func TestHaloElemTypes(t *testing.T) {
+	for i, elem := range []string{"float32", "int64", "uint16"} {
+		impl := HaloImpls()[i*2%len(HaloImpls())]
+		tc := haloCase{dims: []int{2, 3}, periods: []bool{true, false}, extents: haloExtents[2], width: 1, comps: 2, elem: elem, impl: impl}
+		t.Run(tc.String(), func(t *testing.T) {
+			if err := runHalo(context.Background(), tc, 2); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestHaloRendezvous exchanges faces larger than the rendezvous threshold,
+// so that a blocking send waits for its receive, on grids where ADCL's
+// parity order alone deadlocks (a periodic dimension of odd extent) and
+// where both neighbours are one rank (periodic, extent 2). A deadlock
+// ends at the context's deadline.
+func TestHaloRendezvous(t *testing.T) {
+	const threshold = core.DefaultRendezvousThreshold
+	opt := func(c *Config) { c.RendezvousThreshold = threshold }
+	// Faces of one row of big cells (1-D) or one row of many cells (2-D),
+	// each just over the threshold.
+	big := threshold/8 + 64
+	for _, g := range []struct {
+		dims, extents []int
+		periods       []bool
+		comps         int
+	}{
+		{[]int{3}, []int{2}, []bool{true}, big},
+		{[]int{5}, []int{2}, []bool{true}, big},
+		{[]int{2}, []int{2}, []bool{true}, big},
+		{[]int{3, 1}, []int{2, big}, []bool{true, true}, 1},
+		{[]int{3, 2}, []int{2, big}, []bool{true, true}, 1},
+	} {
+		for _, impl := range HaloImpls() {
+			tc := haloCase{dims: g.dims, periods: g.periods, extents: g.extents, width: 1, comps: g.comps, elem: "float64", impl: impl}
+			t.Run(tc.String(), func(t *testing.T) {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				err := Local(tc.ranks(), func(c *Comm) error {
+					before := c.Stats().RendezvousSends
+					if err := haloRank[float64](ctx, c, tc, 2); err != nil {
+						return err
+					}
+					if c.Stats().RendezvousSends == before {
+						return errors.New("no send used rendezvous: the faces are too small to test blocking")
+					}
+					return nil
+				}, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+			})
+		}
+	}
+}
+
+// TestHaloPairOrder plays the pair implementations' order on every line
+// of up to 9 ranks, open and periodic, with every send synchronous (it
+// returns only once its receive is posted, as a rendezvous send does):
+// the order must run to the end. ADCL's order (parity for the neighbours,
+// and an even coordinate sending first) is played too, and must deadlock
+// exactly where expected, blocking Send and Recv on a periodic line of odd
+// length, which shows the model catches a deadlock.
+func TestHaloPairOrder(t *testing.T) {
+	for n := 1; n <= 9; n++ {
+		for _, periodic := range []bool{false, true} {
+			for _, joint := range []bool{false, true} {
+				name := fmt.Sprintf("n%d/periodic=%v/joint=%v", n, periodic, joint)
+				t.Run(name, func(t *testing.T) {
+					if err := playPairs(n, periodic, joint, pairOrder); err != nil {
+						t.Fatal(err)
+					}
+					err := playPairs(n, periodic, joint, adclOrder)
+					if want := !joint && periodic && n%2 == 1 && n > 1; (err != nil) != want {
+						t.Fatalf("ADCL's order: %v, want a deadlock: %v", err, want)
+					}
+				})
+			}
+		}
+	}
+}
+
+// adclOrder is ADCL's pair order: an even coordinate takes its −e_d
+// neighbour first and sends before it receives, an odd one takes +e_d
+// first and receives first.
+func adclOrder(ts []haloXfer, d, coord, n int, periodic bool, plusTag int) error {
+	if err := pairOrder(ts, d, coord, n, false, plusTag); err != nil {
+		return err
+	}
+	for i := range ts {
+		ts[i].sendFirst = coord%2 == 0
+	}
+	return nil
+}
+
+// playPairs plays one pair phase on a line of n ranks. With joint, each
+// transfer is one operation that completes when the peer is at the
+// matching transfer (IsendIrecv, SendIrecv, Sendrecv); without, it is a
+// blocking Send and Recv in the order sendFirst gives (SendRecv).
+func playPairs(n int, periodic, joint bool, order func([]haloXfer, int, int, int, bool, int) error) error {
+	type op struct {
+		peer, tag int
+		send      bool // SendRecv: a send; joint: unused
+		recvTag   int  // joint: the tag received
+	}
+	s := halo.Shape{Extents: []int{1}, Width: 1, Components: 1, ElemSize: 1}
+	plusTag, _ := halo.DirectionIndex([]int{1})
+	ops := make([][]op, n)
+	for c := range n {
+		plan, err := halo.PlanPhased(s, func(o []int) int {
+			x := c + o[0]
+			if periodic {
+				x = (x%n + n) % n
+			} else if x < 0 || x >= n {
+				return halo.ProcNull
+			}
+			return x
+		})
+		if err != nil {
+			return err
+		}
+		var ts []haloXfer
+		for _, tr := range plan.Phases[0].Transfers {
+			if tr.Peer != c {
+				ts = append(ts, haloXfer{peer: tr.Peer, sendTag: tr.SendTag, recvTag: tr.RecvTag, local: -1})
+			}
+		}
+		if err := order(ts, 0, c, n, periodic, plusTag); err != nil {
+			return err
+		}
+		for _, t := range ts {
+			switch {
+			case joint:
+				ops[c] = append(ops[c], op{peer: t.peer, tag: t.sendTag, recvTag: t.recvTag})
+			case t.sendFirst:
+				ops[c] = append(ops[c], op{peer: t.peer, tag: t.sendTag, send: true}, op{peer: t.peer, tag: t.recvTag})
+			default:
+				ops[c] = append(ops[c], op{peer: t.peer, tag: t.recvTag}, op{peer: t.peer, tag: t.sendTag, send: true})
+			}
+		}
+	}
+	for {
+		progress, done := false, true
+		for a := range n {
+			if len(ops[a]) == 0 {
+				continue
+			}
+			done = false
+			x := ops[a][0]
+			b := x.peer
+			if len(ops[b]) == 0 {
+				continue
+			}
+			y := ops[b][0]
+			var match bool
+			if joint {
+				match = y.peer == a && y.tag == x.recvTag && y.recvTag == x.tag
+			} else {
+				match = y.peer == a && y.tag == x.tag && y.send != x.send
+			}
+			if match {
+				ops[a], ops[b] = ops[a][1:], ops[b][1:]
+				progress = true
+			}
+		}
+		if done {
+			return nil
+		}
+		if !progress {
+			return fmt.Errorf("deadlock: ranks still at %v", ops)
+		}
+	}
+}
+
+func TestHaloImpls(t *testing.T) {
+	want := []string{"IsendIrecv_aao_pack", "SendIrecv_aao_pack", "IsendIrecv_pair_pack",
+		"SendIrecv_pair_pack", "SendRecv_pair_pack", "Sendrecv_pair_pack"}
+	if got := HaloImpls(); !slices.Equal(got, want) {
+		t.Fatalf("HaloImpls() = %v, want %v", got, want)
+	}
+	if want[0] != DefaultHaloImpl {
+		t.Fatalf("the default %q is not registered first", DefaultHaloImpl)
+	}
+	for _, e := range haloRegistry().Entries() {
+		a := e.AttrMap()
+		if name := a[haloAttrPrimitive] + "_" + a[haloAttrPartners] + "_" + a[haloAttrData]; name != e.Name {
+			t.Errorf("entry %q has attributes naming it %q", e.Name, name)
+		}
+	}
+}
+
+// TestHaloErrors checks the arguments NewHalo refuses and the misuse of
+// Start and Wait.
+func TestHaloErrors(t *testing.T) {
+	err := Local(2, func(c *Comm) error {
+		cart, err := c.Cart([]int{2}, []bool{true})
+		if err != nil {
+			return err
+		}
+		ok := make([]float64, 6) // extent 4, width 1
+		for _, tc := range []struct {
+			name    string
+			make    func() (*Halo, error)
+			wantErr string
+		}{
+			{"nil cart", func() (*Halo, error) { return NewHalo(nil, ok, []int{4}, 1, 1) }, "nil Cart"},
+			{"short data", func() (*Halo, error) { return NewHalo(cart, ok[:5], []int{4}, 1, 1) }, "data has 5 elements, want 6"},
+			{"long data", func() (*Halo, error) { return NewHalo(cart, make([]float64, 12), []int{4}, 1, 1) }, "data has 12 elements, want 6"},
+			{"data for components", func() (*Halo, error) { return NewHalo(cart, ok, []int{4}, 1, 2) }, "want 12"},
+			{"extents length", func() (*Halo, error) { return NewHalo(cart, ok, []int{4, 1}, 1, 1) }, "2 extents for a Cart of 1 dimensions"},
+			{"width over extent", func() (*Halo, error) { return NewHalo(cart, make([]float64, 8), []int{2}, 3, 1) }, "width 3 exceeds extent 2"},
+			{"zero width", func() (*Halo, error) { return NewHalo(cart, make([]float64, 4), []int{4}, 0, 1) }, "width 0"},
+			{"zero components", func() (*Halo, error) { return NewHalo(cart, ok, []int{4}, 1, 0) }, "0 components"},
+			{"unknown impl", func() (*Halo, error) { return NewHalo(cart, ok, []int{4}, 1, 1, WithHaloImpl("Isend_aao")) },
+				`unknown implementation "Isend_aao"; want one of ` + strings.Join(HaloImpls(), ", ")},
+		} {
+			h, err := tc.make()
+			if err == nil || h != nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.HasPrefix(err.Error(), "commtune: ") {
+				return fmt.Errorf("%s: NewHalo = %v, %v; want an error containing %q", tc.name, h, err, tc.wantErr)
+			}
+		}
+
+		h, err := NewHalo(cart, ok, []int{4}, 1, 1)
+		if err != nil {
+			return err
+		}
+		if h.Impl() != DefaultHaloImpl {
+			return fmt.Errorf("default Impl() = %q, want %q", h.Impl(), DefaultHaloImpl)
+		}
+		ctx := context.Background()
+		if err := h.Wait(ctx); err == nil || !strings.Contains(err.Error(), "no exchange started") {
+			return fmt.Errorf("Wait without Start: %v", err)
+		}
+		canceled, cancel := context.WithCancel(ctx)
+		cancel()
+		if err := h.Start(canceled); !errors.Is(err, context.Canceled) {
+			return fmt.Errorf("Start with an ended context: %v, want context.Canceled", err)
+		}
+		if err := h.Start(ctx); err != nil {
+			return fmt.Errorf("Start after a refused one: %v", err)
+		}
+		if err := h.Start(ctx); err == nil || !strings.Contains(err.Error(), "already started") {
+			return fmt.Errorf("Start twice: %v", err)
+		}
+		if err := h.Wait(ctx); err != nil {
+			return err
+		}
+		if err := h.Wait(ctx); err == nil {
+			return errors.New("a second Wait succeeded")
+		}
+		var nilHalo *Halo
+		if nilHalo.Impl() != "" || nilHalo.Start(ctx) == nil || nilHalo.Wait(ctx) == nil || nilHalo.Exchange(ctx) == nil {
+			return errors.New("a nil Halo did not fail")
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestHaloMismatchedShapes: ranks that disagree on the components get an
+// error, not a corrupt halo, and the Halo stays unusable after it.
+func TestHaloMismatchedShapes(t *testing.T) {
+	err := Local(2, func(c *Comm) error {
+		cart, err := c.Cart([]int{2}, []bool{false})
+		if err != nil {
+			return err
+		}
+		comps := 1 + c.Rank()
+		h, err := NewHalo(cart, make([]int32, 6*comps), []int{4}, 1, comps)
+		if err != nil {
+			return err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		err = h.Exchange(ctx)
+		switch {
+		case err == nil:
+			return errors.New("an exchange between mismatched shapes succeeded")
+		case c.Rank() == 0 && !errors.Is(err, ErrTruncate):
+			return fmt.Errorf("a message longer than its box: %v, want ErrTruncate", err)
+		case c.Rank() == 1 && !strings.Contains(err.Error(), "rank 0 sent 4 bytes for a 8-byte box"):
+			return fmt.Errorf("a message shorter than its box: %v", err)
+		}
+		if err := h.Exchange(ctx); err == nil || !strings.Contains(err.Error(), "unusable") {
+			return fmt.Errorf("Exchange after a failed one: %v", err)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
