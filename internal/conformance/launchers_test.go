@@ -86,8 +86,36 @@ func TestTwoNamespaces(t *testing.T) {
 		t.Skip("needs root and iproute2 to make network namespaces")
 	}
 	bin := buildExample(t)
+	nsA, nsB, vA, script := twoNamespaces(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsA, mpiexec, "-iface", vA,
+		"-launcher", "ssh", "-launcher-exec", script, "-hosts", nsA+","+nsB, "-n", "4", "-ppn", "2", bin)
+	cmd.Env = append(os.Environ(), "COMMTUNE_PROFILE=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("mpiexec: %v\n%s", err, out)
+	}
+	t.Logf("%s", out)
+	want := map[string]string{"0": "shm to 1; tcp to 2,3", "1": "shm to 0; tcp to 2,3", "2": "shm to 3; tcp to 0,1", "3": "shm to 2; tcp to 0,1"}
+	for r, w := range want {
+		line := "rank " + r + " of 4 on "
+		i := strings.Index(string(out), line)
+		if i < 0 || !strings.Contains(strings.SplitN(string(out[i:]), "\n", 2)[0], w+"; ring ok; allreduce ok") {
+			t.Fatalf("rank %s: want %q:\n%s", r, w, out)
+		}
+	}
+}
+
+// twoNamespaces makes two network namespaces joined by a veth pair, for
+// the test's lifetime, and a Hydra -launcher-exec script that runs a
+// proxy in the namespace named as its host, with COMMTUNE_RAILS set to
+// that namespace's address. It returns the namespaces, the veth end in
+// nsA (for mpiexec's -iface) and the script.
+func twoNamespaces(t *testing.T) (nsA, nsB, vA, script string) {
+	t.Helper()
 	id := fmt.Sprint(os.Getpid() % 100000)
-	nsA, nsB := "ctA"+id, "ctB"+id
+	nsA, nsB = "ctA"+id, "ctB"+id
 	vA, vB := "vA"+id, "vB"+id
 	addrA, addrB := "10.77.0.1", "10.77.0.2"
 	run := func(args ...string) {
@@ -107,7 +135,7 @@ func TestTwoNamespaces(t *testing.T) {
 		run("-n", x[0], "link", "set", x[1], "up")
 		run("-n", x[0], "link", "set", "lo", "up")
 	}
-	script := filepath.Join(t.TempDir(), "nsexec")
+	script = filepath.Join(t.TempDir(), "nsexec")
 	body := fmt.Sprintf(`#!/bin/sh
 # Hydra's -launcher-exec, called like ssh: [options] HOST COMMAND...
 while [ "${1#-}" != "$1" ]; do shift; done
@@ -122,24 +150,7 @@ exec ip netns exec "$host" env COMMTUNE_RAILS=$addr sh -c "$*"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "ip", "netns", "exec", nsA, mpiexec, "-iface", vA,
-		"-launcher", "ssh", "-launcher-exec", script, "-hosts", nsA+","+nsB, "-n", "4", "-ppn", "2", bin)
-	cmd.Env = append(os.Environ(), "COMMTUNE_PROFILE=off")
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("mpiexec: %v\n%s", err, out)
-	}
-	t.Logf("%s", out)
-	want := map[string]string{"0": "shm to 1; tcp to 2,3", "1": "shm to 0; tcp to 2,3", "2": "shm to 3; tcp to 0,1", "3": "shm to 2; tcp to 0,1"}
-	for r, w := range want {
-		line := "rank " + r + " of 4 on "
-		i := strings.Index(string(out), line)
-		if i < 0 || !strings.Contains(strings.SplitN(string(out[i:]), "\n", 2)[0], w+"; ring ok; allreduce ok") {
-			t.Fatalf("rank %s: want %q:\n%s", r, w, out)
-		}
-	}
+	return nsA, nsB, vA, script
 }
 
 // TestSlurm runs scripts/slurm-e2e.sh: a single-node Slurm (slurmctld,

@@ -1,0 +1,69 @@
+package conformance
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestJacobi3D runs examples/jacobi3d on 8 ranks under each way a job
+// starts: commtune's launcher, MPICH's mpiexec (Hydra), and Hydra across
+// two network namespaces, 4 ranks each with TCP between them. The example
+// fails unless every rank's block equals the same iteration run on one
+// rank, bit for bit; rank 0 reports the halo implementation it used.
+func TestJacobi3D(t *testing.T) {
+	dir := t.TempDir()
+	jacobi, commtune := filepath.Join(dir, "jacobi3d"), filepath.Join(dir, "commtune")
+	for _, b := range [][2]string{{jacobi, "../../examples/jacobi3d"}, {commtune, "../../cmd/commtune"}} {
+		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
+			t.Fatalf("building %s: %v\n%s", b[1], err, out)
+		}
+	}
+	args := []string{jacobi, "-grid", "24x20x16", "-iters", "30"}
+	tests := []struct {
+		name string
+		cmd  func(t *testing.T) []string // nil: skip (said why)
+	}{
+		{"commtune run", func(*testing.T) []string { return append([]string{commtune, "run", "-n", "8", "--"}, args...) }},
+		{"mpiexec", func(t *testing.T) []string {
+			mpiexec, err := exec.LookPath("mpiexec.mpich")
+			if err != nil {
+				t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
+			}
+			return append([]string{mpiexec, "-launcher", "fork", "-n", "8"}, args...)
+		}},
+		{"two namespaces", func(t *testing.T) []string {
+			mpiexec, err := exec.LookPath("mpiexec.mpich")
+			if err != nil {
+				t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
+			}
+			if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
+				t.Skip("needs root and iproute2 to make network namespaces")
+			}
+			nsA, nsB, vA, script := twoNamespaces(t)
+			return append([]string{"ip", "netns", "exec", nsA, mpiexec, "-iface", vA, "-launcher", "ssh", "-launcher-exec", script,
+				"-hosts", nsA + "," + nsB, "-n", "8", "-ppn", "4"}, args...)
+		}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			argv := tc.cmd(t)
+			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+			defer cancel()
+			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+			cmd.Env = append(os.Environ(), "COMMTUNE_PROFILE=off")
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
+			}
+			t.Logf("%s", out)
+			if !strings.Contains(string(out), "8 ranks as 2x2x2 blocks") || !strings.Contains(string(out), "same as one rank") {
+				t.Fatalf("want 8 ranks as 2x2x2 blocks with the one-rank answer:\n%s", out)
+			}
+		})
+	}
+}
