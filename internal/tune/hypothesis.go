@@ -31,25 +31,25 @@ type HypothesisConfig struct {
 // Validate reports every field outside its range, or nil. Zero fields are
 // valid: they take their defaults.
 func (c HypothesisConfig) Validate() error {
-	var errs []error
-	if c.Samples < 0 {
-		errs = append(errs, fmt.Errorf("tune: Samples %d is negative", c.Samples))
-	}
+	errs := []error{c.measuring().Validate()}
 	if c.ReqConfidence < 0 {
 		errs = append(errs, fmt.Errorf("tune: ReqConfidence %d is negative", c.ReqConfidence))
 	}
-	errs = append(errs, c.Filter.Validate())
 	return errors.Join(errs...)
 }
 
+// measuring is the part of c a brute-force campaign shares: how each
+// implementation is measured.
+func (c HypothesisConfig) measuring() BruteConfig {
+	return BruteConfig{Samples: c.Samples, Filter: c.Filter}
+}
+
 func (c HypothesisConfig) withDefaults() HypothesisConfig {
-	if c.Samples == 0 {
-		c.Samples = DefaultSamples
-	}
+	m := c.measuring().withDefaults()
+	c.Samples, c.Filter = m.Samples, m.Filter
 	if c.ReqConfidence == 0 {
 		c.ReqConfidence = DefaultReqConfidence
 	}
-	c.Filter = c.Filter.withDefaults()
 	return c
 }
 
