@@ -1,0 +1,366 @@
+package tune
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// The exploration methods of an Adaptive.
+const (
+	MethodBrute      = "brute"      // BruteForce: every implementation, Samples times
+	MethodHypothesis = "hypothesis" // Hypothesis: one attribute at a time, pruning
+)
+
+// Defaults of AdaptiveConfig's drift watch.
+const (
+	DefaultWatchWindow  = 32
+	DefaultDriftFactor  = 1.5
+	DefaultDriftWindows = 2
+)
+
+// AdaptiveConfig sets an Adaptive. The zero value is valid: each zero field
+// takes its default.
+type AdaptiveConfig struct {
+	// Method is how a selection explores: MethodBrute (default) or
+	// MethodHypothesis.
+	Method string
+	// Hypothesis sets the measurements (Samples, Filter) of both methods and
+	// the confidence the hypothesis method requires.
+	Hypothesis HypothesisConfig
+	// WatchWindow is how many calls of the winner make one running average
+	// of the drift watch (default 32). Each window costs one reduction of
+	// one number.
+	WatchWindow int
+	// DriftFactor is how far, up or down, a window's average (the maximum
+	// over the ranks) must be from the time the winner was chosen on for
+	// the window to count as drifted (default 1.5). Must be above 1.
+	DriftFactor float64
+	// DriftWindows is how many drifted windows in a row resume the
+	// selection (default 2): one slow window is a hiccup, two a change.
+	DriftWindows int
+}
+
+// Validate reports every field outside its range, or nil.
+func (c AdaptiveConfig) Validate() error {
+	errs := []error{c.Hypothesis.Validate()}
+	switch c.Method {
+	case "", MethodBrute, MethodHypothesis:
+	default:
+		errs = append(errs, fmt.Errorf("tune: method %q: want %s or %s", c.Method, MethodBrute, MethodHypothesis))
+	}
+	if c.WatchWindow < 0 {
+		errs = append(errs, fmt.Errorf("tune: WatchWindow %d is negative", c.WatchWindow))
+	}
+	if c.DriftFactor != 0 && !(c.DriftFactor > 1) || math.IsInf(c.DriftFactor, 0) {
+		errs = append(errs, fmt.Errorf("tune: DriftFactor %g: want a finite number above 1", c.DriftFactor))
+	}
+	if c.DriftWindows < 0 {
+		errs = append(errs, fmt.Errorf("tune: DriftWindows %d is negative", c.DriftWindows))
+	}
+	return errors.Join(errs...)
+}
+
+func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
+	if c.Method == "" {
+		c.Method = MethodBrute
+	}
+	c.Hypothesis = c.Hypothesis.withDefaults()
+	if c.WatchWindow == 0 {
+		c.WatchWindow = DefaultWatchWindow
+	}
+	if c.DriftFactor == 0 {
+		c.DriftFactor = DefaultDriftFactor
+	}
+	if c.DriftWindows == 0 {
+		c.DriftWindows = DefaultDriftWindows
+	}
+	return c
+}
+
+// reduction is what the vector an Adaptive asked to reduce stands for.
+type reduction uint8
+
+const (
+	reduceNone     reduction = iota
+	reduceDecision           // a BruteForce decision or a Hypothesis batch
+	reduceWatch              // one window of the drift watch
+)
+
+// Adaptive carries one application-level selection over its whole life,
+// beyond ADCL, which never revisits a choice: it explores with a
+// BruteForce or a Hypothesis until a winner is chosen, then runs the
+// winner while keeping a cheap running average of its time. When that
+// average drifts away from the time the winner was chosen on, for
+// DriftWindows windows in a row, the selection starts again from scratch,
+// measuring every candidate under the new conditions.
+//
+// Like the selectors it drives, an Adaptive is pure and deterministic:
+// the caller runs Next, measures this rank's time and passes it to Record;
+// when Record returns a vector, the caller reduces it with MAX across the
+// ranks and passes the result to Reduced. Every rank that builds it from
+// the same entries and config, and records the same calls, asks for the
+// same reductions at the same calls. It is not safe for concurrent use.
+type Adaptive struct {
+	cfg     AdaptiveConfig
+	names   []string
+	entries []Entry[struct{}] // names and attributes, to start a selection afresh
+
+	brute *BruteForce
+	hyp   *Hypothesis
+
+	winner   string
+	baseline float64 // the winner's reduced time when chosen
+	means    map[string]float64
+	pending  reduction
+	batch    []string // the names of a pending hypothesis batch
+
+	watchSum   float64
+	watchN     int
+	drifted    int // drifted windows in a row
+	selections int // selections completed
+	calls      int // calls measured by the latest selection
+	log        []string
+}
+
+// NewAdaptive returns an Adaptive over entries, exploring at once. It
+// refuses what NewBruteForce and NewHypothesis refuse, and an invalid cfg.
+func NewAdaptive[T any](entries []Entry[T], cfg AdaptiveConfig) (*Adaptive, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	a := &Adaptive{cfg: cfg.withDefaults()}
+	for _, e := range entries {
+		a.names = append(a.names, e.Name)
+		a.entries = append(a.entries, Entry[struct{}]{Name: e.Name, Attrs: slices.Clone(e.Attrs)})
+	}
+	if err := a.explore("selection starts"); err != nil {
+		return nil, err
+	}
+	return a, nil
+}
+
+// Config returns a's configuration, defaults filled in.
+func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
+
+// explore starts a selection from scratch.
+func (a *Adaptive) explore(why string) error {
+	a.winner, a.baseline, a.means = "", 0, map[string]float64{}
+	a.brute, a.hyp, a.pending, a.batch, a.calls = nil, nil, reduceNone, nil, 0
+	a.watchSum, a.watchN, a.drifted = 0, 0, 0
+	var err error
+	if a.cfg.Method == MethodHypothesis {
+		a.hyp, err = NewHypothesis(a.entries, a.cfg.Hypothesis)
+	} else {
+		a.brute, err = NewBruteForce(a.names, BruteConfig{Samples: a.cfg.Hypothesis.Samples, Filter: a.cfg.Hypothesis.Filter})
+	}
+	if err != nil {
+		return err
+	}
+	a.logf("%s: %s over %d implementations", why, a.cfg.Method, len(a.names))
+	if len(a.names) == 1 {
+		a.decide(a.names[0], math.NaN())
+	}
+	return nil
+}
+
+// Resume starts a on winner, chosen earlier (by another job) at baseline
+// seconds, without exploring: the drift watch alone may resume the
+// selection. It refuses a name that is not a candidate and a baseline that
+// is not a finite positive time, and then leaves a exploring.
+func (a *Adaptive) Resume(winner string, baseline float64) error {
+	if !slices.Contains(a.names, winner) {
+		return fmt.Errorf("%w: %q is not a candidate", ErrUnexpectedRecord, winner)
+	}
+	if !(baseline > 0) || math.IsInf(baseline, 1) {
+		return fmt.Errorf("%w: baseline %g s", ErrUnexpectedRecord, baseline)
+	}
+	a.brute, a.hyp, a.pending, a.batch = nil, nil, reduceNone, nil
+	a.means = map[string]float64{winner: baseline}
+	a.calls = 0
+	a.logf("resumed on %s, chosen earlier at %s, without exploring", winner, secs(baseline))
+	a.decide(winner, baseline)
+	return nil
+}
+
+func (a *Adaptive) decide(winner string, baseline float64) {
+	a.winner, a.baseline = winner, baseline
+	a.brute, a.hyp = nil, nil
+	a.watchSum, a.watchN, a.drifted = 0, 0, 0
+	a.selections++
+}
+
+// Next returns the implementation to run for the next call.
+func (a *Adaptive) Next() string {
+	switch {
+	case a.winner != "":
+		return a.winner
+	case a.brute != nil:
+		name, _ := a.brute.Next()
+		return name
+	default:
+		name, _ := a.hyp.Next()
+		return name
+	}
+}
+
+// Exploring reports whether a selection is under way.
+func (a *Adaptive) Exploring() bool { return a.winner == "" }
+
+// Record reports that the call Next asked for, name, took seconds on this
+// rank. When a reduction is due it returns this rank's vector: reduce it
+// with MAX across the ranks and pass the result to Reduced before the next
+// call. It refuses (ErrUnexpectedRecord) a name other than Next's, a bad
+// time, and a record while a reduction is pending, and then counts nothing.
+func (a *Adaptive) Record(name string, seconds float64) (local []float64, err error) {
+	if a.pending != reduceNone {
+		return nil, fmt.Errorf("%w: a reduction is pending", ErrUnexpectedRecord)
+	}
+	if want := a.Next(); name != want {
+		return nil, fmt.Errorf("%w: %s ran, %s was due", ErrUnexpectedRecord, name, want)
+	}
+	if !validTime(seconds) || math.IsNaN(seconds) {
+		return nil, fmt.Errorf("%w: time %g s", ErrUnexpectedRecord, seconds)
+	}
+	if a.winner != "" {
+		if math.IsNaN(a.baseline) {
+			return nil, nil // a single candidate: nothing to watch for
+		}
+		a.watchSum += seconds
+		a.watchN++
+		if a.watchN < a.cfg.WatchWindow {
+			return nil, nil
+		}
+		a.pending = reduceWatch
+		return []float64{a.watchSum / float64(a.watchN)}, nil
+	}
+	a.calls++
+	if a.brute != nil {
+		if err := a.brute.Record(name, seconds); err != nil {
+			return nil, err
+		}
+		if _, done := a.brute.Next(); done {
+			a.pending = reduceDecision
+			return a.brute.Local(), nil
+		}
+		return nil, nil
+	}
+	if err := a.hyp.Record(name, seconds); err != nil {
+		return nil, err
+	}
+	if _, done := a.hyp.Next(); done {
+		a.pending = reduceDecision
+		a.batch, local = a.hyp.Local()
+		return local, nil
+	}
+	return nil, nil
+}
+
+// Reduced takes the element-wise maximum over the ranks of the vector
+// Record returned. It reports whether a selection ended with it (a
+// winner was chosen). A vector refused (ErrBadReduction, ErrNotReady)
+// changes nothing.
+func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
+	switch a.pending {
+	case reduceNone:
+		return false, fmt.Errorf("%w: no reduction pending", ErrNotReady)
+	case reduceWatch:
+		if err := checkReduced(global, 1); err != nil {
+			return false, err
+		}
+		a.pending = reduceNone
+		a.watch(global[0])
+		return false, nil
+	}
+	if a.brute != nil {
+		w, err := a.brute.Decide(global)
+		if err != nil {
+			return false, err
+		}
+		a.pending = reduceNone
+		parts := make([]string, len(a.names))
+		for i, n := range a.names {
+			a.means[n] = global[i]
+			parts[i] = n + " " + secs(global[i])
+		}
+		a.logf("reduced (max over ranks of the filtered means): %s", strings.Join(parts, ", "))
+		a.logf("%s wins after %d calls", w, a.calls)
+		a.decide(w, global[slices.Index(a.names, w)])
+		return true, nil
+	}
+	w, done, err := a.hyp.Evaluate(global)
+	if err != nil {
+		return false, err
+	}
+	a.pending = reduceNone
+	for i, n := range a.batch {
+		a.means[n] = global[i]
+	}
+	a.batch = nil
+	if !done {
+		return false, nil
+	}
+	for _, line := range a.hyp.Explain() {
+		a.logf("%s", line)
+	}
+	a.logf("%s wins after %d calls", w, a.calls)
+	a.decide(w, a.means[w])
+	return true, nil
+}
+
+// watch judges one window's reduced average and resumes the selection
+// after DriftWindows drifted ones in a row.
+func (a *Adaptive) watch(avg float64) {
+	a.watchSum, a.watchN = 0, 0
+	f := a.cfg.DriftFactor
+	if avg > a.baseline*f || avg < a.baseline/f {
+		a.drifted++
+		a.logf("window of %d calls of %s averages %s against %s when chosen (%d of %d drifted windows)",
+			a.cfg.WatchWindow, a.winner, secs(avg), secs(a.baseline), a.drifted, a.cfg.DriftWindows)
+	} else {
+		a.drifted = 0
+	}
+	if a.drifted >= a.cfg.DriftWindows {
+		// Cannot fail: the same entries and config built a selector before.
+		_ = a.explore(fmt.Sprintf("%s drifted from %s to %s", a.winner, secs(a.baseline), secs(avg)))
+	}
+}
+
+// Winner returns the implementation chosen and the reduced time it was
+// chosen on, or "" while exploring.
+func (a *Adaptive) Winner() (name string, seconds float64) { return a.winner, a.baseline }
+
+// Calls returns the calls the latest selection measured: 0 for one
+// resumed from an earlier job or still to start.
+func (a *Adaptive) Calls() int { return a.calls }
+
+// Selections returns how many selections have ended, a resumed one
+// included.
+func (a *Adaptive) Selections() int { return a.selections }
+
+// Means returns the reduced time of each implementation the latest
+// selection measured.
+func (a *Adaptive) Means() map[string]float64 {
+	m := make(map[string]float64, len(a.means))
+	for k, v := range a.means {
+		m[k] = v
+	}
+	return m
+}
+
+// Explain returns what happened, one line per event: selections started
+// and why, reductions, the hypothesis selector's reasoning, winners and
+// drifted windows.
+func (a *Adaptive) Explain() []string { return slices.Clone(a.log) }
+
+// maxLog bounds Explain: a watch that drifts for days keeps the latest.
+const maxLog = 256
+
+func (a *Adaptive) logf(format string, args ...any) {
+	a.log = append(a.log, fmt.Sprintf(format, args...))
+	if len(a.log) > maxLog {
+		a.log = slices.Delete(a.log, 0, len(a.log)-maxLog)
+	}
+}
