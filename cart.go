@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 )
 
 // ProcNull is the rank of a missing neighbour: what Cart.Shift and
@@ -135,6 +136,9 @@ type Cart struct {
 	dims    []int
 	periods []bool
 	coords  []int // the calling rank's
+
+	mu         sync.Mutex
+	selections map[string]*haloSelection // shared by the Halos of one shape (halo_select.go)
 }
 
 // Cart returns a Cartesian view of c with the given extent and periodicity

@@ -110,6 +110,26 @@ type Config struct {
 	// a path. Used only with CollSelect "lottery"; goroutine ranks (Local)
 	// keep nothing. Env: COMMTUNE_TUNE_STATE.
 	TuneState string
+	// HaloSelect is how a Halo created without WithHaloImpl gets its
+	// implementation: "brute" measures every implementation HaloSamples
+	// times and keeps the fastest (seed 003 §II-A); "hypothesis" settles
+	// one attribute at a time and measures fewer (seed 003 §III); the name
+	// of an implementation (HaloImpls) uses it alone, without measuring.
+	// After a selection the winner's time is watched, and the selection
+	// starts again when it drifts. Every rank must set the same. Default
+	// brute. Env: COMMTUNE_HALO_SELECT.
+	HaloSelect string
+	// HaloSamples is how many exchanges measure each implementation during
+	// a halo selection. Default 10. Env: COMMTUNE_HALO_SAMPLES.
+	HaloSamples int
+	// HaloState is the file where the winners of halo selections are kept
+	// between jobs, keyed by platform, topology and array shape, so that a
+	// rerun starts on the winner without exploring: "" for this
+	// platform's, next to the profile (<profile path without
+	// .json>.halo.json), used by jobs of several processes; "off" to keep
+	// nothing; or a path, used by every job, goroutine ranks included.
+	// Env: COMMTUNE_HALO_STATE.
+	HaloState string
 
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
@@ -138,6 +158,9 @@ const (
 	EnvLotteryMinTTL = "COMMTUNE_LOTTERY_MIN_TTL"
 	EnvLotteryMaxTTL = "COMMTUNE_LOTTERY_MAX_TTL"
 	EnvTuneState     = "COMMTUNE_TUNE_STATE"
+	EnvHaloSelect    = "COMMTUNE_HALO_SELECT"
+	EnvHaloSamples   = "COMMTUNE_HALO_SAMPLES"
+	EnvHaloState     = "COMMTUNE_HALO_STATE"
 )
 
 // The collective lottery's TTL bounds (Config.LotteryMinTTL and
@@ -199,6 +222,9 @@ func buildConfig(opts []Option) (Config, error) {
 	if c.LotteryMinTTL < 1 || c.LotteryMaxTTL > maxTTL || c.LotteryMinTTL > c.LotteryMaxTTL {
 		return c, fmt.Errorf("commtune: lottery TTLs %d to %d (%s, %s): want 1 ≤ min ≤ max ≤ %d",
 			c.LotteryMinTTL, c.LotteryMaxTTL, EnvLotteryMinTTL, EnvLotteryMaxTTL, maxTTL)
+	}
+	if err := c.checkHalo(); err != nil {
+		return c, err
 	}
 	if err := c.lotteryConfig().Validate(); err != nil {
 		return c, fmt.Errorf("commtune: %w", err)
@@ -268,6 +294,19 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := lookup(EnvTuneState); ok && strings.TrimSpace(v) != "" {
 		c.TuneState = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvHaloSelect); ok && strings.TrimSpace(v) != "" {
+		c.HaloSelect = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvHaloState); ok && strings.TrimSpace(v) != "" {
+		c.HaloState = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvHaloSamples); ok && strings.TrimSpace(v) != "" {
+		n, err := strconv.Atoi(strings.TrimSpace(v))
+		if err != nil || n < 1 || n > maxHaloSamples {
+			return fmt.Errorf("commtune: %s=%q: want a whole number of exchanges in [1, %d]", EnvHaloSamples, v, maxHaloSamples)
+		}
+		c.HaloSamples = n
 	}
 	if v, ok := lookup(EnvCollSelect); ok && strings.TrimSpace(v) != "" {
 		c.CollSelect = strings.ToLower(strings.TrimSpace(v))

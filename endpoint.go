@@ -32,6 +32,7 @@ type endpoint struct {
 	collForced map[coll.Operation]coll.Algorithm // COMMTUNE_COLL_<OP>
 	lottery    *tune.Lottery                     // draws collective algorithms; nil: the fixed table
 	tuneStore  *tuneStore                        // where the lottery's learning persists (tunestate.go); nil: nowhere
+	halo       haloSettings                      // how Halos select their implementation (halo_select.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -106,6 +107,7 @@ func (ep *endpoint) ready(cfg Config) error {
 		}
 	}
 	ep.openTuneState(cfg)
+	ep.haloSettingsFor(cfg)
 	return nil
 }
 

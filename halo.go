@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/commtune/commtune/internal/halo"
 )
@@ -29,8 +30,21 @@ import (
 // for concurrent use; distinct Halos on one Cart may have exchanges under
 // way at once, as each has a communicator of its own.
 type Halo struct {
-	impl    haloImpl
-	x       *haloExec
+	comm  *Comm
+	cart  *Cart
+	shape halo.Shape
+	data  []byte
+	nb    halo.Neighbors
+
+	fixed string         // the implementation named for this Halo; "" when sel chooses
+	sel   *haloSelection // the selection shared with the Cart's Halos of this shape
+	timer *HaloTimer     // the Timer that times this Halo's exchanges, if any
+	execs map[string]*haloExec
+
+	x       *haloExec // the exchange under way
+	name    string    // its implementation
+	begun   time.Time // when it started
+	ran     string    // the implementation run since the Timer last stopped
 	started bool
 	err     error // the failure that ended an exchange; the Halo is unusable after it
 }
@@ -39,17 +53,25 @@ type Halo struct {
 type HaloOption func(*haloOptions)
 
 type haloOptions struct {
-	impl string
+	method string // an implementation's name, or a selection method
 }
 
-// DefaultHaloImpl is the implementation NewHalo uses unless WithHaloImpl
-// names another: every partner at once, nonblocking, data packed.
+// DefaultHaloImpl is the implementation listed first, measured first by a
+// selection: every partner at once, nonblocking, data packed.
 const DefaultHaloImpl = "IsendIrecv_aao_pack"
 
 // WithHaloImpl makes the Halo use the named implementation, one of
-// HaloImpls; every rank must name the same one.
+// HaloImpls, instead of selecting one at run time; every rank must name
+// the same one.
 func WithHaloImpl(name string) HaloOption {
-	return func(o *haloOptions) { o.impl = name }
+	return func(o *haloOptions) { o.method = name }
+}
+
+// WithHaloSelect makes the Halo select its implementation at run time
+// with method, HaloSelectBrute or HaloSelectHypothesis, whatever
+// Config.HaloSelect says; every rank must pass the same.
+func WithHaloSelect(method string) HaloOption {
+	return func(o *haloOptions) { o.method = method }
 }
 
 // HaloImpls returns the names of the halo exchange implementations, in the
@@ -85,15 +107,16 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 	if err := cart.comm.check(); err != nil {
 		return nil, err
 	}
-	o := haloOptions{impl: DefaultHaloImpl}
+	o := haloOptions{method: cart.comm.ep.halo.method}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
-	e, ok := haloRegistry().Lookup(o.impl)
-	if !ok {
-		return nil, fmt.Errorf("commtune: NewHalo: unknown implementation %q; want one of %s", o.impl, strings.Join(HaloImpls(), ", "))
+	selecting := o.method == HaloSelectBrute || o.method == HaloSelectHypothesis
+	if _, ok := haloRegistry().Lookup(o.method); !ok && !selecting {
+		return nil, fmt.Errorf("commtune: NewHalo: unknown implementation %q; want one of %s, or the selection %s or %s",
+			o.method, strings.Join(HaloImpls(), ", "), HaloSelectBrute, HaloSelectHypothesis)
 	}
 	if len(extents) != len(cart.dims) {
 		return nil, fmt.Errorf("commtune: NewHalo: %d extents for a Cart of %d dimensions", len(extents), len(cart.dims))
@@ -106,19 +129,58 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 		return nil, fmt.Errorf("commtune: NewHalo: data has %d elements, want %d: %v cells each with a halo of %d on both sides, times %d components",
 			len(data), want, extents, width, components)
 	}
-	plan, err := e.Impl.plan(s, cartNeighbors(cart))
-	if err != nil {
-		return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+	h := &Halo{cart: cart, shape: s, data: Bytes(data), nb: cartNeighbors(cart), execs: map[string]*haloExec{}}
+	// Every geometry is planned now, so that a bad shape fails here and
+	// not in the middle of a selection.
+	for _, m := range []haloImpl{{partners: haloAAO}, {partners: haloPair}} {
+		if _, err := m.plan(s, h.nb); err != nil {
+			return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+		}
+	}
+	if selecting {
+		set := cart.comm.ep.halo
+		set.method = o.method
+		sel, err := cart.selection(s, set)
+		if err != nil {
+			return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+		}
+		h.sel = sel
+	} else {
+		h.fixed = o.method
 	}
 	comm, err := cart.comm.Dup()
 	if err != nil {
 		return nil, err
 	}
-	x, err := newHaloExec(e.Impl, comm, cart, s, Bytes(data), plan)
-	if err != nil {
-		return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+	h.comm = comm
+	if h.fixed != "" {
+		if _, err := h.exec(h.fixed); err != nil {
+			return nil, fmt.Errorf("commtune: NewHalo: %w", err)
+		}
 	}
-	return &Halo{impl: e.Impl, x: x}, nil
+	return h, nil
+}
+
+// exec returns the executor of implementation name on h, made on first
+// use: its plan, runs and buffers serve every later exchange.
+func (h *Halo) exec(name string) (*haloExec, error) {
+	if x := h.execs[name]; x != nil {
+		return x, nil
+	}
+	e, ok := haloRegistry().Lookup(name)
+	if !ok {
+		return nil, fmt.Errorf("unknown halo implementation %q", name)
+	}
+	plan, err := e.Impl.plan(h.shape, h.nb)
+	if err != nil {
+		return nil, err
+	}
+	x, err := newHaloExec(e.Impl, h.comm, h.cart, h.shape, h.data, plan)
+	if err != nil {
+		return nil, err
+	}
+	h.execs[name] = x
+	return x, nil
 }
 
 // cartNeighbors returns the calling rank's neighbour at each offset of
@@ -138,12 +200,26 @@ func cartNeighbors(cart *Cart) halo.Neighbors {
 	}
 }
 
-// Impl returns the name of the implementation h uses.
+// Impl returns the name of the implementation h's next exchange uses.
 func (h *Halo) Impl() string {
 	if h == nil {
 		return ""
 	}
-	return h.impl.Name()
+	if h.sel == nil {
+		return h.fixed
+	}
+	return h.sel.status().Impl
+}
+
+// Selection describes where h's choice of implementation stands.
+func (h *Halo) Selection() HaloSelection {
+	if h == nil {
+		return HaloSelection{}
+	}
+	if h.sel == nil {
+		return HaloSelection{Method: "fixed", Impl: h.fixed}
+	}
+	return h.sel.status()
 }
 
 var errNilHalo = errors.New("commtune: nil Halo")
@@ -168,7 +244,23 @@ func (h *Halo) Start(ctx context.Context) error {
 	if err := ctx.Err(); err != nil {
 		return err // nothing started, so the Halo stays usable
 	}
-	if err := h.x.start(ctx); err != nil {
+	name := h.fixed
+	if h.sel != nil {
+		var err error
+		if name, err = h.sel.next(ctx, h.comm); err != nil {
+			h.fail(err)
+			return err
+		}
+	}
+	x, err := h.exec(name)
+	if err != nil {
+		err = fmt.Errorf("commtune: Halo: %w", err)
+		h.fail(err)
+		return err
+	}
+	h.x, h.name, h.ran = x, name, name
+	h.begun = time.Now()
+	if err := x.start(ctx); err != nil {
 		h.fail(err)
 		return err
 	}
@@ -193,6 +285,12 @@ func (h *Halo) Wait(ctx context.Context) error {
 		h.fail(err)
 		return err
 	}
+	if h.sel != nil && h.timer == nil {
+		if err := h.sel.record(ctx, h.comm, h.name, time.Since(h.begun)); err != nil {
+			h.fail(err)
+			return err
+		}
+	}
 	return nil
 }
 
@@ -208,5 +306,7 @@ func (h *Halo) Exchange(ctx context.Context) error {
 func (h *Halo) fail(err error) {
 	h.err = err
 	h.started = false
-	h.x.abort()
+	if h.x != nil {
+		h.x.abort()
+	}
 }

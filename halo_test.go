@@ -144,11 +144,15 @@ func haloRank[T haloElem](ctx context.Context, c *Comm, tc haloCase, rounds int)
 	r := newHaloRef(cart.MyCoords(), tc)
 	data := make([]T, r.cells*r.comps)
 	fillHalo(r, data, 0, true)
-	h, err := NewHalo(cart, data, tc.extents, tc.width, tc.comps, WithHaloImpl(tc.impl))
+	opt := WithHaloImpl(tc.impl)
+	if tc.impl == HaloSelectBrute || tc.impl == HaloSelectHypothesis {
+		opt = WithHaloSelect(tc.impl)
+	}
+	h, err := NewHalo(cart, data, tc.extents, tc.width, tc.comps, opt)
 	if err != nil {
 		return err
 	}
-	if h.Impl() != tc.impl {
+	if h.Selection().Method == "fixed" && h.Impl() != tc.impl {
 		return fmt.Errorf("Impl() = %q, want %q", h.Impl(), tc.impl)
 	}
 	for round := range rounds {
