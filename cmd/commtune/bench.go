@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms)", run: benchMain})
+	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection)", run: benchMain})
 	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
 }
 
@@ -34,12 +34,15 @@ func benchMain(args []string) int {
 	if len(args) > 0 && args[0] == "coll" {
 		return collMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "halo" {
+		return haloMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong|sweep|coll [flags]   (commtune bench NAME -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong, sweep or coll")
+		return usageError("bench", "want a benchmark name: pingpong, sweep, coll or halo")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
@@ -213,6 +216,9 @@ func benchRankMain(args []string) int {
 	}
 	if len(args) > 0 && args[0] == "coll" {
 		return collRankMain(args[1:])
+	}
+	if len(args) > 0 && args[0] == "halo" {
+		return haloRankMain(args[1:])
 	}
 	if len(args) > 0 && args[0] == "lottery" {
 		return lotteryRankMain(args[1:])

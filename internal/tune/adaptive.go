@@ -30,9 +30,10 @@ type AdaptiveConfig struct {
 	// Hypothesis sets the measurements (Samples, Filter) of both methods and
 	// the confidence the hypothesis method requires.
 	Hypothesis HypothesisConfig
-	// WatchWindow is how many calls of the winner make one running average
-	// of the drift watch (default 32). Each window costs one reduction of
-	// one number.
+	// WatchWindow is how many calls of the winner make one window of the
+	// drift watch (default 32), whose filtered mean (FilteredMean, as the
+	// selection's samples) is compared with the time the winner was chosen
+	// on. Each window costs one reduction of one number.
 	WatchWindow int
 	// DriftFactor is how far, up or down, a window's average (the maximum
 	// over the ranks) must be from the time the winner was chosen on for
@@ -117,8 +118,7 @@ type Adaptive struct {
 	pending  reduction
 	batch    []string // the names of a pending hypothesis batch
 
-	watchSum   float64
-	watchN     int
+	window     []float64 // the drift watch's samples of the current window
 	drifted    int // drifted windows in a row
 	selections int // selections completed
 	calls      int // calls measured by the latest selection
@@ -149,7 +149,7 @@ func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
 func (a *Adaptive) explore(why string) error {
 	a.winner, a.baseline, a.means = "", 0, map[string]float64{}
 	a.brute, a.hyp, a.pending, a.batch, a.calls = nil, nil, reduceNone, nil, 0
-	a.watchSum, a.watchN, a.drifted = 0, 0, 0
+	a.window, a.drifted = a.window[:0], 0
 	var err error
 	if a.cfg.Method == MethodHypothesis {
 		a.hyp, err = NewHypothesis(a.entries, a.cfg.Hypothesis)
@@ -188,7 +188,7 @@ func (a *Adaptive) Resume(winner string, baseline float64) error {
 func (a *Adaptive) decide(winner string, baseline float64) {
 	a.winner, a.baseline = winner, baseline
 	a.brute, a.hyp = nil, nil
-	a.watchSum, a.watchN, a.drifted = 0, 0, 0
+	a.window, a.drifted = a.window[:0], 0
 	a.selections++
 }
 
@@ -228,13 +228,16 @@ func (a *Adaptive) Record(name string, seconds float64) (local []float64, err er
 		if math.IsNaN(a.baseline) {
 			return nil, nil // a single candidate: nothing to watch for
 		}
-		a.watchSum += seconds
-		a.watchN++
-		if a.watchN < a.cfg.WatchWindow {
+		a.window = append(a.window, seconds)
+		if len(a.window) < a.cfg.WatchWindow {
 			return nil, nil
 		}
+		// Filtered as the selection's samples were, so that the window
+		// compares with the time the winner was chosen on, and an outlier
+		// or two do not pass for a drift.
+		mean, _ := FilteredMean(a.window, a.cfg.Hypothesis.Filter)
 		a.pending = reduceWatch
-		return []float64{a.watchSum / float64(a.watchN)}, nil
+		return []float64{mean}, nil
 	}
 	a.calls++
 	if a.brute != nil {
@@ -313,7 +316,7 @@ func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
 // watch judges one window's reduced average and resumes the selection
 // after DriftWindows drifted ones in a row.
 func (a *Adaptive) watch(avg float64) {
-	a.watchSum, a.watchN = 0, 0
+	a.window = a.window[:0]
 	f := a.cfg.DriftFactor
 	if avg > a.baseline*f || avg < a.baseline/f {
 		a.drifted++
