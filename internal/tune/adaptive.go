@@ -119,9 +119,9 @@ type Adaptive struct {
 	batch    []string // the names of a pending hypothesis batch
 
 	window     []float64 // the drift watch's samples of the current window
-	drifted    int // drifted windows in a row
-	selections int // selections completed
-	calls      int // calls measured by the latest selection
+	drifted    int       // drifted windows in a row
+	selections int       // selections completed
+	calls      int       // calls measured by the latest selection
 	log        []string
 }
 
