@@ -310,3 +310,20 @@ func (h *Halo) fail(err error) {
 		h.x.abort()
 	}
 }
+
+// HaloImplAttr describes one halo implementation: its name and attributes
+// (partners, primitive, data), as the selectors see them.
+type HaloImplAttr struct {
+	Name  string
+	Attrs map[string]string
+}
+
+// HaloImplAttrs returns every halo implementation with its attributes, in
+// the order HaloImpls lists them.
+func HaloImplAttrs() []HaloImplAttr {
+	var out []HaloImplAttr
+	for _, e := range haloRegistry().Entries() {
+		out = append(out, HaloImplAttr{Name: e.Name, Attrs: e.AttrMap()})
+	}
+	return out
+}

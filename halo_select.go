@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/halo"
 	"github.com/commtune/commtune/internal/tune"
 )
@@ -336,4 +337,21 @@ func (t *HaloTimer) Stop(ctx context.Context) error {
 		}
 	}
 	return nil
+}
+
+func init() {
+	control.HaloDecisions = func() (map[string]tune.Decision, string, error) {
+		cfg, err := buildConfig(nil)
+		if err != nil || cfg.HaloState == HaloStateOff {
+			return nil, "", err
+		}
+		path := cfg.HaloState
+		if path == "" {
+			if path, err = haloStatePath(cfg); err != nil {
+				return nil, "", err
+			}
+		}
+		m, err := tune.LoadDecisions(path, platform(cfg).ID)
+		return m, path, err
+	}
 }

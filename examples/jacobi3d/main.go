@@ -30,7 +30,7 @@ import (
 func main() {
 	gridFlag := flag.String("grid", "32x32x32", "global interior cells, XxYxZ")
 	iters := flag.Int("iters", 100, "Jacobi iterations")
-	impl := flag.String("impl", "", "halo exchange implementation (default: the library's); one of "+strings.Join(commtune.HaloImpls(), ", "))
+	impl := flag.String("impl", "", "halo exchange implementation, or the selector brute or hypothesis (default: the library's, "+commtune.EnvHaloSelect+"); implementations: "+strings.Join(commtune.HaloImpls(), ", "))
 	check := flag.Bool("check", true, "compare the answer with the same iteration on one rank")
 	flag.Parse()
 	grid, err := parseGrid(*gridFlag)
@@ -90,7 +90,11 @@ func run(grid [3]int, iters int, impl string, check bool) error {
 	// boundary stays zero (u = 0 there), the rest is exchanged.
 	u, v := make([]float64, b.cells()), make([]float64, b.cells())
 	var opts []commtune.HaloOption
-	if impl != "" {
+	switch impl {
+	case "":
+	case commtune.HaloSelectBrute, commtune.HaloSelectHypothesis:
+		opts = append(opts, commtune.WithHaloSelect(impl))
+	default:
 		opts = append(opts, commtune.WithHaloImpl(impl))
 	}
 	hu, err := commtune.NewHalo(cart, u, b.ext[:], 1, 1, opts...)
@@ -101,16 +105,27 @@ func run(grid [3]int, iters int, impl string, check bool) error {
 	if err != nil {
 		return err
 	}
+	// The two Halos have one shape on one Cart, so they share one
+	// selection; the Timer has it judge whole iterations, computation
+	// included, rather than the exchanges alone.
+	timer, err := commtune.NewHaloTimer(hu, hv)
+	if err != nil {
+		return err
+	}
 	src := source(grid)
 	start := time.Now()
 	var residual float64
 	cur, next, hcur, hnext := u, v, hu, hv
 	for range iters {
+		timer.Start()
 		if err := hcur.Exchange(ctx); err != nil {
 			return err
 		}
 		local := []float64{sweep(b, cur, next, src)}
 		if err := commtune.Allreduce(ctx, c, local, local, commtune.Sum); err != nil {
+			return err
+		}
+		if err := timer.Stop(ctx); err != nil {
 			return err
 		}
 		residual = math.Sqrt(local[0])
@@ -132,9 +147,22 @@ func run(grid [3]int, iters int, impl string, check bool) error {
 	}
 	if c.Rank() == 0 {
 		fmt.Printf("jacobi3d: %d ranks as %dx%dx%d blocks, grid %dx%dx%d, %d iterations in %v (halo %s): residual %.6e, %s\n",
-			c.Size(), dims[0], dims[1], dims[2], grid[0], grid[1], grid[2], iters, elapsed.Round(time.Millisecond), hu.Impl(), residual, status)
+			c.Size(), dims[0], dims[1], dims[2], grid[0], grid[1], grid[2], iters, elapsed.Round(time.Millisecond), haloChoice(hu.Selection()), residual, status)
 	}
 	return nil
+}
+
+// haloChoice says which implementation the exchanges ended on, and how.
+func haloChoice(s commtune.HaloSelection) string {
+	switch {
+	case s.Method == "fixed":
+		return s.Impl + ", fixed"
+	case s.Exploring:
+		return fmt.Sprintf("%s still selecting, %d iterations measured", s.Method, s.Calls)
+	case s.Calls == 0:
+		return fmt.Sprintf("%s, saved by an earlier run: no exploration", s.Impl)
+	}
+	return fmt.Sprintf("%s, chosen by %s after %d iterations, %d selection(s)", s.Impl, s.Method, s.Calls, s.Selections)
 }
 
 // split returns the extent and offset of block i of n blocks over cells

@@ -45,3 +45,9 @@ var Platform func() (profile.Fingerprint, string, error)
 // with this environment's policy, and the file's path; a nil lottery with
 // no error when persistence is off. Package commtune sets it.
 var LotteryState func() (*tune.Lottery, string, error)
+
+// HaloDecisions returns the winners of halo selections saved for this
+// machine (COMMTUNE_HALO_STATE, else next to the profile) and the file's
+// path; no decisions and an empty path when persistence is off. Package
+// commtune sets it.
+var HaloDecisions func() (map[string]tune.Decision, string, error)

@@ -32,12 +32,13 @@ type AdaptiveConfig struct {
 	Hypothesis HypothesisConfig
 	// WatchWindow is how many calls of the winner make one window of the
 	// drift watch (default 32), whose filtered mean (FilteredMean, as the
-	// selection's samples) is compared with the time the winner was chosen
-	// on. Each window costs one reduction of one number.
+	// selection's samples; the maximum over the ranks) is compared with the
+	// best window's since the decision. Each window costs one reduction of
+	// one number.
 	WatchWindow int
-	// DriftFactor is how far, up or down, a window's average (the maximum
-	// over the ranks) must be from the time the winner was chosen on for
-	// the window to count as drifted (default 1.5). Must be above 1.
+	// DriftFactor is how far above the baseline, the best window since the
+	// decision, a window's mean must be to count as drifted (default 1.5).
+	// Must be above 1.
 	DriftFactor float64
 	// DriftWindows is how many drifted windows in a row resume the
 	// selection (default 2): one slow window is a hiccup, two a change.
@@ -93,10 +94,13 @@ const (
 // Adaptive carries one application-level selection over its whole life,
 // beyond ADCL, which never revisits a choice: it explores with a
 // BruteForce or a Hypothesis until a winner is chosen, then runs the
-// winner while keeping a cheap running average of its time. When that
-// average drifts away from the time the winner was chosen on, for
-// DriftWindows windows in a row, the selection starts again from scratch,
-// measuring every candidate under the new conditions.
+// winner while keeping a cheap running average of its time, one filtered
+// mean per window of calls. The best window since the decision is the
+// baseline; when windows drift above it by DriftFactor, DriftWindows
+// windows in a row, the selection starts again from scratch, measuring
+// every candidate under the new conditions. (A winner that gets faster
+// only lowers its baseline: the warm-up after a decision looks the same
+// as a load that went away.)
 //
 // Like the selectors it drives, an Adaptive is pure and deterministic:
 // the caller runs Next, measures this rank's time and passes it to Record;
@@ -119,6 +123,7 @@ type Adaptive struct {
 	batch    []string // the names of a pending hypothesis batch
 
 	window     []float64 // the drift watch's samples of the current window
+	steady     bool      // the watch's baseline is the winner's time running alone
 	drifted    int       // drifted windows in a row
 	selections int       // selections completed
 	calls      int       // calls measured by the latest selection
@@ -188,7 +193,7 @@ func (a *Adaptive) Resume(winner string, baseline float64) error {
 func (a *Adaptive) decide(winner string, baseline float64) {
 	a.winner, a.baseline = winner, baseline
 	a.brute, a.hyp = nil, nil
-	a.window, a.drifted = a.window[:0], 0
+	a.window, a.drifted, a.steady = a.window[:0], 0, false
 	a.selections++
 }
 
@@ -317,10 +322,21 @@ func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
 // after DriftWindows drifted ones in a row.
 func (a *Adaptive) watch(avg float64) {
 	a.window = a.window[:0]
-	f := a.cfg.DriftFactor
-	if avg > a.baseline*f || avg < a.baseline/f {
+	if !a.steady || avg < a.baseline {
+		// The time the winner was chosen on came from calls interleaved
+		// with the other candidates' (or from an earlier job), and the
+		// first windows after a decision may still warm up: the baseline
+		// is the best window seen since, the winner's steady time alone.
+		if !a.steady {
+			a.logf("watching %s: %s running alone (%s when chosen)", a.winner, secs(avg), secs(a.baseline))
+		}
+		a.steady = true
+		a.baseline, a.drifted = avg, 0
+		return
+	}
+	if avg > a.baseline*a.cfg.DriftFactor {
 		a.drifted++
-		a.logf("window of %d calls of %s averages %s against %s when chosen (%d of %d drifted windows)",
+		a.logf("window of %d calls of %s averages %s against %s before (%d of %d drifted windows)",
 			a.cfg.WatchWindow, a.winner, secs(avg), secs(a.baseline), a.drifted, a.cfg.DriftWindows)
 	} else {
 		a.drifted = 0
@@ -331,8 +347,9 @@ func (a *Adaptive) watch(avg float64) {
 	}
 }
 
-// Winner returns the implementation chosen and the reduced time it was
-// chosen on, or "" while exploring.
+// Winner returns the implementation chosen and its reduced time: the time
+// it was chosen on until the watch's first window, the best window's
+// after; "" while exploring.
 func (a *Adaptive) Winner() (name string, seconds float64) { return a.winner, a.baseline }
 
 // Calls returns the calls the latest selection measured: 0 for one
