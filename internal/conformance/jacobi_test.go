@@ -23,7 +23,9 @@ func TestJacobi3D(t *testing.T) {
 			t.Fatalf("building %s: %v\n%s", b[1], err, out)
 		}
 	}
-	args := []string{jacobi, "-grid", "24x20x16", "-iters", "30"}
+	// Enough iterations for the brute-force selection of the halo
+	// implementation (3 samples each) to end, and more on the winner.
+	args := []string{jacobi, "-grid", "24x20x16", "-iters", "100"}
 	tests := []struct {
 		name string
 		cmd  func(t *testing.T) []string // nil: skip (said why)
@@ -55,7 +57,7 @@ func TestJacobi3D(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 			defer cancel()
 			cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-			cmd.Env = append(os.Environ(), "COMMTUNE_PROFILE=off")
+			cmd.Env = append(os.Environ(), "COMMTUNE_PROFILE=off", "COMMTUNE_HALO_STATE=off", "COMMTUNE_HALO_SAMPLES=3", "COMMTUNE_HALO_SELECT=brute")
 			out, err := cmd.CombinedOutput()
 			if err != nil {
 				t.Fatalf("%s: %v\n%s", strings.Join(argv, " "), err, out)
@@ -63,6 +65,9 @@ func TestJacobi3D(t *testing.T) {
 			t.Logf("%s", out)
 			if !strings.Contains(string(out), "8 ranks as 2x2x2 blocks") || !strings.Contains(string(out), "same as one rank") {
 				t.Fatalf("want 8 ranks as 2x2x2 blocks with the one-rank answer:\n%s", out)
+			}
+			if !strings.Contains(string(out), "chosen by brute") {
+				t.Fatalf("want the halo implementation chosen by brute force:\n%s", out)
 			}
 		})
 	}
