@@ -70,6 +70,8 @@ type Stats struct {
 	PolledWaits     uint64 // waits that ended while the waiter polled the network
 	SpinMisses      uint64 // waits that polled for the whole budget, then parked
 	ParkedWaits     uint64 // waits that parked at once (no polling budget)
+	VectorSends     uint64 // sends given as a list of segments (IsendV)
+	VectorRecvs     uint64 // receives given as a list of segments (IrecvV)
 }
 
 // NewEngine returns the engine of rank in a job of size ranks, sending
@@ -136,6 +138,51 @@ func (e *Engine) tempRequest(op opKind, peer, tag int, buf []byte) *Request {
 	r := requestPool.Get().(*Request)
 	r.e, r.op, r.peer, r.tag, r.buf, r.temp = e, op, peer, tag, buf, true
 	return r
+}
+
+// newVecRequest is newRequest for a message made of segments.
+func (e *Engine) newVecRequest(op opKind, peer, tag int, segs [][]byte) *Request {
+	return &Request{e: e, op: op, peer: peer, tag: tag, vec: true, segs: segs, size: segsLen(segs)}
+}
+
+// tempVecRequest is tempRequest for a message made of segments.
+func (e *Engine) tempVecRequest(op opKind, peer, tag int, segs [][]byte) *Request {
+	r := e.tempRequest(op, peer, tag, nil)
+	r.vec, r.segs, r.size = true, segs, segsLen(segs)
+	return r
+}
+
+// IsendV is Isend for a message made of several memory regions: its bytes
+// are the concatenation of segs, which travel without first being packed
+// into one buffer (an eager copy gathers them straight behind the header;
+// larger messages go from the segments themselves). On the wire it is an
+// ordinary message: any receive, contiguous or not, matches it. Neither
+// the list nor the memory it points to may change until the request
+// completes. It is never read in place by its receiver (an RTS-pull names
+// one address): where the policy would pull, it is pushed instead.
+func (e *Engine) IsendV(ctxID uint64, dest, tag int, segs [][]byte) *Request {
+	return e.isend(e.newVecRequest(opSend, dest, tag, segs), ctxID)
+}
+
+// IsendVTemp is IsendV with a pooled request, for a caller that waits at
+// once and then calls Release (see IsendTemp).
+func (e *Engine) IsendVTemp(ctxID uint64, dest, tag int, segs [][]byte) *Request {
+	return e.isend(e.tempVecRequest(opSend, dest, tag, segs), ctxID)
+}
+
+// IrecvV is Irecv into several memory regions: the message's bytes land in
+// segs in order, its capacity being the sum of their lengths (a longer
+// message fills them and fails with a TruncateError, as for one buffer).
+// Neither the list nor the memory it points to may be used until the
+// request completes.
+func (e *Engine) IrecvV(ctxID uint64, src, tag int, segs [][]byte) *Request {
+	return e.irecv(e.newVecRequest(opRecv, src, tag, segs), ctxID)
+}
+
+// IrecvVTemp is IrecvV with a pooled request, for a caller that waits at
+// once and then calls Release.
+func (e *Engine) IrecvVTemp(ctxID uint64, src, tag int, segs [][]byte) *Request {
+	return e.irecv(e.tempVecRequest(opRecv, src, tag, segs), ctxID)
 }
 
 // IsendTemp is Isend for a caller that waits for the request at once and
@@ -211,7 +258,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		r.completeAlone(fmt.Errorf("send tag %d is negative", tag))
 		return r
 	}
-	n := len(buf)
+	n := r.length()
 	e.mu.Lock()
 	if e.closed != nil {
 		r.complete(Status{}, e.closed)
@@ -223,6 +270,9 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		r.complete(Status{}, p.lost)
 		e.mu.Unlock()
 		return r
+	}
+	if r.vec {
+		e.stats.VectorSends++
 	}
 	c := e.ctxLocked(ctxID)
 	seq := c.sendSeq[dest]
@@ -255,7 +305,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		r.id = e.nextID
 		r.rtsQueued = true
 		e.sends[r.id] = r
-		if m := p.methods.pick(n); m == pullMethod && n > 0 {
+		if m := p.methods.pick(n); m == pullMethod && n > 0 && !r.vec {
 			// The receiver reads buf in place: it must not move (Go
 			// stacks do). Until it begins to read, a withdraw (cancel)
 			// that it acknowledges takes the send back.
@@ -271,6 +321,12 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			}
 			e.stats.PullSends++
 		} else {
+			if m == pullMethod {
+				// A vector send cannot be pulled: the RTS-pull names one
+				// address. It is pushed by the method the policy gives
+				// pushes of its size.
+				m = p.methods.pickPush(n)
+			}
 			r.bulkMethod = m
 		}
 	}
@@ -281,17 +337,20 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	case protoEagerInline:
 		b := r.small[:eagerHeaderLen+n]
 		putEagerHeader(b, ctxID, int32(tag), seq, n)
-		copy(b[eagerHeaderLen:], buf)
+		r.gather(b[eagerHeaderLen:])
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
 	case protoEagerCopy:
 		r.copyBuf = getBuf(eagerHeaderLen + n)
 		b := *r.copyBuf
 		putEagerHeader(b, ctxID, int32(tag), seq, n)
-		copy(b[eagerHeaderLen:], buf)
+		r.gather(b[eagerHeaderLen:])
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
 	case protoEagerIovec:
 		putEagerHeader(r.hdr[:], ctxID, int32(tag), seq, n)
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:eagerHeaderLen], Body: buf, Owner: r}
+		if r.vec {
+			r.pkt.Vec = r.segs // by reference, segment by segment
+		}
 	case protoRendezvous:
 		if r.pull {
 			putRTSPull(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id, uint64(uintptr(unsafe.Pointer(&buf[0]))))
@@ -303,6 +362,16 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	}
 	e.sched.Submit(dest, &r.pkt)
 	return r
+}
+
+// gather copies r's message into dst, which holds exactly its length: the
+// one copy of the eager protocols, straight from the segments of a vector.
+func (r *Request) gather(dst []byte) {
+	if r.vec {
+		gatherSegs(dst, r.segs)
+	} else {
+		copy(dst, r.buf)
+	}
 }
 
 // completeAlone completes a request that never reached the engine's state.
@@ -321,12 +390,12 @@ func (e *Engine) sent(r *Request, p *sched.Packet, err error) {
 	r.inflight--
 	switch {
 	case p == &r.bulk:
-		r.complete(Status{Source: e.rank, Tag: r.tag, Count: len(r.bulk.Body)}, err)
+		r.complete(Status{Source: e.rank, Tag: r.tag, Count: r.bulk.Len()}, err)
 	case r.proto == protoEagerCopy:
 		putBuf(r.copyBuf)
 		r.copyBuf = nil
 	case r.proto == protoEagerIovec, r.proto == protoEagerInline:
-		r.complete(Status{Source: e.rank, Tag: r.tag, Count: len(r.buf)}, err)
+		r.complete(Status{Source: e.rank, Tag: r.tag, Count: r.length()}, err)
 	case r.proto == protoRendezvous && err != nil:
 		delete(e.sends, r.id)
 		r.complete(Status{}, err)
@@ -366,6 +435,9 @@ func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 		r.complete(Status{}, e.closed)
 	default:
 		r.c = c
+		if r.vec {
+			e.stats.VectorRecvs++
+		}
 		if u := c.findUnexpected(src, tag); u != nil {
 			c.removeUnexpected(u)
 			e.consumeLocked(r, u, &out)
@@ -396,11 +468,16 @@ func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
 // fillLocked copies an eager payload into r, completes it, and counts the
 // payload as consumed for the sender's credits.
 func (e *Engine) fillLocked(r *Request, peer, tag int, payload []byte, out *outbox) {
-	n := copy(r.buf, payload)
+	var n int
+	if r.vec {
+		n = scatterSegs(r.segs, payload)
+	} else {
+		n = copy(r.buf, payload)
+	}
 	e.stats.CopiedBytes += uint64(n)
 	var err error
-	if len(payload) > len(r.buf) {
-		err = &TruncateError{MessageLen: len(payload), BufferLen: len(r.buf)}
+	if room := r.length(); len(payload) > room {
+		err = &TruncateError{MessageLen: len(payload), BufferLen: room}
 	}
 	r.complete(Status{Source: peer, Tag: tag, Count: n}, err)
 	e.creditLocked(peer, len(payload), out)
@@ -435,11 +512,11 @@ func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAd
 		r.complete(Status{Source: peer, Tag: tag}, lost)
 		return
 	}
-	r.expect = min(size, len(r.buf))
+	r.expect = min(size, r.length())
 	c := newCtrl()
 	if r.expect == 0 {
 		putCTS(c.buf[:], sendID, 0, 0)
-		r.complete(Status{Source: peer, Tag: tag}, e.truncation(size, len(r.buf)))
+		r.complete(Status{Source: peer, Tag: tag}, e.truncation(size, r.length()))
 	} else {
 		e.nextID++
 		r.id = e.nextID
@@ -665,7 +742,13 @@ func (o *outbox) flush(e *Engine) {
 		if !e.startPull(p.r) {
 			continue // withdrawn by its sender, or its peer lost, meanwhile
 		}
-		err := e.sched.Pull(p.peer, p.r.buf[:p.r.expect], p.addr)
+		var err error
+		if p.r.vec {
+			// One read scattered over the segments the message fills.
+			err = e.sched.PullV(p.peer, subSegs(p.r.segs, 0, p.r.expect), p.addr)
+		} else {
+			err = e.sched.Pull(p.peer, p.r.buf[:p.r.expect], p.addr)
+		}
 		e.pullDone(p.peer, p.r, err)
 	}
 }

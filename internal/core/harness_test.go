@@ -98,15 +98,31 @@ func (n *net) step(pick func(k int) int) bool {
 			n.t.Fatalf("packet %d→%d: %v", r.from, r.to, err)
 		}
 	case driver.Put:
-		dstBuf, err := dst.Region(r.from, f.Region, f.Offset, f.Len())
-		if err != nil {
-			n.t.Fatalf("put %d→%d: %v", r.from, r.to, err)
+		// Region may hand out the memory in pieces (a receive made of
+		// segments): each takes the next bytes of the frame.
+		total := f.Len()
+		iov, pos := f.Iov, 0 // the next byte to place is iov[0][pos]
+		for off := 0; off < total || off == 0; {
+			piece, err := dst.Region(r.from, f.Region, f.Offset+int64(off), total-off)
+			if err != nil {
+				n.t.Fatalf("put %d→%d: %v", r.from, r.to, err)
+			}
+			if total == 0 {
+				break
+			}
+			if len(piece) == 0 || len(piece) > total-off {
+				n.t.Fatalf("put %d→%d: Region gave %d bytes for %d at %d", r.from, r.to, len(piece), total-off, off)
+			}
+			off += len(piece)
+			for len(piece) > 0 {
+				k := copy(piece, iov[0][pos:])
+				piece, pos = piece[k:], pos+k
+				if pos == len(iov[0]) {
+					iov, pos = iov[1:], 0
+				}
+			}
 		}
-		off := 0
-		for _, b := range f.Iov {
-			off += copy(dstBuf[off:], b)
-		}
-		dst.PutDone(r.from, f.Region, f.Offset, f.Len())
+		dst.PutDone(r.from, f.Region, f.Offset, total)
 	}
 	var done driver.Rail = r
 	if r.owner != nil {

@@ -222,8 +222,8 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 	if s.peer != peer {
 		return driver.ProtocolError("rank %d answered rank %d's rendezvous %d", peer, s.peer, en.id)
 	}
-	if en.size > uint64(len(s.buf)) {
-		return driver.ProtocolError("rank %d accepts %d bytes of a %d-byte message", peer, en.size, len(s.buf))
+	if en.size > uint64(s.length()) {
+		return driver.ProtocolError("rank %d accepts %d bytes of a %d-byte message", peer, en.size, s.length())
 	}
 	delete(e.sends, en.id)
 	s.rtsQueued = false
@@ -233,7 +233,13 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 	}
 	s.bulkBusy = true
 	s.moving.Store(true)
-	s.bulk = sched.Packet{Kind: sched.Bulk, Method: s.bulkMethod, Body: s.buf[:en.size], Region: en.region, Owner: s}
+	s.bulk = sched.Packet{Kind: sched.Bulk, Method: s.bulkMethod, Region: en.region, Owner: s}
+	if s.vec {
+		// The segments themselves: the rails send each chunk from them.
+		s.bulk.Vec = subSegs(s.segs, 0, int(en.size))
+	} else {
+		s.bulk.Body = s.buf[:en.size]
+	}
 	s.inflight++
 	out.addPacket(peer, &s.bulk)
 	return nil
@@ -267,7 +273,9 @@ func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
 
 // Region returns the part of a matched receive buffer where n bytes of
 // rendezvous data at offset land: the data goes straight into the user's
-// buffer, with no intermediate copy.
+// buffer, with no intermediate copy. For a receive made of segments it is
+// the part of the segment holding offset, up to n bytes: possibly fewer,
+// the rail then asks again for the rest (driver.Handler).
 func (e *Engine) Region(peer int, region uint64, offset int64, n int) ([]byte, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -277,6 +285,9 @@ func (e *Engine) Region(peer int, region uint64, offset int64, n int) ([]byte, e
 	}
 	if offset < 0 || n < 0 || offset > int64(r.expect) || int64(n) > int64(r.expect)-offset {
 		return nil, driver.ProtocolError("rank %d puts [%d,+%d) into a %d-byte region", peer, offset, n, r.expect)
+	}
+	if r.vec {
+		return r.cursor.piece(r.segs, int(offset), n), nil
 	}
 	return r.buf[offset : offset+int64(n)], nil
 }
@@ -295,7 +306,7 @@ func (e *Engine) PutDone(peer int, region uint64, offset int64, n int) {
 		delete(e.regions, region)
 		st := r.status
 		st.Count = r.expect
-		r.complete(st, e.truncation(r.msgLen, len(r.buf)))
+		r.complete(st, e.truncation(r.msgLen, r.length()))
 	}
 }
 
@@ -346,7 +357,7 @@ func (e *Engine) finLocked(peer int, en *entry) error {
 	}
 	delete(e.sends, en.id)
 	s.rtsQueued = false
-	s.complete(Status{Source: e.rank, Tag: s.tag, Count: len(s.buf)}, nil)
+	s.complete(Status{Source: e.rank, Tag: s.tag, Count: s.length()}, nil)
 	return nil
 }
 
@@ -386,6 +397,6 @@ func (e *Engine) pullDone(peer int, r *Request, err error) {
 	e.mu.Lock()
 	st := r.status
 	st.Count = r.expect
-	r.complete(st, e.truncation(r.msgLen, len(r.buf)))
+	r.complete(st, e.truncation(r.msgLen, r.length()))
 	e.mu.Unlock()
 }

@@ -73,6 +73,20 @@ func (pm *peerMethods) pick(n int) uint8 {
 	return m
 }
 
+// pickPush is pick for a message that cannot be pulled (a vector send: an
+// RTS-pull names a single address): the last Put method whose range
+// starts at or below n, skipping pulls, else 0, the rail's default push
+// (shm: copy through the ring, available on every rail).
+func (pm *peerMethods) pickPush(n int) uint8 {
+	m := uint8(0)
+	for i, lo := range pm.min {
+		if n >= lo && pm.method[i] != pullMethod {
+			m = pm.method[i]
+		}
+	}
+	return m
+}
+
 // SetPolicy sets how messages to peer travel. The eager limit is capped by
 // what one packet of the peer's rails can carry.
 func (e *Engine) SetPolicy(peer int, p Policy) error {

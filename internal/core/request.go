@@ -49,6 +49,11 @@ type Request struct {
 	tag  int
 	buf  []byte
 	id   uint64
+	// A vector request's message is segs' concatenation (buf is unused):
+	// vec says so even for an empty list; size is the total length.
+	vec  bool
+	segs [][]byte
+	size int
 
 	done      chan struct{}
 	poke      chan struct{} // receives: the rendezvous matched, come and take the data
@@ -88,6 +93,18 @@ type Request struct {
 	sendID     uint64 // rendezvous: the sender's request id
 	src        int    // rendezvous: the matched sender
 	pulling    bool   // pull: the read of the sender's memory began (no withdraw now)
+
+	// vector receive: where the rendezvous data's last Region piece was
+	// found (under e.mu)
+	cursor segCursor
+}
+
+// length returns the size of r's message (send) or room (receive).
+func (r *Request) length() int {
+	if r.vec {
+		return r.size
+	}
+	return len(r.buf)
 }
 
 // Done returns a channel closed when the request completes.

@@ -116,6 +116,15 @@ type Puller interface {
 	Pull(dst []byte, addr uint64) error
 }
 
+// VecPuller is implemented by Pullers that can scatter one pull into
+// several pieces of local memory at once (process_vm_readv with a local
+// iovec list): a receive made of segments is pulled in one call.
+type VecPuller interface {
+	// PullV copies the bytes at addr in the peer's memory into the parts
+	// of dst in order, as many as their lengths add up to.
+	PullV(dst [][]byte, addr uint64) error
+}
+
 // Handler receives what rails produce. The core implements it; rails call it
 // from their own goroutines and never while holding a lock the core might
 // need.
@@ -124,11 +133,18 @@ type Handler interface {
 	// error means the peer broke the protocol: the rail drops the connection
 	// and reports the peer lost.
 	Packet(peer int, body []byte) error
-	// Region returns the memory where n bytes of a Put at offset land. It
-	// fails for an unknown handle or a range outside the region; the rail then
-	// treats it as a protocol violation.
+	// Region returns the memory where the first bytes of the n bytes of a
+	// Put at offset land: a region may be several separate pieces of
+	// memory (a receive scattered over segments), so it may return fewer
+	// than n bytes, the part up to the end of the piece that holds offset,
+	// but never none when n > 0 and never more than n. The rail places
+	// what it got and calls Region again at the advanced offset for the
+	// rest, until all n bytes are placed. It fails for an unknown handle
+	// or a range outside the region; the rail then treats it, and an empty
+	// answer for n > 0, as a protocol violation.
 	Region(peer int, region uint64, offset int64, n int) ([]byte, error)
-	// PutDone reports that n bytes of a Put landed in the region at offset.
+	// PutDone reports that the n bytes of a Put at offset landed: once per
+	// Put, after every piece Region handed out for it is filled.
 	PutDone(peer int, region uint64, offset int64, n int)
 	// Idle reports that a rail finished the frame it had in the background
 	// (the NIC-idle event of NewMadeleine's scheduler); err is non-nil if the

@@ -33,20 +33,47 @@ type Packet struct {
 	Body   []byte // payload sent by reference (iovec): Eager payload or Bulk data
 	Method uint8  // Bulk: the rail's method for moving it (driver.Frame.Method)
 	Region uint64 // Bulk: the peer's region handle
-	Offset int64  // Bulk: offset of Body[0] inside the region
+	Offset int64  // Bulk: offset of the payload's first byte inside the region
 	Owner  Completer
 
+	// Vec, when not nil, is the payload instead of Body: the concatenation
+	// of its parts, sent by reference part by part with no gathering copy
+	// (a message made of several memory regions). A Bulk chunk of it is
+	// the sub-list of parts that covers the chunk, sliced, not copied.
+	Vec [][]byte
+
 	next     *Packet // intrusive FIFO link: queuing allocates nothing
-	planned  int     // Bulk: bytes of Body already assigned to rails
-	finished int     // Bulk: bytes of Body whose frames are done
+	vecLen   int     // Vec's total length, taken at Submit (0: not taken)
+	planned  int     // Bulk: payload bytes already assigned to rails
+	finished int     // Bulk: payload bytes whose frames are done
 	failed   error   // Bulk: first error seen among its chunks
 }
 
 // Len returns the packet's size on the wire, headers included.
-func (p *Packet) Len() int { return len(p.Head) + len(p.Body) }
+func (p *Packet) Len() int { return len(p.Head) + p.bodyLen() }
 
 // Remaining returns the Bulk bytes not yet assigned to a rail.
-func (p *Packet) Remaining() int { return len(p.Body) - p.planned }
+func (p *Packet) Remaining() int { return p.bodyLen() - p.planned }
+
+// bodyLen returns the payload's length: Body's, or the sum of Vec's parts
+// (counted once at Submit; a packet not submitted yet counts them here).
+func (p *Packet) bodyLen() int {
+	if p.Vec == nil {
+		return len(p.Body)
+	}
+	if p.vecLen > 0 {
+		return p.vecLen
+	}
+	return vecLen(p.Vec)
+}
+
+func vecLen(vec [][]byte) int {
+	n := 0
+	for _, b := range vec {
+		n += len(b)
+	}
+	return n
+}
 
 // Queue is the FIFO of packets pending for one destination, in submission
 // order. Strategies pop from it; they never see tags or matching.

@@ -139,6 +139,29 @@ func (s *Scheduler) Pull(peer int, dst []byte, addr uint64) error {
 	return p.Pull(dst, addr)
 }
 
+// PullV is Pull into the parts of dst in order, from consecutive bytes at
+// addr: one vectored read where the rail offers it (driver.VecPuller),
+// else one read per part.
+func (s *Scheduler) PullV(peer int, dst [][]byte, addr uint64) error {
+	p := s.puller(peer)
+	if p == nil {
+		return fmt.Errorf("sched: no rail to rank %d can pull", peer)
+	}
+	if vp, ok := p.(driver.VecPuller); ok {
+		return vp.PullV(dst, addr)
+	}
+	for _, b := range dst {
+		if len(b) == 0 {
+			continue
+		}
+		if err := p.Pull(b, addr); err != nil {
+			return err
+		}
+		addr += uint64(len(b))
+	}
+	return nil
+}
+
 func (s *Scheduler) puller(peer int) driver.Puller {
 	d := s.dests[peer]
 	d.mu.Lock()
@@ -240,6 +263,10 @@ func (s *Scheduler) Rails(peer int) []driver.Caps {
 func (s *Scheduler) Submit(peer int, p *Packet) {
 	d := s.dests[peer]
 	p.planned, p.finished, p.failed = 0, 0, nil
+	p.vecLen = 0
+	if p.Vec != nil {
+		p.vecLen = vecLen(p.Vec)
+	}
 	d.mu.Lock()
 	if d.failed != nil {
 		err := d.failed
@@ -284,11 +311,11 @@ func (s *Scheduler) Fail(peer int, err error) {
 	for p := d.q.Pop(); p != nil; p = d.q.Pop() {
 		if p.Kind == Bulk {
 			p.finished += p.Remaining()
-			p.planned = len(p.Body)
+			p.planned = p.bodyLen()
 			if p.failed == nil {
 				p.failed = err
 			}
-			if p.finished < len(p.Body) {
+			if p.finished < p.planned {
 				continue // chunks still in flight complete it
 			}
 		}
@@ -413,7 +440,7 @@ func (d *dest) finishLocked(idx int, sl *slot, err error) {
 		if err != nil && p.failed == nil {
 			p.failed = err
 		}
-		if p.finished == len(p.Body) && p.planned == len(p.Body) {
+		if n := p.bodyLen(); p.finished == n && p.planned == n {
 			done = append(done, p)
 		}
 	}
@@ -445,7 +472,11 @@ func (sl *slot) load(a *Assignment) {
 		f.Method = p.Method
 		f.Region = p.Region
 		f.Offset = p.Offset + int64(a.Off)
-		sl.iov = append(sl.iov, p.Body[a.Off:a.Off+a.Len])
+		if p.Vec != nil {
+			sl.iov = driver.AppendRange(sl.iov, p.Vec, a.Off, a.Len)
+		} else {
+			sl.iov = append(sl.iov, p.Body[a.Off:a.Off+a.Len])
+		}
 	} else {
 		sl.chunk = 0
 		f.Kind = driver.Packet
@@ -454,7 +485,13 @@ func (sl *slot) load(a *Assignment) {
 			if len(p.Head) > 0 {
 				sl.iov = append(sl.iov, p.Head)
 			}
-			if len(p.Body) > 0 {
+			if p.Vec != nil {
+				for _, b := range p.Vec {
+					if len(b) > 0 {
+						sl.iov = append(sl.iov, b)
+					}
+				}
+			} else if len(p.Body) > 0 {
 				sl.iov = append(sl.iov, p.Body)
 			}
 		}

@@ -129,7 +129,7 @@ func (splitter) Schedule(q *Queue, rails []RailState, plan *Plan) {
 		Default{}.Schedule(q, rails, plan)
 		return
 	}
-	half := len(p.Body) / 2
+	half := p.Len() / 2
 	for i := range rails {
 		if rails[i].Busy || p.Remaining() == 0 {
 			continue

@@ -10,11 +10,11 @@ type RailState struct {
 
 // Assignment is one frame to put on one rail: either several Eager packets
 // aggregated into one Packet frame, or one chunk [Off, Off+Len) of a Bulk
-// packet's Body as a Put frame.
+// packet's payload (Body, or Vec's concatenation) as a Put frame.
 type Assignment struct {
 	Rail    int       // index into the rails passed to Schedule
 	Packets []*Packet // Eager: one or more, in order; Bulk: exactly one
-	Off     int       // Bulk: chunk offset inside Body
+	Off     int       // Bulk: chunk offset inside the payload
 	Len     int       // Bulk: chunk length
 }
 
@@ -112,7 +112,9 @@ type Aggregate struct {
 }
 
 // maxAggregated bounds the packets of one frame (two iovec entries each,
-// well under the kernel's writev limit).
+// well under the kernel's writev limit, unless a packet's payload is a
+// Vec of many parts: rails write a frame's iovec in pieces the kernel
+// takes).
 const maxAggregated = 64
 
 // Name returns "aggregate".

@@ -139,13 +139,22 @@ func deliver(h driver.Handler, from int, fr *driver.Frame, scratch *[]byte) (boo
 		return true, nil
 	case driver.Put:
 		n := fr.Len()
-		dst, err := h.Region(from, fr.Region, fr.Offset, n)
+		// Both sides may be in pieces (a send and a receive made of
+		// segments): each piece of the region takes the next bytes of the
+		// iovec, wherever they start.
+		iov, pos := fr.Iov, 0 // pos: bytes of iov[0] already copied
+		err := driver.Place(h, from, fr.Region, fr.Offset, n, func(dst []byte) error {
+			for len(dst) > 0 {
+				k := copy(dst, iov[0][pos:])
+				dst, pos = dst[k:], pos+k
+				if pos == len(iov[0]) {
+					iov, pos = iov[1:], 0
+				}
+			}
+			return nil
+		})
 		if err != nil {
 			return false, err
-		}
-		off := 0
-		for _, b := range fr.Iov {
-			off += copy(dst[off:], b)
 		}
 		h.PutDone(from, fr.Region, fr.Offset, n)
 		return true, nil

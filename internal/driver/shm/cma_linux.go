@@ -60,3 +60,59 @@ func processVMRead(pid int, dst []byte, addr uint64) (int, error) {
 	}
 	return got, nil
 }
+
+// cmaIovMax is the most iovec entries one process_vm_readv takes
+// (IOV_MAX); longer local lists take several calls.
+const cmaIovMax = 1024
+
+// processVMReadv copies the bytes at addr in process pid into the parts of
+// dst in order, as many as their lengths add up to: one system call
+// scatters up to cmaIovMax parts, looping over partial reads. dst itself
+// is left as it is (it may be the caller's list).
+func processVMReadv(pid int, dst [][]byte, addr uint64) (int, error) {
+	var local []unix.Iovec
+	got := 0
+	i, pos := 0, 0 // the next byte to read lands at dst[i][pos]
+	for {
+		local = local[:0]
+		n := 0
+		for j := i; j < len(dst) && len(local) < cmaIovMax; j++ {
+			b := dst[j]
+			if j == i {
+				b = b[pos:]
+			}
+			if len(b) == 0 {
+				continue
+			}
+			v := unix.Iovec{Base: &b[0]}
+			v.SetLen(len(b))
+			local = append(local, v)
+			n += len(b)
+		}
+		if n == 0 {
+			return got, nil
+		}
+		remote := []unix.RemoteIovec{{Base: uintptr(addr) + uintptr(got), Len: n}}
+		m, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		cmaCalls.Add(1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return got, fmt.Errorf("process_vm_readv from pid %d: %w", pid, err)
+		}
+		if m == 0 {
+			return got, fmt.Errorf("process_vm_readv from pid %d: no progress at %d bytes", pid, got)
+		}
+		got += m
+		for m > 0 { // step past what was read
+			if rest := len(dst[i]) - pos; m >= rest {
+				m -= rest
+				i, pos = i+1, 0
+			} else {
+				pos += m
+				m = 0
+			}
+		}
+	}
+}

@@ -134,16 +134,20 @@ func (t *Transport) handle(rl *rail, rec []byte) error {
 		if offset > 1<<62 {
 			return driver.ProtocolError("shm Put offset %d", offset)
 		}
-		dst, err := h.Region(rl.peer, region, int64(offset), len(payload))
+		n, cacheFree := len(payload), rec[6]&putCacheFree != 0
+		err := driver.Place(h, rl.peer, region, int64(offset), n, func(dst []byte) error {
+			if cacheFree {
+				copyCacheFree(dst, payload)
+			} else {
+				copy(dst, payload)
+			}
+			payload = payload[len(dst):]
+			return nil
+		})
 		if err != nil {
 			return err
 		}
-		if rec[6]&putCacheFree != 0 {
-			copyCacheFree(dst, payload)
-		} else {
-			copy(dst, payload)
-		}
-		h.PutDone(rl.peer, region, int64(offset), len(payload))
+		h.PutDone(rl.peer, region, int64(offset), n)
 	case kindPipePut:
 		if len(rec) != recHeader+16 {
 			return driver.ProtocolError("shm pipe record of %d bytes", len(rec))

@@ -21,6 +21,8 @@ type recorder struct {
 	idle    chan error
 	lost    chan error
 	pkt     chan struct{}
+	piece   int  // when > 0, Region hands out at most this many bytes a call
+	noRoom  bool // Region hands out nothing: a broken handler
 }
 
 func newRecorder() *recorder {
@@ -41,6 +43,12 @@ func (h *recorder) Region(peer int, region uint64, off int64, n int) ([]byte, er
 	b := h.regions[region]
 	if b == nil || off < 0 || int(off)+n > len(b) {
 		return nil, driver.ProtocolError("region %d [%d,+%d)", region, off, n)
+	}
+	if h.noRoom {
+		return nil, nil
+	}
+	if h.piece > 0 && n > h.piece {
+		n = h.piece
 	}
 	return b[off : int(off)+n], nil
 }

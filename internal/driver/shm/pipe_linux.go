@@ -110,27 +110,33 @@ func (rl *rail) readPipe(region, offset, n uint64) error {
 		return driver.ProtocolError("shm pipe Put of %d bytes at %d without a pipe", n, offset)
 	}
 	h := rl.t.cfg.Handler
-	dst, err := h.Region(rl.peer, region, int64(offset), int(n))
-	if err != nil {
-		return err
-	}
 	fd := int(rl.pipeIn.Fd())
 	deadline := time.Now().Add(30 * time.Second)
-	for got := 0; got < len(dst); {
-		m, err := unix.Read(fd, dst[got:])
-		switch {
-		case m > 0:
-			got += m
-		case err == unix.EAGAIN:
-			if time.Now().After(deadline) || rl.lost.Load() {
-				return fmt.Errorf("shm: rank %d announced %d bytes in its pipe, %d came", rl.peer, n, got)
+	total := 0 // bytes read into earlier pieces
+	// The region may hand out its memory in pieces (a receive made of
+	// segments): each is read straight from the pipe.
+	err := driver.Place(h, rl.peer, region, int64(offset), int(n), func(dst []byte) error {
+		for got := 0; got < len(dst); {
+			m, err := unix.Read(fd, dst[got:])
+			switch {
+			case m > 0:
+				got += m
+			case err == unix.EAGAIN:
+				if time.Now().After(deadline) || rl.lost.Load() {
+					return fmt.Errorf("shm: rank %d announced %d bytes in its pipe, %d came", rl.peer, n, total+got)
+				}
+				pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+				unix.Poll(pfd, 10)
+			case err == unix.EINTR:
+			default:
+				return fmt.Errorf("shm: reading rank %d's pipe: %v", rl.peer, err)
 			}
-			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
-			unix.Poll(pfd, 10)
-		case err == unix.EINTR:
-		default:
-			return fmt.Errorf("shm: reading rank %d's pipe: %v", rl.peer, err)
 		}
+		total += len(dst)
+		return nil
+	})
+	if err != nil {
+		return err
 	}
 	// Acknowledge before completing the receive: a receiver that closes as
 	// soon as its receive returns must not let its goodbye overtake the

@@ -2,6 +2,8 @@ package shm
 
 import (
 	"sync"
+
+	"github.com/commtune/commtune/internal/driver"
 )
 
 // Pulls of at least parallelPullMin are split in two halves read at once,
@@ -21,6 +23,7 @@ type puller struct {
 type pullJob struct {
 	pid  int
 	dst  []byte
+	vec  [][]byte // instead of dst: a vectored pull's half
 	addr uint64
 	done chan error
 }
@@ -29,7 +32,12 @@ func (p *puller) start() {
 	p.work = make(chan pullJob)
 	go func() {
 		for j := range p.work {
-			_, err := processVMRead(j.pid, j.dst, j.addr)
+			var err error
+			if j.vec != nil {
+				_, err = processVMReadv(j.pid, j.vec, j.addr)
+			} else {
+				_, err = processVMRead(j.pid, j.dst, j.addr)
+			}
 			j.done <- err
 		}
 	}()
@@ -48,6 +56,31 @@ func (rl *rail) Pull(dst []byte, addr uint64) error {
 	done := make(chan error, 1)
 	p.work <- pullJob{pid: rl.pid, dst: dst[half:], addr: addr + uint64(half), done: done}
 	_, err := processVMRead(rl.pid, dst[:half], addr)
+	if err2 := <-done; err == nil {
+		err = err2
+	}
+	return err
+}
+
+// PullV reads the bytes at addr in the peer's process into the parts of
+// dst in order (driver.VecPuller): one process_vm_readv scatters them, so
+// a receive made of segments costs the same single copy as one buffer; in
+// two concurrent halves when large enough, as Pull.
+func (rl *rail) PullV(dst [][]byte, addr uint64) error {
+	n := 0
+	for _, b := range dst {
+		n += len(b)
+	}
+	if !rl.t.cfg.ParallelPull || n < parallelPullMin {
+		_, err := processVMReadv(rl.pid, dst, addr)
+		return err
+	}
+	p := &rl.t.puller
+	p.once.Do(p.start)
+	half := n / 2 &^ 4095
+	done := make(chan error, 1)
+	p.work <- pullJob{pid: rl.pid, vec: driver.AppendRange(nil, dst, half, n-half), addr: addr + uint64(half), done: done}
+	_, err := processVMReadv(rl.pid, driver.AppendRange(nil, dst, 0, half), addr)
 	if err2 := <-done; err == nil {
 		err = err2
 	}

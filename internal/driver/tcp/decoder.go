@@ -45,8 +45,10 @@ type decoder struct {
 	kind      byte
 	region    uint64
 	offset    int64
-	dst       []byte // where the payload goes: the Packet buffer or a Put region
+	dst       []byte // where the payload goes: the Packet buffer or a piece of a Put region
 	filled    int
+	putLen    int // Put: the payload's length
+	placed    int // Put: payload bytes in the region's earlier pieces
 
 	body []byte // Packet bodies, reused; grows up to maxPacket
 	bye  bool   // a Bye arrived: only EOF may follow
@@ -114,6 +116,18 @@ func (d *decoder) run(src source) (progress bool, err error) {
 				return progress, d.end(err)
 			}
 			progress = true
+		}
+		if d.kind == kindPut {
+			// The piece is full; the region may have more pieces for the
+			// rest of the payload.
+			d.placed += len(d.dst)
+			if d.placed < d.putLen {
+				if err := d.nextPiece(); err != nil {
+					d.err = err
+					return progress, err
+				}
+				continue
+			}
 		}
 		if err := d.deliver(); err != nil {
 			d.err = err
@@ -220,17 +234,29 @@ func (d *decoder) header() error {
 			return driver.ProtocolError("Put offset %d overflows int64", offset)
 		}
 		d.offset = int64(offset)
-		dst, err := d.h.Region(d.peer, d.region, d.offset, size)
-		if err != nil {
-			return fmt.Errorf("%w: Put of %d bytes at offset %d of region %d: %w",
-				driver.ErrProtocol, size, offset, d.region, err)
+		d.putLen, d.placed = size, 0
+		if err := d.nextPiece(); err != nil {
+			return err
 		}
-		if len(dst) < size {
-			return driver.ProtocolError("Region returned %d bytes for a %d-byte Put", len(dst), size)
-		}
-		d.dst = dst[:size]
 	}
 	d.inPayload = true
+	return nil
+}
+
+// nextPiece asks the Handler where the Put's next bytes land: the region
+// may hand out its memory in pieces (driver.Handler.Region), each filled in
+// turn as the payload arrives.
+func (d *decoder) nextPiece() error {
+	at, rest := d.offset+int64(d.placed), d.putLen-d.placed
+	dst, err := d.h.Region(d.peer, d.region, at, rest)
+	if err != nil {
+		return fmt.Errorf("%w: Put of %d bytes at offset %d of region %d: %w",
+			driver.ErrProtocol, d.putLen, d.offset, d.region, err)
+	}
+	if rest > 0 && len(dst) == 0 {
+		return driver.ProtocolError("Region returned no room at offset %d for the last %d bytes of a %d-byte Put", at, rest, d.putLen)
+	}
+	d.dst, d.filled = dst[:min(len(dst), rest)], 0
 	return nil
 }
 
@@ -245,7 +271,7 @@ func (d *decoder) deliver() error {
 			return fmt.Errorf("%w: handler rejected a %d-byte Packet: %w", driver.ErrProtocol, len(dst), err)
 		}
 	case kindPut:
-		d.h.PutDone(d.peer, d.region, d.offset, len(dst))
+		d.h.PutDone(d.peer, d.region, d.offset, d.putLen)
 	}
 	return nil
 }

@@ -59,6 +59,7 @@ type recorder struct {
 
 	rejectPackets atomic.Bool   // Packet returns an error
 	gate          chan struct{} // when non-nil, Region waits for it to close
+	piece         atomic.Int64  // when > 0, Region hands out at most this many bytes a call
 }
 
 func newRecorder() *recorder {
@@ -111,6 +112,9 @@ func (h *recorder) Region(peer int, region uint64, offset int64, n int) ([]byte,
 	}
 	if offset < 0 || n < 0 || offset > int64(len(b)) || int64(n) > int64(len(b))-offset {
 		return nil, fmt.Errorf("region %d: %d bytes at %d outside its %d bytes", region, n, offset, len(b))
+	}
+	if k := h.piece.Load(); k > 0 && int64(n) > k {
+		n = int(k)
 	}
 	return b[offset : offset+int64(n)], nil
 }
