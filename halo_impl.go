@@ -45,9 +45,16 @@ const (
 // haloData is how the boxes, not contiguous in the array, travel.
 type haloData string
 
-// haloPack: each box is packed into a buffer of its own, allocated once
-// by NewHalo, and received boxes unpacked from one.
-const haloPack haloData = "pack"
+const (
+	// haloPack: each box is packed into a buffer of its own, allocated
+	// once, and received boxes unpacked from one.
+	haloPack haloData = "pack"
+	// haloDDT: each box travels in place as the list of its runs in the
+	// array (MPI's derived datatypes): the core gathers them into the
+	// message and scatters the message into the receiving box's runs, with
+	// no pack copy.
+	haloDDT haloData = "ddt"
+)
 
 // haloImpl is one halo exchange implementation: the value its registry
 // entry holds.
@@ -68,6 +75,12 @@ var haloImplTable = []haloImpl{
 	{haloPair, haloSendIrecv, haloPack},
 	{haloPair, haloSendRecv, haloPack},
 	{haloPair, haloSendrecv, haloPack},
+	{haloAAO, haloIsendIrecv, haloDDT},
+	{haloAAO, haloSendIrecv, haloDDT},
+	{haloPair, haloIsendIrecv, haloDDT},
+	{haloPair, haloSendIrecv, haloDDT},
+	{haloPair, haloSendRecv, haloDDT},
+	{haloPair, haloSendrecv, haloDDT},
 }
 
 // Name returns the implementation's name, as ADCL spells it:
@@ -117,7 +130,8 @@ type haloExec struct {
 type haloXfer struct {
 	peer, sendTag, recvTag int
 	sendRuns, recvRuns     []halo.Run
-	sendBuf, recvBuf       []byte
+	sendBuf, recvBuf       []byte   // pack: the packed boxes
+	sendSegs, recvSegs     [][]byte // ddt: the boxes' runs in the array
 	// local is, for a transfer with this rank itself, the index in its
 	// phase of the transfer whose Recv box takes this one's Send box (the
 	// one in the opposite direction); -1 for a transfer with another rank.
@@ -165,6 +179,21 @@ func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, 
 		}
 		x.phases[p] = ts
 	}
+	if m.data == haloDDT {
+		for _, ts := range x.phases {
+			for i := range ts {
+				t := &ts[i]
+				var err error
+				if t.sendSegs, err = halo.Segments(data, t.sendRuns); err != nil {
+					return nil, err
+				}
+				if t.recvSegs, err = halo.Segments(data, t.recvRuns); err != nil {
+					return nil, err
+				}
+			}
+		}
+		return x, x.order(cart)
+	}
 	// One allocation for every buffer, reused by every exchange; a local
 	// copy is unpacked from its send buffer and needs no receive buffer.
 	sizes := func(t *haloXfer) (send, recv int) {
@@ -189,20 +218,26 @@ func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, 
 			t.recvBuf, slab = slab[:recv:recv], slab[recv:]
 		}
 	}
-	if m.partners == haloPair {
+	return x, x.order(cart)
+}
+
+// order puts the transfers of each phase of a pair plan in the order
+// pairOrder proves free of deadlock.
+func (x *haloExec) order(cart *Cart) error {
+	if x.impl.partners == haloPair {
 		for d, ts := range x.phases {
 			plus := make([]int, len(x.phases))
 			plus[d] = 1
 			plusTag, err := halo.DirectionIndex(plus)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			if err := pairOrder(ts, d, cart.coords[d], cart.dims[d], cart.periods[d], plusTag); err != nil {
-				return nil, err
+				return err
 			}
 		}
 	}
-	return x, nil
+	return nil
 }
 
 // pairOrder puts the transfers of phase d of a pair plan, towards −e_d and
@@ -285,7 +320,7 @@ func (x *haloExec) start(ctx context.Context) error {
 	x.recvs = x.recvs[:0]
 	for i := range ts {
 		if t := &ts[i]; t.local < 0 {
-			r, err := x.comm.Irecv(t.recvBuf, t.peer, t.recvTag)
+			r, err := x.irecv(t)
 			if err != nil {
 				return err
 			}
@@ -299,18 +334,69 @@ func (x *haloExec) start(ctx context.Context) error {
 			continue
 		}
 		if x.impl.primitive == haloSendIrecv {
-			if err := x.comm.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+			if err := x.send(ctx, t); err != nil {
 				return sendErr(t, err)
 			}
 			continue
 		}
-		r, err := x.comm.Isend(t.sendBuf, t.peer, t.sendTag)
+		r, err := x.isend(t)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending, r)
 	}
 	return nil
+}
+
+// The point-to-point calls of a transfer: the packed buffers, or the
+// boxes' runs in place.
+
+func (x *haloExec) isend(t *haloXfer) (*Request, error) {
+	if x.impl.data == haloDDT {
+		return x.comm.isendSegs(t.sendSegs, t.peer, t.sendTag)
+	}
+	return x.comm.Isend(t.sendBuf, t.peer, t.sendTag)
+}
+
+func (x *haloExec) irecv(t *haloXfer) (*Request, error) {
+	if x.impl.data == haloDDT {
+		return x.comm.irecvSegs(t.recvSegs, t.peer, t.recvTag)
+	}
+	return x.comm.Irecv(t.recvBuf, t.peer, t.recvTag)
+}
+
+func (x *haloExec) send(ctx context.Context, t *haloXfer) error {
+	if x.impl.data == haloDDT {
+		return x.comm.sendSegs(ctx, t.sendSegs, t.peer, t.sendTag)
+	}
+	return x.comm.Send(ctx, t.sendBuf, t.peer, t.sendTag)
+}
+
+func (x *haloExec) recv(ctx context.Context, t *haloXfer) (Status, error) {
+	if x.impl.data == haloDDT {
+		return x.comm.recvSegs(ctx, t.recvSegs, t.peer, t.recvTag)
+	}
+	return x.comm.Recv(ctx, t.recvBuf, t.peer, t.recvTag)
+}
+
+// sendrecv exchanges with t's peer at once: Comm.Sendrecv for packed
+// buffers; for boxes in place, the same thing spelled out (the receive
+// posted first, then the send, then both awaited), as the boxes never
+// overlap.
+func (x *haloExec) sendrecv(ctx context.Context, t *haloXfer) (Status, error) {
+	if x.impl.data != haloDDT {
+		return x.comm.Sendrecv(ctx, t.sendBuf, t.peer, t.sendTag, t.recvBuf, t.peer, t.recvTag)
+	}
+	rr, err := x.irecv(t)
+	if err != nil {
+		return Status{}, err
+	}
+	x.pending = append(x.pending[:0], rr)
+	if err := x.send(ctx, t); err != nil {
+		return Status{}, err
+	}
+	x.pending = x.pending[:0]
+	return rr.Wait(ctx)
 }
 
 // wait completes what start left in flight: the receives (first in
@@ -335,21 +421,20 @@ func (x *haloExec) wait(ctx context.Context) error {
 // transfer carries out one transfer of a pair exchange with another rank,
 // with the implementation's primitive, and unpacks what it received.
 func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
-	c := x.comm
 	var st Status
 	switch x.impl.primitive {
 	case haloIsendIrecv, haloSendIrecv:
-		rr, err := c.Irecv(t.recvBuf, t.peer, t.recvTag)
+		rr, err := x.irecv(t)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending[:0], rr)
 		if x.impl.primitive == haloSendIrecv {
-			if err := c.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+			if err := x.send(ctx, t); err != nil {
 				return sendErr(t, err)
 			}
 		} else {
-			sr, err := c.Isend(t.sendBuf, t.peer, t.sendTag)
+			sr, err := x.isend(t)
 			if err != nil {
 				return err
 			}
@@ -366,21 +451,21 @@ func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 		// receives first, so the two ends' first blocking calls match.
 		var err error
 		if t.sendFirst {
-			if err = c.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+			if err = x.send(ctx, t); err != nil {
 				return sendErr(t, err)
 			}
 		}
-		if st, err = c.Recv(ctx, t.recvBuf, t.peer, t.recvTag); err != nil {
+		if st, err = x.recv(ctx, t); err != nil {
 			return recvErr(t, err)
 		}
 		if !t.sendFirst {
-			if err = c.Send(ctx, t.sendBuf, t.peer, t.sendTag); err != nil {
+			if err = x.send(ctx, t); err != nil {
 				return sendErr(t, err)
 			}
 		}
 	case haloSendrecv:
 		var err error
-		if st, err = c.Sendrecv(ctx, t.sendBuf, t.peer, t.sendTag, t.recvBuf, t.peer, t.recvTag); err != nil {
+		if st, err = x.sendrecv(ctx, t); err != nil {
 			return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
 		}
 	default:
@@ -394,6 +479,14 @@ func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 // overlap none of its send boxes, so the copies change nothing another
 // transfer of the phase reads.
 func (x *haloExec) pack(ts []haloXfer) error {
+	if x.impl.data == haloDDT {
+		for i := range ts {
+			if j := ts[i].local; j >= 0 {
+				halo.CopySegments(ts[j].recvSegs, ts[i].sendSegs)
+			}
+		}
+		return nil
+	}
 	for i := range ts {
 		if _, err := halo.Pack(ts[i].sendBuf, x.data, ts[i].sendRuns); err != nil {
 			return err
@@ -411,8 +504,11 @@ func (x *haloExec) pack(ts []haloXfer) error {
 
 // received checks a completed receive of t and unpacks it into the array.
 func (x *haloExec) received(t *haloXfer, st Status) error {
-	if st.Count != len(t.recvBuf) {
-		return fmt.Errorf("commtune: halo: rank %d sent %d bytes for a %d-byte box; do the ranks agree on extents, width and components?", t.peer, st.Count, len(t.recvBuf))
+	if want := halo.RunsBytes(t.recvRuns); st.Count != want {
+		return fmt.Errorf("commtune: halo: rank %d sent %d bytes for a %d-byte box; do the ranks agree on extents, width and components?", t.peer, st.Count, want)
+	}
+	if x.impl.data == haloDDT {
+		return nil // it landed in place
 	}
 	_, err := halo.Unpack(x.data, t.recvBuf, t.recvRuns)
 	return err

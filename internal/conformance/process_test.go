@@ -52,6 +52,10 @@ func rankMain(mode, arg string) int {
 	switch mode {
 	case "suite":
 		err = runSuite(ctx, c)
+	case "halo":
+		var n int
+		n, err = HaloCheck(ctx, c)
+		fmt.Printf("rank %d: %d halo exchanges checked\n", c.Rank(), n)
 	case "stress":
 		n, _ := strconv.Atoi(arg)
 		var rep StressReport

@@ -1,0 +1,55 @@
+package conformance
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/commtune/commtune"
+)
+
+// TestHaloLocal runs the halo check on goroutine ranks.
+func TestHaloLocal(t *testing.T) {
+	for _, n := range []int{1, 2, 5, 6, 8} {
+		t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+			defer cancel()
+			err := commtune.Local(n, func(c *commtune.Comm) error {
+				_, err := HaloCheck(ctx, c)
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// TestHaloProcesses runs the halo check on processes over TCP and shared
+// memory, with the default thresholds and with rendezvous from 1 KiB, so
+// that boxes travel both eagerly and by rendezvous (pulled over shm).
+func TestHaloProcesses(t *testing.T) {
+	for _, tr := range transports {
+		for _, rndv := range []string{"", "1K"} {
+			for _, n := range []int{4, 6} {
+				name := fmt.Sprintf("%s/n=%d/rndv=%s", tr.name, n, map[string]string{"": "default", "1K": "1K"}[rndv])
+				t.Run(name, func(t *testing.T) {
+					env := []string{tr.env, "COMMTUNE_HALO_STATE=off"}
+					if rndv != "" {
+						env = append(env, "COMMTUNE_RNDV_THRESHOLD="+rndv)
+					}
+					out, err := runJob(t, n, "halo", "", env...)
+					if err != nil {
+						t.Fatalf("%v\n%s", err, out)
+					}
+					if !strings.Contains(out, "halo exchanges checked") {
+						t.Fatalf("no rank reported its checks:\n%s", out)
+					}
+					t.Log(strings.SplitN(out, "\n", 2)[0])
+				})
+			}
+		}
+	}
+}
