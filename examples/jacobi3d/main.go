@@ -32,13 +32,14 @@ func main() {
 	iters := flag.Int("iters", 100, "Jacobi iterations")
 	impl := flag.String("impl", "", "halo exchange implementation, or the selector brute or hypothesis (default: the library's, "+commtune.EnvHaloSelect+"); implementations: "+strings.Join(commtune.HaloImpls(), ", "))
 	check := flag.Bool("check", true, "compare the answer with the same iteration on one rank")
+	explain := flag.Bool("explain", false, "print how the halo implementation was selected, one line per event")
 	flag.Parse()
 	grid, err := parseGrid(*gridFlag)
 	if err != nil || *iters < 1 {
 		fmt.Fprintf(os.Stderr, "jacobi3d: want -grid like 32x32x32 and -iters ≥ 1 (%v)\n", err)
 		os.Exit(2)
 	}
-	if err := run(grid, *iters, *impl, *check); err != nil {
+	if err := run(grid, *iters, *impl, *check, *explain); err != nil {
 		fmt.Fprintln(os.Stderr, "jacobi3d:", err)
 		os.Exit(1)
 	}
@@ -61,7 +62,7 @@ func parseGrid(s string) ([3]int, error) {
 	return g, nil
 }
 
-func run(grid [3]int, iters int, impl string, check bool) error {
+func run(grid [3]int, iters int, impl string, check, explain bool) error {
 	ctx := context.Background()
 	c, err := commtune.Init(ctx)
 	if err != nil {
@@ -148,6 +149,11 @@ func run(grid [3]int, iters int, impl string, check bool) error {
 	if c.Rank() == 0 {
 		fmt.Printf("jacobi3d: %d ranks as %dx%dx%d blocks, grid %dx%dx%d, %d iterations in %v (halo %s): residual %.6e, %s\n",
 			c.Size(), dims[0], dims[1], dims[2], grid[0], grid[1], grid[2], iters, elapsed.Round(time.Millisecond), haloChoice(hu.Selection()), residual, status)
+		if explain {
+			for _, line := range hu.Selection().Explain {
+				fmt.Println("  " + line)
+			}
+		}
 	}
 	return nil
 }
