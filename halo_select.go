@@ -147,7 +147,8 @@ func joinInts(v []int) string {
 // selection returns the selection of cart's Halos of shape s under method,
 // making it on first use.
 func (cart *Cart) selection(s halo.Shape, set haloSettings) (*haloSelection, error) {
-	key := haloKey(cart, s) + "/select=" + set.method
+	base := haloKey(cart, s)
+	key := base + "/select=" + set.method
 	cart.mu.Lock()
 	defer cart.mu.Unlock()
 	if sel := cart.selections[key]; sel != nil {
@@ -158,7 +159,7 @@ func (cart *Cart) selection(s halo.Shape, set haloSettings) (*haloSelection, err
 	if err != nil {
 		return nil, err
 	}
-	sel := &haloSelection{key: haloKey(cart, s), method: set.method, a: a, set: set}
+	sel := &haloSelection{key: base, method: set.method, a: a, set: set}
 	if cart.selections == nil {
 		cart.selections = map[string]*haloSelection{}
 	}
