@@ -65,9 +65,9 @@ type haloImpl struct {
 }
 
 // haloImplTable lists the implementations in registration order, the
-// default first. Sending and receiving blocking with every partner at once
-// has no order free of deadlock, so SendRecv and Sendrecv come in pair
-// form only, as in ADCL.
+// default first: twelve two-sided, then the eight one-sided. Sending and
+// receiving blocking with every partner at once has no order free of
+// deadlock, so SendRecv and Sendrecv come in pair form only, as in ADCL.
 var haloImplTable = []haloImpl{
 	{haloAAO, haloIsendIrecv, haloPack},
 	{haloAAO, haloSendIrecv, haloPack},
@@ -81,6 +81,14 @@ var haloImplTable = []haloImpl{
 	{haloPair, haloSendIrecv, haloDDT},
 	{haloPair, haloSendRecv, haloDDT},
 	{haloPair, haloSendrecv, haloDDT},
+	{haloAAO, haloPut, haloPack},
+	{haloPair, haloPut, haloPack},
+	{haloAAO, haloGet, haloPack},
+	{haloPair, haloGet, haloPack},
+	{haloAAO, haloPut, haloDDT},
+	{haloPair, haloPut, haloDDT},
+	{haloAAO, haloGet, haloDDT},
+	{haloPair, haloGet, haloDDT},
 }
 
 // Name returns the implementation's name, as ADCL spells it:
@@ -124,6 +132,10 @@ type haloExec struct {
 	phases  [][]haloXfer // each in the order this rank carries it out
 	pending []*Request   // requests in flight, withdrawn if the exchange fails
 	recvs   []*haloXfer  // aao: the transfer of each receive Start left in pending
+
+	rmaCtx    uint64     // one-sided: the context of posts and puts (halo_rma.go)
+	connected bool       // Get: the neighbours know where the send boxes lie
+	reads     []haloRead // Get, aao: the reads Start left for Wait
 }
 
 // haloXfer is one transfer of the plan with its runs and buffers.
@@ -138,6 +150,7 @@ type haloXfer struct {
 	local int
 	// sendFirst orders a SendRecv transfer: see pairOrder.
 	sendFirst bool
+	rma       haloRMA // Put and Get
 }
 
 // newHaloExec prepares plan on data: the runs of every box and a buffer
@@ -192,7 +205,7 @@ func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, 
 				}
 			}
 		}
-		return x, x.order(cart)
+		return x, x.finish(cart)
 	}
 	// One allocation for every buffer, reused by every exchange; a local
 	// copy is unpacked from its send buffer and needs no receive buffer.
@@ -218,7 +231,16 @@ func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, 
 			t.recvBuf, slab = slab[:recv:recv], slab[recv:]
 		}
 	}
-	return x, x.order(cart)
+	return x, x.finish(cart)
+}
+
+// finish orders the phases of a pair plan and gives one-sided transfers
+// their memory lists.
+func (x *haloExec) finish(cart *Cart) error {
+	if x.impl.oneSided() {
+		x.prepareRMA()
+	}
+	return x.order(cart)
 }
 
 // order puts the transfers of each phase of a pair plan in the order
@@ -298,6 +320,9 @@ func pairOrder(ts []haloXfer, d, coord, n int, periodic bool, plusTag int) error
 // for wait. In pairs each phase sends what the one before received, so the
 // whole exchange happens here.
 func (x *haloExec) start(ctx context.Context) error {
+	if x.impl.oneSided() {
+		return x.startRMA(ctx)
+	}
 	if x.impl.partners == haloPair {
 		for _, ts := range x.phases {
 			if err := x.pack(ts); err != nil {
@@ -404,6 +429,9 @@ func (x *haloExec) sendrecv(ctx context.Context, t *haloXfer) (Status, error) {
 func (x *haloExec) wait(ctx context.Context) error {
 	if x.impl.partners == haloPair {
 		return nil
+	}
+	if x.impl.oneSided() {
+		return x.waitRMA(ctx)
 	}
 	sts, err := WaitAll(ctx, x.pending...)
 	if err != nil {

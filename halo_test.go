@@ -323,7 +323,9 @@ func TestHaloRendezvous(t *testing.T) {
 					if err := haloRank[float64](ctx, c, tc, 2); err != nil {
 						return err
 					}
-					if c.Stats().RendezvousSends == before {
+					// One-sided data always waits for its post: only the
+					// two-sided sends need the faces' size to block.
+					if c.Stats().RendezvousSends == before && !strings.HasPrefix(impl, "Put") && !strings.HasPrefix(impl, "Get") {
 						return errors.New("no send used rendezvous: the faces are too small to test blocking")
 					}
 					return nil
@@ -459,6 +461,9 @@ func TestHaloImpls(t *testing.T) {
 	for _, data := range []string{"pack", "ddt"} {
 		want = append(want, "IsendIrecv_aao_"+data, "SendIrecv_aao_"+data, "IsendIrecv_pair_"+data,
 			"SendIrecv_pair_"+data, "SendRecv_pair_"+data, "Sendrecv_pair_"+data)
+	}
+	for _, data := range []string{"pack", "ddt"} {
+		want = append(want, "Put_aao_"+data, "Put_pair_"+data, "Get_aao_"+data, "Get_pair_"+data)
 	}
 	if got := HaloImpls(); !slices.Equal(got, want) {
 		t.Fatalf("HaloImpls() = %v, want %v", got, want)

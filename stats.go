@@ -15,6 +15,11 @@ type Stats struct {
 	PolledWaits     uint64 // waits that ended while the waiting goroutine polled the network
 	SpinMisses      uint64 // waits that polled for the whole spin budget, then parked
 	ParkedWaits     uint64 // waits that parked at once (spin budget exhausted or disabled)
+	VectorSends     uint64 // sends of several memory regions in place (the halo's ddt implementations)
+	VectorRecvs     uint64 // receives into several memory regions in place
+	Puts            uint64 // one-sided puts into memory a peer exposed (the halo's Put implementations)
+	Reads           uint64 // one-sided reads of a peer's memory in place (the halo's Get implementations)
+	ReadBytes       uint64 // bytes those reads copied
 }
 
 // Stats returns the counters of the rank's engine (shared by every
@@ -38,5 +43,10 @@ func (c *Comm) Stats() Stats {
 		PolledWaits:     s.PolledWaits,
 		SpinMisses:      s.SpinMisses,
 		ParkedWaits:     s.ParkedWaits,
+		VectorSends:     s.VectorSends,
+		VectorRecvs:     s.VectorRecvs,
+		Puts:            s.Puts,
+		Reads:           s.Reads,
+		ReadBytes:       s.ReadBytes,
 	}
 }

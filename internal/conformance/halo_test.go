@@ -47,6 +47,14 @@ func TestHaloProcesses(t *testing.T) {
 					if !strings.Contains(out, "halo exchanges checked") {
 						t.Fatalf("no rank reported its checks:\n%s", out)
 					}
+					// Get reads in place where a rail can (CMA, over shm)
+					// and is served by puts elsewhere.
+					if reads := strings.Contains(out, "one-sided reads") && !strings.Contains(out, " 0 one-sided reads"); reads != (tr.name == "shm") {
+						t.Fatalf("over %s, one-sided reads happened: %v\n%s", tr.name, reads, out)
+					}
+					if strings.Contains(out, " 0 one-sided puts") {
+						t.Fatalf("a rank made no one-sided put:\n%s", out)
+					}
 					t.Log(strings.SplitN(out, "\n", 2)[0])
 				})
 			}

@@ -55,7 +55,8 @@ func rankMain(mode, arg string) int {
 	case "halo":
 		var n int
 		n, err = HaloCheck(ctx, c)
-		fmt.Printf("rank %d: %d halo exchanges checked\n", c.Rank(), n)
+		st := c.Stats()
+		fmt.Printf("rank %d: %d halo exchanges checked, %d one-sided puts, %d one-sided reads\n", c.Rank(), n, st.Puts, st.Reads)
 	case "stress":
 		n, _ := strconv.Atoi(arg)
 		var rep StressReport

@@ -72,6 +72,9 @@ type Stats struct {
 	ParkedWaits     uint64 // waits that parked at once (no polling budget)
 	VectorSends     uint64 // sends given as a list of segments (IsendV)
 	VectorRecvs     uint64 // receives given as a list of segments (IrecvV)
+	Puts            uint64 // one-sided puts into regions peers exposed (PutV)
+	Reads           uint64 // one-sided reads of peers' memory (ReadSpans)
+	ReadBytes       uint64 // bytes those reads copied
 }
 
 // NewEngine returns the engine of rank in a job of size ranks, sending
@@ -454,7 +457,13 @@ func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 
 // consumeLocked hands the unexpected message u to the receive r.
 func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
-	if u.rts {
+	if (r.op == opPut) != u.post {
+		e.mismatchLocked(r, u, out)
+		return
+	}
+	if u.post {
+		e.acceptPostLocked(r, u.peer, u.size, u.region, out)
+	} else if u.rts {
 		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, u.pullAddr, out)
 	} else {
 		e.fillLocked(r, u.peer, u.tag, (*u.data)[:u.size], out)
@@ -635,7 +644,7 @@ func (e *Engine) cancel(r *Request) bool {
 		out.flush(e)
 		_, err := r.Wait(context.Background())
 		return errors.Is(err, ErrCanceled)
-	case r.op == opRecv && r.posted:
+	case (r.op == opRecv || r.op == opPut) && r.posted:
 		r.c.unpost(r)
 		r.complete(Status{}, ErrCanceled)
 		ok = true

@@ -27,6 +27,12 @@ const (
 	// if it had not begun to read, else nothing (its FIN or CTS follows).
 	kindWithdraw  = 8
 	kindWithdrawn = 9 // sendID: the receiver will not read it
+	// kindPost exposes a region of the sender's memory to one put of the
+	// receiver's (rma.go): ctx, tag, seq, size, region.
+	kindPost = 10
+	// kindRefuse answers a post whose size the put does not fill: region,
+	// the put's size. The exposed region fails.
+	kindRefuse = 11
 
 	eagerHeaderLen = prefixLen + 16 // + ctx u64, tag i32, seq u32
 	rtsLen         = prefixLen + 32 // + ctx, tag, seq, size u64, sendID u64
@@ -37,6 +43,8 @@ const (
 	finLen         = prefixLen + 8
 	withdrawLen    = prefixLen + 24 // + ctx u64, seq u32, reserved u32, sendID u64
 	withdrawnLen   = prefixLen + 8
+	postLen        = rtsLen         // + ctx, tag, seq, size, region
+	refuseLen      = prefixLen + 16 // + region, size
 
 	maxHeaderLen = rtsPullLen
 
@@ -55,7 +63,7 @@ type entry struct {
 	seq     uint32
 	size    uint64 // RTS: message size; CTS: accepted bytes; Credit: bytes
 	id      uint64 // RTS, CTS, Cancel: sender's request id
-	region  uint64 // CTS: receiver's region handle
+	region  uint64 // CTS, Post, Refuse: receiver's region handle
 	addr    uint64 // RTSPull: the sender's buffer address
 	payload []byte // Eager
 }
@@ -87,6 +95,17 @@ func putRTSPull(b []byte, ctx uint64, tag int32, seq uint32, size, id, addr uint
 	putRTS(b, ctx, tag, seq, size, id)
 	putPrefix(b, kindRTSPull, rtsPullLen-prefixLen)
 	le.PutUint64(b[40:], addr)
+}
+
+func putPost(b []byte, ctx uint64, tag int32, seq uint32, size, region uint64) {
+	putRTS(b, ctx, tag, seq, size, region)
+	putPrefix(b, kindPost, postLen-prefixLen)
+}
+
+func putRefuse(b []byte, region, size uint64) {
+	putPrefix(b, kindRefuse, refuseLen-prefixLen)
+	le.PutUint64(b[8:], region)
+	le.PutUint64(b[16:], size)
 }
 
 func putFin(b []byte, id uint64) {
@@ -163,6 +182,10 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		want = withdrawLen - prefixLen
 	case kindWithdrawn:
 		want = withdrawnLen - prefixLen
+	case kindPost:
+		want = postLen - prefixLen
+	case kindRefuse:
+		want = refuseLen - prefixLen
 	default:
 		return nil, driver.ProtocolError("unknown entry kind %d", kind)
 	}
@@ -183,6 +206,14 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		if kind == kindRTSPull {
 			e.addr = le.Uint64(b[32:])
 		}
+	case kindPost:
+		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
+		e.size, e.region = le.Uint64(b[16:]), le.Uint64(b[24:])
+		if e.size > maxMessage {
+			return nil, driver.ProtocolError("post of %d bytes", e.size)
+		}
+	case kindRefuse:
+		e.region, e.size = le.Uint64(b), le.Uint64(b[8:])
 	case kindCTS:
 		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
 	case kindCredit:

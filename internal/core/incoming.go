@@ -32,8 +32,10 @@ func (e *Engine) Packet(peer int, body []byte) error {
 
 func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 	switch en.kind {
-	case kindEager, kindRTS, kindRTSPull:
+	case kindEager, kindRTS, kindRTSPull, kindPost:
 		return e.sequencedLocked(peer, en, out)
+	case kindRefuse:
+		e.refusedLocked(peer, en)
 	case kindFin:
 		return e.finLocked(peer, en)
 	case kindCTS:
@@ -165,6 +167,10 @@ var unexpectedPool = sync.Pool{New: func() any { return new(unexpected) }}
 func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
 	u := unexpectedPool.Get().(*unexpected)
 	*u = unexpected{peer: peer, tag: int(en.tag), seq: en.seq}
+	if en.kind == kindPost {
+		u.post, u.size, u.region = true, int(en.size), en.region
+		return u
+	}
 	if en.kind != kindEager {
 		u.rts, u.size, u.sendID, u.pullAddr = true, int(en.size), en.id, en.addr
 		return u
@@ -182,12 +188,13 @@ func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
 // unexpected queue.
 func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, out *outbox) {
 	var tag int
-	var rts bool
+	var rts, post bool
 	var sendID, pullAddr uint64
 	if en != nil {
-		tag, rts, sendID, pullAddr = int(en.tag), en.kind != kindEager, en.id, en.addr
+		post = en.kind == kindPost
+		tag, rts, sendID, pullAddr = int(en.tag), en.kind == kindRTS || en.kind == kindRTSPull, en.id, en.addr
 	} else {
-		tag, rts, sendID, pullAddr = u.tag, u.rts, u.sendID, u.pullAddr
+		tag, rts, post, sendID, pullAddr = u.tag, u.rts, u.post, u.sendID, u.pullAddr
 	}
 	if rts {
 		if _, ok := e.peers[peer].cancelled[sendID]; ok {
@@ -203,8 +210,17 @@ func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, o
 		}
 		c.pushUnexpected(u)
 		e.wakeProbesLocked()
+	case (r.op == opPut) != post:
+		// A put met a message, or a receive a post: not in a context
+		// Engine.Expose and Engine.PutV keep to themselves.
+		if u == nil {
+			u = e.bufferLocked(peer, en)
+		}
+		e.mismatchLocked(r, u, out)
 	case u != nil:
 		e.consumeLocked(r, u, out)
+	case post:
+		e.acceptPostLocked(r, peer, int(en.size), en.region, out)
 	case rts:
 		e.acceptRTSLocked(r, peer, tag, int(en.size), sendID, pullAddr, out)
 	default:

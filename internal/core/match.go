@@ -21,13 +21,16 @@ type heldKey struct {
 }
 
 // unexpected is an arrived message no posted receive wanted yet: an eager
-// message with its payload copied, or a rendezvous RTS.
+// message with its payload copied, a rendezvous RTS, or a post no put
+// wanted yet.
 type unexpected struct {
 	peer     int
 	tag      int
 	size     int // message size in bytes
 	seq      uint32
 	rts      bool
+	post     bool    // a region exposed to a put (Engine.Expose)
+	region   uint64  // post: the exposed region's handle
 	sendID   uint64  // rts
 	pullAddr uint64  // rts: the sender's buffer when the receiver pulls
 	data     *[]byte // eager payload, pooled; (*data)[:size]

@@ -27,6 +27,7 @@ type opKind uint8
 const (
 	opSend opKind = iota + 1
 	opRecv
+	opPut // a put into a region a peer exposed (Engine.PutV): matched like a receive
 )
 
 // protocol is how a send travels.
@@ -93,6 +94,7 @@ type Request struct {
 	sendID     uint64 // rendezvous: the sender's request id
 	src        int    // rendezvous: the matched sender
 	pulling    bool   // pull: the read of the sender's memory began (no withdraw now)
+	exposed    bool   // a region exposed to a peer's put (Engine.Expose)
 
 	// vector receive: where the rendezvous data's last Region piece was
 	// found (under e.mu)

@@ -125,6 +125,21 @@ type VecPuller interface {
 	PullV(dst [][]byte, addr uint64) error
 }
 
+// Span is a range of a peer's memory: Len bytes at Addr.
+type Span struct {
+	Addr uint64
+	Len  int
+}
+
+// SpanReader is implemented by Pullers that read several ranges of the
+// peer's memory into several local ones at once (process_vm_readv with
+// both lists): a one-sided get of a strided region, in one copy.
+type SpanReader interface {
+	// ReadSpans copies the concatenation of src, in the peer's memory,
+	// into the concatenation of dst; both have the same total length.
+	ReadSpans(dst [][]byte, src []Span) error
+}
+
 // Handler receives what rails produce. The core implements it; rails call it
 // from their own goroutines and never while holding a lock the core might
 // need.

@@ -162,6 +162,23 @@ func (s *Scheduler) PullV(peer int, dst [][]byte, addr uint64) error {
 	return nil
 }
 
+// CanReadSpans reports whether the first rail to peer can read ranges of
+// its memory (driver.SpanReader).
+func (s *Scheduler) CanReadSpans(peer int) bool {
+	_, ok := s.puller(peer).(driver.SpanReader)
+	return ok
+}
+
+// ReadSpans copies the ranges src of peer's memory into the parts of dst
+// through the first rail to peer, in the calling goroutine.
+func (s *Scheduler) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
+	r, ok := s.puller(peer).(driver.SpanReader)
+	if !ok {
+		return fmt.Errorf("sched: no rail to rank %d can read its memory", peer)
+	}
+	return r.ReadSpans(dst, src)
+}
+
 func (s *Scheduler) puller(peer int) driver.Puller {
 	d := s.dests[peer]
 	d.mu.Lock()

@@ -6,6 +6,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/commtune/commtune/internal/driver"
 )
 
 // cmaProbe is the word a peer reads to find out whether process_vm_readv
@@ -115,4 +117,77 @@ func processVMReadv(pid int, dst [][]byte, addr uint64) (int, error) {
 			}
 		}
 	}
+}
+
+// processVMReadSpans copies the concatenation of src, ranges of process
+// pid's memory, into the concatenation of dst, whose total length must be
+// the same: the two lists are cut where either has a boundary, and up to
+// cmaIovMax of those pieces go in each system call, continuing after a
+// partial read.
+func processVMReadSpans(pid int, dst [][]byte, src []driver.Span) (int, error) {
+	var local []unix.Iovec
+	var remote []unix.RemoteIovec
+	want := 0
+	for _, s := range src {
+		want += s.Len
+	}
+	if have := segsTotal(dst); have != want {
+		return 0, fmt.Errorf("process_vm_readv from pid %d: %d bytes of ranges into %d bytes of memory", pid, want, have)
+	}
+	got := 0
+	di, dpos := 0, 0 // the next byte lands at dst[di][dpos]
+	si, spos := 0, 0 // and comes from src[si].Addr + spos
+	for got < want {
+		local, remote = local[:0], remote[:0]
+		n := 0
+		for d, dp, s, sp := di, dpos, si, spos; n < want-got && len(local) < cmaIovMax; {
+			if dp == len(dst[d]) {
+				d, dp = d+1, 0
+				continue
+			}
+			if sp == src[s].Len {
+				s, sp = s+1, 0
+				continue
+			}
+			k := min(len(dst[d])-dp, src[s].Len-sp)
+			v := unix.Iovec{Base: &dst[d][dp]}
+			v.SetLen(k)
+			local = append(local, v)
+			remote = append(remote, unix.RemoteIovec{Base: uintptr(src[s].Addr) + uintptr(sp), Len: k})
+			dp, sp, n = dp+k, sp+k, n+k
+		}
+		m, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		cmaCalls.Add(1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return got, fmt.Errorf("process_vm_readv from pid %d: %w", pid, err)
+		}
+		if m == 0 {
+			return got, fmt.Errorf("process_vm_readv from pid %d: no progress at %d of %d bytes", pid, got, want)
+		}
+		got += m
+		for m > 0 { // step both lists past what was read
+			if dpos == len(dst[di]) {
+				di, dpos = di+1, 0
+				continue
+			}
+			if spos == src[si].Len {
+				si, spos = si+1, 0
+				continue
+			}
+			k := min(m, len(dst[di])-dpos, src[si].Len-spos)
+			dpos, spos, m = dpos+k, spos+k, m-k
+		}
+	}
+	return got, nil
+}
+
+func segsTotal(segs [][]byte) int {
+	n := 0
+	for _, b := range segs {
+		n += len(b)
+	}
+	return n
 }

@@ -86,3 +86,10 @@ func (rl *rail) PullV(dst [][]byte, addr uint64) error {
 	}
 	return err
 }
+
+// ReadSpans reads the ranges src of the peer's process into the parts of
+// dst (driver.SpanReader), both lists given to process_vm_readv at once.
+func (rl *rail) ReadSpans(dst [][]byte, src []driver.Span) error {
+	_, err := processVMReadSpans(rl.pid, dst, src)
+	return err
+}

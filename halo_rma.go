@@ -1,0 +1,327 @@
+package commtune
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"unsafe"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// One-sided halo implementations, ADCL's Put and Get variants, in
+// active-target epochs (MPI's post-start-complete-wait) renewed every
+// exchange.
+//
+// Put: the receiving rank exposes its receive box (core Engine.Expose:
+// a post naming the region goes to the neighbour) and the neighbour puts
+// its send box straight into it, over the rails' Put path, with no
+// rendezvous handshake on the sending side. The exposure ends once every
+// byte has landed.
+//
+// Get: the receiving rank reads the neighbour's send box in place, in one
+// copy (CMA's process_vm_readv on one node): at the first exchange every
+// rank tells each neighbour where the box it sends that neighbour lies in
+// its memory; then, every exchange, the owner posts that its box is ready
+// (a message of no bytes), the reader reads it and answers that it is done,
+// and the owner's exchange ends when all its readers are. A neighbour this
+// rank cannot read (another node, goroutine ranks) is served by the owner
+// putting its box into the reader's exposed receive box: on the wire, Put.
+
+// The one-sided primitives.
+const (
+	haloPut haloPrimitive = "Put" // the owner puts into the reader's exposed receive box
+	haloGet haloPrimitive = "Get" // the reader reads the owner's send box in place
+)
+
+// Tags of the Get synchronisation messages on the Halo's communicator,
+// above the direction tags (halo.DirectionIndex, < 27) the data carry;
+// each adds the direction the data travel.
+const (
+	haloTagWindow = 1 << 10 // owner → reader at the first exchange: where the send box lies
+	haloTagMode   = 2 << 10 // reader → owner at the first exchange: 1 if it will read, 0 if the owner puts
+	haloTagPost   = 3 << 10 // owner → reader: the box is ready
+	haloTagDone   = 4 << 10 // reader → owner: it is read
+)
+
+// rmaSalt separates a Halo's one-sided context, where posts and puts are
+// matched and nothing else travels, from its communicator's.
+const rmaSalt = 0x0AE5_1DED
+
+// haloRMA is a transfer's one-sided state.
+type haloRMA struct {
+	sendMem, recvMem [][]byte      // the send and receive boxes as the memory they occupy
+	remote           []driver.Span // Get, read: the neighbour's send box in its memory
+	read             bool          // Get: this rank reads its receive box from the neighbour
+	readBy           bool          // Get: the neighbour reads this rank's send box
+}
+
+func (m haloImpl) oneSided() bool { return m.primitive == haloPut || m.primitive == haloGet }
+
+// prepareRMA gives each transfer its memory lists: the boxes' runs in
+// place (ddt) or their packed buffers.
+func (x *haloExec) prepareRMA() {
+	x.rmaCtx = mix(x.comm.ctx, rmaSalt)
+	for _, ts := range x.phases {
+		for i := range ts {
+			t := &ts[i]
+			if x.impl.data == haloDDT {
+				t.rma.sendMem, t.rma.recvMem = t.sendSegs, t.recvSegs
+			} else {
+				t.rma.sendMem, t.rma.recvMem = [][]byte{t.sendBuf}, [][]byte{t.recvBuf}
+			}
+		}
+	}
+}
+
+// connectGet tells every neighbour where its send box lies and learns
+// where theirs do, then agrees with each which of them read: a reader
+// reads if a rail to the owner can (core Engine.CanRead) and the box it
+// describes has the receive box's size.
+func (x *haloExec) connectGet(ctx context.Context) error {
+	var reqs []*Request
+	xfers := x.remoteXfers()
+	for _, t := range xfers {
+		msg := make([]byte, 0, 16*len(t.rma.sendMem))
+		for _, b := range t.rma.sendMem {
+			if len(b) > 0 {
+				msg = binary.LittleEndian.AppendUint64(msg, uint64(uintptr(unsafe.Pointer(&b[0]))))
+				msg = binary.LittleEndian.AppendUint64(msg, uint64(len(b)))
+			}
+		}
+		r, err := x.comm.Isend(msg, t.peer, haloTagWindow+t.sendTag)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	eng := x.comm.ep.eng
+	modes := make([]byte, 2*len(xfers)) // what this rank tells, then what it is told
+	for i, t := range xfers {
+		st, err := x.comm.Probe(ctx, t.peer, haloTagWindow+t.recvTag)
+		if err != nil {
+			return err
+		}
+		msg := make([]byte, st.Count)
+		if _, err := x.comm.Recv(ctx, msg, t.peer, haloTagWindow+t.recvTag); err != nil {
+			return err
+		}
+		if len(msg)%16 != 0 {
+			return fmt.Errorf("commtune: halo: rank %d described its box in %d bytes, not a multiple of 16", t.peer, len(msg))
+		}
+		total := 0
+		t.rma.remote = t.rma.remote[:0]
+		for ; len(msg) > 0; msg = msg[16:] {
+			s := driver.Span{Addr: binary.LittleEndian.Uint64(msg), Len: int(binary.LittleEndian.Uint64(msg[8:]))}
+			if s.Len <= 0 || s.Len > 1<<40 {
+				return fmt.Errorf("commtune: halo: rank %d described a range of %d bytes", t.peer, s.Len)
+			}
+			total += s.Len
+			t.rma.remote = append(t.rma.remote, s)
+		}
+		t.rma.read = eng.CanRead(x.comm.group[t.peer]) && total == segsLen(t.rma.recvMem)
+		if t.rma.read {
+			modes[i] = 1
+		}
+		r, err := x.comm.Isend(modes[i:i+1], t.peer, haloTagMode+t.recvTag)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, r)
+	}
+	for i, t := range xfers {
+		told := modes[len(xfers)+i : len(xfers)+i+1]
+		if _, err := x.comm.Recv(ctx, told, t.peer, haloTagMode+t.sendTag); err != nil {
+			return err
+		}
+		t.rma.readBy = told[0] == 1
+	}
+	if _, err := WaitAll(ctx, reqs...); err != nil {
+		return err
+	}
+	x.connected = true
+	return nil
+}
+
+// remoteXfers lists the transfers with other ranks, in plan order.
+func (x *haloExec) remoteXfers() []*haloXfer {
+	var out []*haloXfer
+	for _, ts := range x.phases {
+		for i := range ts {
+			if ts[i].local < 0 {
+				out = append(out, &ts[i])
+			}
+		}
+	}
+	return out
+}
+
+func segsLen(segs [][]byte) int {
+	n := 0
+	for _, b := range segs {
+		n += len(b)
+	}
+	return n
+}
+
+// startRMA begins a one-sided exchange. All at once, every receive box is
+// exposed (or its owner's post awaited) before any data moves, and the
+// reads are left for wait; in pairs, the whole exchange happens here.
+func (x *haloExec) startRMA(ctx context.Context) error {
+	if x.impl.primitive == haloGet && !x.connected {
+		if err := x.connectGet(ctx); err != nil {
+			return fmt.Errorf("commtune: halo: connecting the Get windows: %w", err)
+		}
+	}
+	if x.impl.partners == haloPair {
+		for _, ts := range x.phases {
+			if err := x.pack(ts); err != nil {
+				return err
+			}
+			for i := range ts {
+				if ts[i].local < 0 {
+					if err := x.transferRMA(ctx, &ts[i]); err != nil {
+						return err
+					}
+				}
+			}
+		}
+		return nil
+	}
+	ts := x.phases[0]
+	if err := x.pack(ts); err != nil {
+		return err
+	}
+	x.recvs, x.reads = x.recvs[:0], x.reads[:0]
+	for i := range ts {
+		if t := &ts[i]; t.local < 0 {
+			r, err := x.receiveSide(t)
+			if err != nil {
+				return err
+			}
+			if t.rma.read && x.impl.primitive == haloGet {
+				x.reads = append(x.reads, haloRead{t, r})
+				continue
+			}
+			x.pending = append(x.pending, r)
+			x.recvs = append(x.recvs, t)
+		}
+	}
+	for i := range ts {
+		if t := &ts[i]; t.local < 0 {
+			if err := x.sendSide(t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// haloRead is a Get read left for wait: the transfer and the receive of
+// its owner's post.
+type haloRead struct {
+	t    *haloXfer
+	post *Request
+}
+
+// receiveSide starts t's receiving half: the exposure of its receive box,
+// or, for a Get read, the receive of the owner's post.
+func (x *haloExec) receiveSide(t *haloXfer) (*Request, error) {
+	if x.impl.primitive == haloGet && t.rma.read {
+		return x.comm.Irecv(nil, t.peer, haloTagPost+t.recvTag)
+	}
+	return &Request{r: x.comm.ep.eng.Expose(x.rmaCtx, x.comm.group[t.peer], t.recvTag, t.rma.recvMem), c: x.comm}, nil
+}
+
+// sendSide starts t's sending half, adding its requests to pending: the
+// put of the send box, or, when the neighbour reads it, the receive of its
+// "done" and the post that the box is ready.
+func (x *haloExec) sendSide(t *haloXfer) error {
+	if x.impl.primitive == haloGet && t.rma.readBy {
+		done, err := x.comm.Irecv(nil, t.peer, haloTagDone+t.sendTag)
+		if err != nil {
+			return err
+		}
+		x.pending = append(x.pending, done)
+		post, err := x.comm.Isend(nil, t.peer, haloTagPost+t.sendTag)
+		if err != nil {
+			return err
+		}
+		x.pending = append(x.pending, post)
+		return nil
+	}
+	put := &Request{r: x.comm.ep.eng.PutV(x.rmaCtx, x.comm.group[t.peer], t.sendTag, t.rma.sendMem), c: x.comm}
+	x.pending = append(x.pending, put)
+	return nil
+}
+
+// read waits for the owner's post, reads t's receive box from its memory
+// and tells it so, adding that message to pending.
+func (x *haloExec) read(ctx context.Context, t *haloXfer, post *Request) error {
+	if _, err := post.Wait(ctx); err != nil {
+		return recvErr(t, err)
+	}
+	if err := x.comm.ep.eng.ReadSpans(x.comm.group[t.peer], t.rma.recvMem, t.rma.remote); err != nil {
+		return fmt.Errorf("commtune: halo: get from rank %d: %w", t.peer, err)
+	}
+	done, err := x.comm.Isend(nil, t.peer, haloTagDone+t.recvTag)
+	if err != nil {
+		return err
+	}
+	x.pending = append(x.pending, done)
+	return x.received(t, Status{Source: t.peer, Tag: t.recvTag, Count: segsLen(t.rma.recvMem)})
+}
+
+// waitRMA completes an all-at-once one-sided exchange: the reads, then
+// every exposure, put and synchronisation message, then the unpacking.
+func (x *haloExec) waitRMA(ctx context.Context) error {
+	for _, rd := range x.reads {
+		if err := x.read(ctx, rd.t, rd.post); err != nil {
+			return err
+		}
+	}
+	x.reads = x.reads[:0]
+	sts, err := WaitAll(ctx, x.pending...)
+	if err != nil {
+		return fmt.Errorf("commtune: halo exchange: %w", err)
+	}
+	for i, t := range x.recvs {
+		if err := x.received(t, sts[i]); err != nil {
+			return err
+		}
+	}
+	x.pending = x.pending[:0]
+	return nil
+}
+
+// transferRMA carries out one one-sided transfer of a pair exchange. Like
+// Sendrecv it cannot wait forever (pairOrder): each side exposes its box,
+// or posts that its send box is ready, before it blocks on the other.
+func (x *haloExec) transferRMA(ctx context.Context, t *haloXfer) error {
+	recv, err := x.receiveSide(t)
+	if err != nil {
+		return err
+	}
+	reading := x.impl.primitive == haloGet && t.rma.read
+	x.pending = x.pending[:0]
+	if !reading {
+		x.pending = append(x.pending, recv)
+	}
+	if err := x.sendSide(t); err != nil {
+		return err
+	}
+	if reading {
+		if err := x.read(ctx, t, recv); err != nil {
+			return err
+		}
+	}
+	sts, err := WaitAll(ctx, x.pending...)
+	if err != nil {
+		return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
+	}
+	x.pending = x.pending[:0]
+	if reading {
+		return nil // read checked it
+	}
+	return x.received(t, sts[0])
+}
