@@ -406,6 +406,8 @@ func TestFuzzSeeds(t *testing.T) {
 		{Name: "fin", Values: []any{mk(func(b []byte) { putFin(b, 1) }, finLen)}},
 		{Name: "withdraw", Values: []any{mk(func(b []byte) { putWithdraw(b, 0, 3, 9) }, withdrawLen)}},
 		{Name: "withdrawn", Values: []any{mk(func(b []byte) { putWithdrawn(b, 9) }, withdrawnLen)}},
+		{Name: "post", Values: []any{mk(func(b []byte) { putPost(b, 0, 2, 0, 64, 5) }, postLen)}},
+		{Name: "refuse", Values: []any{mk(func(b []byte) { putRefuse(b, 5, 63) }, refuseLen)}},
 		{Name: "aggregated", Values: []any{append(append(append([]byte(nil), eager...), rts...), eager...)}},
 	}
 	for _, s := range seeds {
