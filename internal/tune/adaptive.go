@@ -33,11 +33,12 @@ type AdaptiveConfig struct {
 	// WatchWindow is how many calls of the winner make one window of the
 	// drift watch (default 32), whose filtered mean (FilteredMean, as the
 	// selection's samples; the maximum over the ranks) is compared with the
-	// best window's since the decision. Each window costs one reduction of
+	// median window's since the decision. Each window costs one reduction of
 	// one number.
 	WatchWindow int
-	// DriftFactor is how far above the baseline, the best window since the
-	// decision, a window's mean must be to count as drifted (default 1.5).
+	// DriftFactor is how far above the baseline, the median of the recent
+	// windows since the decision, a window's mean must be to count as
+	// drifted (default 1.5).
 	// Must be above 1.
 	DriftFactor float64
 	// DriftWindows is how many drifted windows in a row resume the
@@ -95,12 +96,12 @@ const (
 // beyond ADCL, which never revisits a choice: it explores with a
 // BruteForce or a Hypothesis until a winner is chosen, then runs the
 // winner while keeping a cheap running average of its time, one filtered
-// mean per window of calls. The best window since the decision is the
-// baseline; when windows drift above it by DriftFactor, DriftWindows
-// windows in a row, the selection starts again from scratch, measuring
-// every candidate under the new conditions. (A winner that gets faster
-// only lowers its baseline: the warm-up after a decision looks the same
-// as a load that went away.)
+// mean per window of calls. The median of the recent windows since the
+// decision is the baseline; when windows drift above it by DriftFactor,
+// DriftWindows windows in a row, the selection starts again from scratch,
+// measuring every candidate under the new conditions. (A winner that gets
+// faster only lowers its baseline: the warm-up after a decision looks the
+// same as a load that went away.)
 //
 // Like the selectors it drives, an Adaptive is pure and deterministic:
 // the caller runs Next, measures this rank's time and passes it to Record;
@@ -123,7 +124,7 @@ type Adaptive struct {
 	batch    []string // the names of a pending hypothesis batch
 
 	window     []float64 // the drift watch's samples of the current window
-	steady     bool      // the watch's baseline is the winner's time running alone
+	history    []float64 // the watch's recent undrifted windows, oldest first
 	drifted    int       // drifted windows in a row
 	selections int       // selections completed
 	calls      int       // calls measured by the latest selection
@@ -193,7 +194,7 @@ func (a *Adaptive) Resume(winner string, baseline float64) error {
 func (a *Adaptive) decide(winner string, baseline float64) {
 	a.winner, a.baseline = winner, baseline
 	a.brute, a.hyp = nil, nil
-	a.window, a.drifted, a.steady = a.window[:0], 0, false
+	a.window, a.drifted, a.history = a.window[:0], 0, a.history[:0]
 	a.selections++
 }
 
@@ -318,38 +319,55 @@ func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
 	return true, nil
 }
 
+// watchHistory is how many recent undrifted windows the watch's baseline
+// is the median of.
+const watchHistory = 15
+
 // watch judges one window's reduced average and resumes the selection
-// after DriftWindows drifted ones in a row.
+// after DriftWindows drifted ones in a row. The baseline is the median of
+// the recent windows that did not drift, the winner's typical time
+// running alone: the time it was chosen on came from calls interleaved
+// with the other candidates' (or from an earlier job), and the best
+// window, the former baseline, sits at the bottom of the windows' spread,
+// so that ordinary windows of a busy machine (1.5× the best on 8 ranks
+// over 2 processors) read as drift.
 func (a *Adaptive) watch(avg float64) {
 	a.window = a.window[:0]
-	if !a.steady || avg < a.baseline {
-		// The time the winner was chosen on came from calls interleaved
-		// with the other candidates' (or from an earlier job), and the
-		// first windows after a decision may still warm up: the baseline
-		// is the best window seen since, the winner's steady time alone.
-		if !a.steady {
-			a.logf("watching %s: %s running alone (%s when chosen)", a.winner, secs(avg), secs(a.baseline))
-		}
-		a.steady = true
-		a.baseline, a.drifted = avg, 0
-		return
-	}
-	if avg > a.baseline*a.cfg.DriftFactor {
+	if len(a.history) > 0 && avg > a.baseline*a.cfg.DriftFactor {
 		a.drifted++
 		a.logf("window of %d calls of %s averages %s against %s before (%d of %d drifted windows)",
 			a.cfg.WatchWindow, a.winner, secs(avg), secs(a.baseline), a.drifted, a.cfg.DriftWindows)
-	} else {
-		a.drifted = 0
+		if a.drifted >= a.cfg.DriftWindows {
+			// Cannot fail: the same entries and config built a selector before.
+			_ = a.explore(fmt.Sprintf("%s drifted from %s to %s", a.winner, secs(a.baseline), secs(avg)))
+		}
+		return
 	}
-	if a.drifted >= a.cfg.DriftWindows {
-		// Cannot fail: the same entries and config built a selector before.
-		_ = a.explore(fmt.Sprintf("%s drifted from %s to %s", a.winner, secs(a.baseline), secs(avg)))
+	if len(a.history) == 0 {
+		a.logf("watching %s: %s running alone (%s when chosen)", a.winner, secs(avg), secs(a.baseline))
 	}
+	a.drifted = 0
+	if len(a.history) == watchHistory {
+		a.history = append(a.history[:0], a.history[1:]...)
+	}
+	a.history = append(a.history, avg)
+	a.baseline = medianOf(a.history)
+}
+
+// medianOf returns the median of xs (not empty), leaving xs as it is.
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	n := len(s)
+	if n%2 == 1 {
+		return s[n/2]
+	}
+	return (s[n/2-1] + s[n/2]) / 2
 }
 
 // Winner returns the implementation chosen and its reduced time: the time
-// it was chosen on until the watch's first window, the best window's
-// after; "" while exploring.
+// it was chosen on until the watch's first window, the baseline (the
+// median recent window) after; "" while exploring.
 func (a *Adaptive) Winner() (name string, seconds float64) { return a.winner, a.baseline }
 
 // Calls returns the calls the latest selection measured: 0 for one

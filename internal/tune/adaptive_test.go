@@ -170,6 +170,25 @@ func TestAdaptiveDrift(t *testing.T) {
 	}
 }
 
+// TestAdaptiveWatchNoise: windows spread evenly between 1 and 1.7 times
+// the winner's time, as on a busy machine, with no change of conditions,
+// never resume the selection; the best window as the baseline would (a
+// window above 1.5× it comes three times in ten).
+func TestAdaptiveWatchNoise(t *testing.T) {
+	const best = "IsendIrecv_aao_pack"
+	cost := func(rank, call int, name string) float64 {
+		x := uint64(call/DefaultWatchWindow+1) * 0x9E3779B97F4A7C15 // one draw per window
+		x = (x ^ x>>30) * 0xBF58476D1CE4E5B9
+		x = (x ^ x>>27) * 0x94D049BB133111EB
+		noise := float64((x^x>>31)>>40) / float64(1<<24) // in [0, 1)
+		return separableCost(best)(rank, call, name) * (1 + 0.7*noise)
+	}
+	a, _ := adaptiveRanks(t, 2, 3000, AdaptiveConfig{}, cost)
+	if a.Selections() != 1 {
+		t.Fatalf("%d selections without a change of conditions\n%s", a.Selections(), strings.Join(a.Explain(), "\n"))
+	}
+}
+
 func TestAdaptiveResume(t *testing.T) {
 	a, err := NewAdaptive(adclTable(), AdaptiveConfig{})
 	if err != nil {
