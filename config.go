@@ -122,6 +122,13 @@ type Config struct {
 	// HaloSamples is how many exchanges measure each implementation during
 	// a halo selection. Default 10. Env: COMMTUNE_HALO_SAMPLES.
 	HaloSamples int
+	// HaloOrder is the order of a halo selection's measurements:
+	// "interleaved", one exchange of each implementation in turn, which
+	// spreads a slow spell of the machine over all of them; or
+	// "consecutive", HaloSamples exchanges of one implementation in a row
+	// (ADCL's order), so that each is measured after itself. Every rank
+	// must set the same. Default interleaved. Env: COMMTUNE_HALO_ORDER.
+	HaloOrder string
 	// HaloState is the file where the winners of halo selections are kept
 	// between jobs, keyed by platform, topology and array shape, so that a
 	// rerun starts on the winner without exploring: "" for this
@@ -160,6 +167,7 @@ const (
 	EnvTuneState     = "COMMTUNE_TUNE_STATE"
 	EnvHaloSelect    = "COMMTUNE_HALO_SELECT"
 	EnvHaloSamples   = "COMMTUNE_HALO_SAMPLES"
+	EnvHaloOrder     = "COMMTUNE_HALO_ORDER"
 	EnvHaloState     = "COMMTUNE_HALO_STATE"
 )
 
@@ -300,6 +308,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := lookup(EnvHaloState); ok && strings.TrimSpace(v) != "" {
 		c.HaloState = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvHaloOrder); ok && strings.TrimSpace(v) != "" {
+		c.HaloOrder = strings.ToLower(strings.TrimSpace(v))
 	}
 	if v, ok := lookup(EnvHaloSamples); ok && strings.TrimSpace(v) != "" {
 		n, err := strconv.Atoi(strings.TrimSpace(v))

@@ -34,6 +34,12 @@ const (
 // HaloStateOff is the Config.HaloState value that keeps no halo decisions.
 const HaloStateOff = "off"
 
+// The orders of a halo selection's measurements (Config.HaloOrder).
+const (
+	HaloOrderInterleaved = "interleaved" // one exchange of each implementation in turn
+	HaloOrderConsecutive = "consecutive" // HaloSamples exchanges of each in a row, as ADCL
+)
+
 // maxHaloSamples bounds Config.HaloSamples: a selection over every
 // implementation costs samples × 20 exchanges.
 const maxHaloSamples = 1000
@@ -50,6 +56,14 @@ func (c *Config) checkHalo() error {
 				c.HaloSelect, EnvHaloSelect, HaloSelectBrute, HaloSelectHypothesis, strings.Join(HaloImpls(), ", "))
 		}
 	}
+	switch c.HaloOrder {
+	case "":
+		c.HaloOrder = HaloOrderInterleaved
+	case HaloOrderInterleaved, HaloOrderConsecutive:
+	default:
+		return fmt.Errorf("commtune: halo measurement order %q (%s): want %s or %s",
+			c.HaloOrder, EnvHaloOrder, HaloOrderInterleaved, HaloOrderConsecutive)
+	}
 	if c.HaloSamples < 0 || c.HaloSamples > maxHaloSamples {
 		return fmt.Errorf("commtune: HaloSamples %d: want 1 to %d (0 for the default)", c.HaloSamples, maxHaloSamples)
 	}
@@ -60,6 +74,7 @@ func (c *Config) checkHalo() error {
 type haloSettings struct {
 	method   string // HaloSelectBrute, HaloSelectHypothesis or an implementation's name
 	samples  int
+	order    string // Config.HaloOrder
 	path     string // the decisions file; "" keeps nothing
 	platform string // the platform fingerprint's id, checked against the file's
 }
@@ -69,7 +84,7 @@ type haloSettings struct {
 // for jobs of several processes, whose times say something of a real
 // job's; an explicit path is used by every job.
 func (ep *endpoint) haloSettingsFor(cfg Config) {
-	ep.halo = haloSettings{method: cfg.HaloSelect, samples: cfg.HaloSamples}
+	ep.halo = haloSettings{method: cfg.HaloSelect, samples: cfg.HaloSamples, order: cfg.HaloOrder}
 	if cfg.HaloState == HaloStateOff {
 		return
 	}
@@ -155,7 +170,7 @@ func (cart *Cart) selection(s halo.Shape, set haloSettings) (*haloSelection, err
 		return sel, nil
 	}
 	a, err := tune.NewAdaptive(haloRegistry().Entries(), tune.AdaptiveConfig{Method: set.method,
-		Hypothesis: tune.HypothesisConfig{Samples: set.samples}})
+		Hypothesis: tune.HypothesisConfig{Samples: set.samples, Consecutive: set.order == HaloOrderConsecutive}})
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,20 @@ func haloState(path string) Option { return func(c *Config) { c.HaloState = path
 // TestHaloSelectionExact runs both selections through exploration and
 // past the decision, every exchange checked against the reference.
 func TestHaloSelectionExact(t *testing.T) {
-	for _, method := range []string{HaloSelectBrute, HaloSelectHypothesis} {
+	for _, order := range []string{HaloOrderInterleaved, HaloOrderConsecutive} {
+		for _, method := range []string{HaloSelectBrute, HaloSelectHypothesis} {
+			haloSelectionExact(t, method, order)
+		}
+	}
+	// A bad order is refused with the variable's name.
+	err := Local(1, func(*Comm) error { return nil }, func(c *Config) { c.HaloOrder = "sideways" })
+	if err == nil || !strings.Contains(err.Error(), EnvHaloOrder) {
+		t.Fatalf("order sideways: %v", err)
+	}
+}
+
+func haloSelectionExact(t *testing.T, method, order string) {
+	{
 		for _, g := range []struct {
 			dims    []int
 			periods []bool
@@ -30,11 +43,11 @@ func TestHaloSelectionExact(t *testing.T) {
 			{[]int{2, 1, 2}, []bool{true, true, false}},
 		} {
 			tc := haloCase{dims: g.dims, periods: g.periods, extents: haloExtents[len(g.dims)], width: 2, comps: 3, elem: "float64", impl: method}
-			t.Run(tc.String(), func(t *testing.T) {
+			t.Run(order+"/"+tc.String(), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
 				rounds := 2*len(HaloImpls()) + 40
-				if err := runHalo(ctx, tc, rounds, haloSamples(2), haloState(HaloStateOff)); err != nil {
+				if err := runHalo(ctx, tc, rounds, haloSamples(2), haloState(HaloStateOff), func(c *Config) { c.HaloOrder = order }); err != nil {
 					t.Fatal(err)
 				}
 			})

@@ -160,7 +160,7 @@ func (a *Adaptive) explore(why string) error {
 	if a.cfg.Method == MethodHypothesis {
 		a.hyp, err = NewHypothesis(a.entries, a.cfg.Hypothesis)
 	} else {
-		a.brute, err = NewBruteForce(a.names, BruteConfig{Samples: a.cfg.Hypothesis.Samples, Filter: a.cfg.Hypothesis.Filter})
+		a.brute, err = NewBruteForce(a.names, a.cfg.Hypothesis.measuring())
 	}
 	if err != nil {
 		return err

@@ -34,6 +34,9 @@ type BruteConfig struct {
 	// Filter is the outlier filter applied to each implementation's
 	// samples on each rank.
 	Filter FilterConfig
+	// Consecutive measures each implementation Samples times in a row,
+	// ADCL's order, instead of round robin (see campaign).
+	Consecutive bool
 }
 
 // Validate reports every field outside its range, or nil. Zero fields are
@@ -56,22 +59,34 @@ func (c BruteConfig) withDefaults() BruteConfig {
 }
 
 // campaign measures a list of implementations Samples times each, round
-// robin: call k runs names[k mod len(names)]. Every rank derives the same
-// sequence from the list, so they agree on each call without talking.
-// Round robin rather than each implementation N times in a row (ADCL's
-// order) spreads a slow spell of the machine, or the job's warm-up, over
-// all of them, one sample each, where the outlier filter drops it, instead
-// of on consecutive samples of one implementation where it would exceed
-// the outlier fraction and count against that one alone.
+// robin by default: call k runs names[k mod len(names)]. Every rank
+// derives the same sequence from the list, so they agree on each call
+// without talking. Round robin rather than each implementation N times in
+// a row (ADCL's order, consecutive) spreads a slow spell of the machine,
+// or the job's warm-up, over all of them, one sample each, where the
+// outlier filter drops it, instead of on consecutive samples of one
+// implementation where it would exceed the outlier fraction and count
+// against that one alone. In a row, each implementation is measured after
+// itself: what one leaves behind (skew between the ranks, messages still
+// unexpected, caches) is its own, not its predecessor's.
 type campaign struct {
-	names   []string
-	samples [][]float64
-	n       int // samples per implementation
-	k       int // calls recorded
+	names       []string
+	samples     [][]float64
+	n           int // samples per implementation
+	k           int // calls recorded
+	consecutive bool
 }
 
-func newCampaign(names []string, n int) campaign {
-	return campaign{names: names, samples: make([][]float64, len(names)), n: n}
+func newCampaign(names []string, n int, consecutive bool) campaign {
+	return campaign{names: names, samples: make([][]float64, len(names)), n: n, consecutive: consecutive}
+}
+
+// index returns the position in names of call k's implementation.
+func (c *campaign) index(k int) int {
+	if c.consecutive {
+		return k / c.n
+	}
+	return k % len(c.names)
 }
 
 // total is the number of calls the campaign runs.
@@ -85,7 +100,7 @@ func (c *campaign) pending() string {
 	if c.done() {
 		return ""
 	}
-	return c.names[c.k%len(c.names)]
+	return c.names[c.index(c.k)]
 }
 
 // record files the time of the pending call.
@@ -99,7 +114,7 @@ func (c *campaign) record(name string, seconds float64) error {
 	case !validTime(seconds):
 		return fmt.Errorf("%w: %s took %v s", ErrUnexpectedRecord, name, seconds)
 	}
-	i := c.k % len(c.names)
+	i := c.index(c.k)
 	c.samples[i] = append(c.samples[i], seconds)
 	c.k++
 	return nil
@@ -172,7 +187,7 @@ func NewBruteForce(names []string, cfg BruteConfig) (*BruteForce, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	b := &BruteForce{cfg: cfg, m: newCampaign(append([]string(nil), names...), cfg.Samples)}
+	b := &BruteForce{cfg: cfg, m: newCampaign(append([]string(nil), names...), cfg.Samples, cfg.Consecutive)}
 	if len(names) == 1 {
 		b.winner = names[0]
 	}

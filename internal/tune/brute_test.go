@@ -149,6 +149,41 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
+// TestBruteForceOrder: round robin by default, in a row when Consecutive;
+// each sample is filed under its own implementation either way.
+func TestBruteForceOrder(t *testing.T) {
+	for _, tc := range []struct {
+		consecutive bool
+		want        []string
+	}{
+		{false, []string{"a", "b", "c", "a", "b", "c"}},
+		{true, []string{"a", "a", "b", "b", "c", "c"}},
+	} {
+		b, err := NewBruteForce([]string{"a", "b", "c"}, BruteConfig{Samples: 2, Consecutive: tc.consecutive})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var order []string
+		times := map[string]float64{"a": 3, "b": 1, "c": 2}
+		for {
+			name, done := b.Next()
+			if done {
+				break
+			}
+			order = append(order, name)
+			if err := b.Record(name, times[name]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if !slices.Equal(order, tc.want) {
+			t.Errorf("consecutive %v: order %v, want %v", tc.consecutive, order, tc.want)
+		}
+		if got := b.Local(); !slices.Equal(got, []float64{3, 1, 2}) {
+			t.Errorf("consecutive %v: Local = %v", tc.consecutive, got)
+		}
+	}
+}
+
 // TestBruteForceProtocol: round robin order, Next after Decide, and the
 // refusals.
 func TestBruteForceProtocol(t *testing.T) {

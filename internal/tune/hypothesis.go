@@ -26,6 +26,9 @@ type HypothesisConfig struct {
 	// Filter is the outlier filter applied to each implementation's
 	// samples on each rank.
 	Filter FilterConfig
+	// Consecutive measures each implementation of a batch Samples times
+	// in a row (BruteConfig.Consecutive).
+	Consecutive bool
 }
 
 // Validate reports every field outside its range, or nil. Zero fields are
@@ -41,7 +44,7 @@ func (c HypothesisConfig) Validate() error {
 // measuring is the part of c a brute-force campaign shares: how each
 // implementation is measured.
 func (c HypothesisConfig) measuring() BruteConfig {
-	return BruteConfig{Samples: c.Samples, Filter: c.Filter}
+	return BruteConfig{Samples: c.Samples, Filter: c.Filter, Consecutive: c.Consecutive}
 }
 
 func (c HypothesisConfig) withDefaults() HypothesisConfig {
@@ -583,7 +586,7 @@ func (h *Hypothesis) start(pick []bool, why string) {
 			names = append(names, h.names[c])
 		}
 	}
-	h.batch = newCampaign(names, h.cfg.Samples)
+	h.batch = newCampaign(names, h.cfg.Samples, h.cfg.Consecutive)
 	h.logf("batch %d: %s; measuring %d implementations × %d calls: %s",
 		h.batches+1, why, len(names), h.cfg.Samples, strings.Join(names, ", "))
 }

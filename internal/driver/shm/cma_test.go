@@ -31,8 +31,9 @@ func TestReadSpans(t *testing.T) {
 		}
 		return s
 	}
+	base := uintptr(unsafe.Pointer(&src[0]))
 	span := func(off, n int) driver.Span {
-		return driver.Span{Addr: uint64(uintptr(unsafe.Pointer(&src[off]))), Len: n}
+		return driver.Span{Addr: uint64(base) + uint64(off), Len: n}
 	}
 	for _, tc := range []struct {
 		name   string
@@ -48,7 +49,8 @@ func TestReadSpans(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var want []byte
 			for _, s := range tc.remote {
-				want = append(want, unsafe.Slice((*byte)(unsafe.Pointer(uintptr(s.Addr))), s.Len)...)
+				off := int(uintptr(s.Addr) - base)
+				want = append(want, src[off:off+s.Len]...)
 			}
 			total := 0
 			for _, k := range tc.local {
