@@ -74,15 +74,24 @@ func (x *haloExec) prepareRMA() {
 	}
 }
 
-// connectGet tells every neighbour where its send box lies and learns
-// where theirs do, then agrees with each which of them read: a reader
-// reads if a rail to the owner can (core Engine.CanRead) and the box it
-// describes has the receive box's size.
+// connectGet tells every neighbour where its send box lies and whether
+// it may read it, learns the same of theirs, then agrees with each which
+// of them read: a reader reads if the owner has seen it can (core
+// Engine.ReadableBy: the shm rail's probe of process_vm_readv), a rail
+// to the owner reads ranges of memory (Engine.CanRead), and the box
+// described has the receive box's size.
 func (x *haloExec) connectGet(ctx context.Context) error {
 	var reqs []*Request
 	xfers := x.remoteXfers()
+	eng := x.comm.ep.eng
 	for _, t := range xfers {
-		msg := make([]byte, 0, 16*len(t.rma.sendMem))
+		// A word saying whether the neighbour may read, then the ranges.
+		msg := make([]byte, 0, 8+16*len(t.rma.sendMem))
+		var may uint64
+		if eng.ReadableBy(x.comm.group[t.peer]) {
+			may = 1
+		}
+		msg = binary.LittleEndian.AppendUint64(msg, may)
 		for _, b := range t.rma.sendMem {
 			if len(b) > 0 {
 				msg = binary.LittleEndian.AppendUint64(msg, uint64(uintptr(unsafe.Pointer(&b[0]))))
@@ -95,7 +104,6 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 		}
 		reqs = append(reqs, r)
 	}
-	eng := x.comm.ep.eng
 	modes := make([]byte, 2*len(xfers)) // what this rank tells, then what it is told
 	for i, t := range xfers {
 		st, err := x.comm.Probe(ctx, t.peer, haloTagWindow+t.recvTag)
@@ -106,9 +114,11 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 		if _, err := x.comm.Recv(ctx, msg, t.peer, haloTagWindow+t.recvTag); err != nil {
 			return err
 		}
-		if len(msg)%16 != 0 {
-			return fmt.Errorf("commtune: halo: rank %d described its box in %d bytes, not a multiple of 16", t.peer, len(msg))
+		if len(msg)%16 != 8 {
+			return fmt.Errorf("commtune: halo: rank %d described its box in %d bytes, want 8 + 16 per range", t.peer, len(msg))
 		}
+		may := binary.LittleEndian.Uint64(msg) == 1
+		msg = msg[8:]
 		total := 0
 		t.rma.remote = t.rma.remote[:0]
 		for ; len(msg) > 0; msg = msg[16:] {
@@ -119,7 +129,7 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 			total += s.Len
 			t.rma.remote = append(t.rma.remote, s)
 		}
-		t.rma.read = eng.CanRead(x.comm.group[t.peer]) && total == segsLen(t.rma.recvMem)
+		t.rma.read = may && eng.CanRead(x.comm.group[t.peer]) && total == segsLen(t.rma.recvMem)
 		if t.rma.read {
 			modes[i] = 1
 		}

@@ -176,10 +176,22 @@ func (e *Engine) mismatchLocked(r *Request, u *unexpected, out *outbox) {
 	unexpectedPool.Put(u)
 }
 
-// CanRead reports whether this rank can read peer's memory in place
-// (ReadSpans): a rail to it offers single copy.
+// CanRead reports whether this rank has a rail to peer that reads ranges
+// of its memory (ReadSpans). Whether the reads are permitted is for peer
+// to say: ReadableBy on its side.
 func (e *Engine) CanRead(peer int) bool {
 	return peer >= 0 && peer < e.size && peer != e.rank && e.sched.CanReadSpans(peer)
+}
+
+// ReadableBy reports whether peer has shown it can read this rank's
+// memory in place (the first rail to it offers single copy: shm's probe of
+// process_vm_readv succeeded).
+func (e *Engine) ReadableBy(peer int) bool {
+	if peer < 0 || peer >= e.size || peer == e.rank {
+		return false
+	}
+	rails := e.sched.Rails(peer)
+	return len(rails) > 0 && rails[0].SingleCopy
 }
 
 // ReadSpans copies the ranges src of world rank peer's memory into the
