@@ -324,19 +324,7 @@ func (x *haloExec) start(ctx context.Context) error {
 		return x.startRMA(ctx)
 	}
 	if x.impl.partners == haloPair {
-		for _, ts := range x.phases {
-			if err := x.pack(ts); err != nil {
-				return err
-			}
-			for i := range ts {
-				if ts[i].local < 0 {
-					if err := x.transfer(ctx, &ts[i]); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
+		return x.pairs(ctx, x.transfer)
 	}
 	ts := x.phases[0]
 	if err := x.pack(ts); err != nil {
@@ -369,6 +357,25 @@ func (x *haloExec) start(ctx context.Context) error {
 			return err
 		}
 		x.pending = append(x.pending, r)
+	}
+	return nil
+}
+
+// pairs carries out a pair exchange: phase by phase, it packs the
+// phase's boxes (and copies those this rank sends itself), then does each
+// transfer with another rank in order with do.
+func (x *haloExec) pairs(ctx context.Context, do func(context.Context, *haloXfer) error) error {
+	for _, ts := range x.phases {
+		if err := x.pack(ts); err != nil {
+			return err
+		}
+		for i := range ts {
+			if ts[i].local < 0 {
+				if err := do(ctx, &ts[i]); err != nil {
+					return err
+				}
+			}
+		}
 	}
 	return nil
 }

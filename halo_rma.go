@@ -184,19 +184,7 @@ func (x *haloExec) startRMA(ctx context.Context) error {
 		}
 	}
 	if x.impl.partners == haloPair {
-		for _, ts := range x.phases {
-			if err := x.pack(ts); err != nil {
-				return err
-			}
-			for i := range ts {
-				if ts[i].local < 0 {
-					if err := x.transferRMA(ctx, &ts[i]); err != nil {
-						return err
-					}
-				}
-			}
-		}
-		return nil
+		return x.pairs(ctx, x.transferRMA)
 	}
 	ts := x.phases[0]
 	if err := x.pack(ts); err != nil {
