@@ -47,10 +47,17 @@ func TestHaloProcesses(t *testing.T) {
 					if !strings.Contains(out, "halo exchanges checked") {
 						t.Fatalf("no rank reported its checks:\n%s", out)
 					}
-					// Get reads in place where a rail can (CMA, over shm)
-					// and is served by puts elsewhere.
-					if reads := strings.Contains(out, "one-sided reads") && !strings.Contains(out, " 0 one-sided reads"); reads != (tr.name == "shm") {
-						t.Fatalf("over %s, one-sided reads happened: %v\n%s", tr.name, reads, out)
+					// Get reads in place where a rail can and is served by
+					// puts elsewhere. Over shm it can where CMA is allowed;
+					// containers, Yama or seccomp may forbid it, and a job
+					// does not say which, so over shm no read is reported,
+					// not failed.
+					reads := !strings.Contains(out, " 0 one-sided reads")
+					switch {
+					case tr.name == "tcp" && reads:
+						t.Fatalf("over tcp, one-sided reads happened:\n%s", out)
+					case tr.name == "shm" && !reads:
+						t.Log("over shm, no rank read another's memory (CMA unavailable here): Get was served by puts")
 					}
 					if strings.Contains(out, " 0 one-sided puts") {
 						t.Fatalf("a rank made no one-sided put:\n%s", out)
