@@ -36,10 +36,12 @@ type Config struct {
 	// nothing is lost. Must be equal on all ranks. Default 64 MiB.
 	// Env: COMMTUNE_UNEXPECTED_LIMIT.
 	UnexpectedLimit int64
-	// Rails are the local addresses TCP listens on, one rail each; every
-	// rank must list the same number. Default: one rail on 127.0.0.1 (the
-	// launcher starts every rank on this node).
-	// Env: COMMTUNE_RAILS (comma-separated host or host:port).
+	// Rails are where TCP listens, one rail each: hosts, host:port or
+	// interface names ("eth1"); every rank must list the same number.
+	// Default: on a job within one node, one rail on 127.0.0.1; across
+	// nodes, every network all its nodes are on (at most 4), the one that
+	// reaches the launcher (or Hydra's -iface) first.
+	// Env: COMMTUNE_RAILS (comma-separated).
 	Rails []string
 	// SpinWait is how long a goroutine waiting for a request polls the
 	// network itself, with no byte arriving, before parking. Polling lets

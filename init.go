@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"os"
 	"runtime"
 	"slices"
@@ -58,7 +57,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 // node (when enabled), TCP for the others. Ranks learn each other's node
 // through the job's key-value service; locality is never assumed.
 func connectJob(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config) error {
-	listen, err := listenAddrs(cfg.Rails)
+	listen, err := railAddrs(ctx, job, cfg)
 	if err != nil {
 		return err
 	}
@@ -190,19 +189,3 @@ func nodeKey(rank int) string { return fmt.Sprintf("node/%d", rank) }
 func cpusKey(rank int) string { return fmt.Sprintf("cpus/%d", rank) }
 
 func tcpKey(rank int) string { return fmt.Sprintf("tcp/%d", rank) }
-
-// listenAddrs turns configured rails into listen addresses: a bare host
-// listens on any free port.
-func listenAddrs(rails []string) ([]string, error) {
-	var out []string
-	for _, r := range rails {
-		if _, _, err := net.SplitHostPort(r); err != nil {
-			if ip := net.ParseIP(r); ip == nil && strings.ContainsAny(r, ":") {
-				return nil, fmt.Errorf("%s: rail %q is not a host or host:port", EnvRails, r)
-			}
-			r = net.JoinHostPort(r, "0")
-		}
-		out = append(out, r)
-	}
-	return out, nil
-}

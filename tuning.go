@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
@@ -32,7 +33,7 @@ func platform(cfg Config) profile.Fingerprint {
 	if runtime.GOOS == "linux" {
 		ts = append(ts, "shm")
 	}
-	ts = append(ts, fmt.Sprintf("tcp rails=%d", max(len(cfg.Rails), 1)))
+	ts = append(ts, "tcp rails="+strings.Join(railIdentities(cfg.Rails), ","))
 	return profile.Machine(ts)
 }
 

@@ -26,6 +26,13 @@ type Job struct {
 	Node   string // node identity (hostname) of this rank
 	KV     KV     // address exchange; nil for a singleton
 	Source string // SourceCommtune or SourceSingleton
+	// Server is the host:port of the key-value or PMI server this rank
+	// talks to over the network ("" when it is reached otherwise: PMI_FD):
+	// the interface that reaches it also reaches the other nodes.
+	Server string
+	// Iface is the network interface the launcher was told to use (Hydra's
+	// -iface), or "".
+	Iface string
 }
 
 // KV is the job-wide key-value store the ranks exchange addresses through.
@@ -127,6 +134,7 @@ func detectCommtune(ctx context.Context, lookup func(string) (string, bool)) (*J
 		return nil, true, fmt.Errorf("connecting to %s=%s: %w", EnvBoot, l.boot, err)
 	}
 	j.KV = kv
+	j.Server = l.boot
 	return j, true, nil
 }
 

@@ -19,12 +19,14 @@ import (
 // Variables PMI launchers set (Hydra's mpiexec, Slurm's srun --mpi=pmi2),
 // and commtune's choice of wire protocol.
 const (
-	EnvPMIFD    = "PMI_FD"    // an inherited socket to the PMI server
-	EnvPMIPort  = "PMI_PORT"  // host:port of the PMI server (mpiexec -pmi-port)
-	EnvPMIID    = "PMI_ID"    // this process's id for PMI_PORT
-	EnvPMIRank  = "PMI_RANK"  // rank, with PMI_FD
-	EnvPMISize  = "PMI_SIZE"  // size, with PMI_FD
-	EnvPMIJobID = "PMI_JOBID" // set by Slurm's pmi2 plugin; fullinit must send it
+	EnvPMIFD   = "PMI_FD"   // an inherited socket to the PMI server
+	EnvPMIPort = "PMI_PORT" // host:port of the PMI server (mpiexec -pmi-port)
+	// EnvHydraIface is how MPICH's Hydra passes its -iface to the ranks.
+	EnvHydraIface = "MPIR_CVAR_NEMESIS_TCP_NETWORK_IFACE"
+	EnvPMIID      = "PMI_ID"    // this process's id for PMI_PORT
+	EnvPMIRank    = "PMI_RANK"  // rank, with PMI_FD
+	EnvPMISize    = "PMI_SIZE"  // size, with PMI_FD
+	EnvPMIJobID   = "PMI_JOBID" // set by Slurm's pmi2 plugin; fullinit must send it
 	// EnvPMIVersion forces the wire protocol: 1, 2, or auto (PMI-2 under
 	// Slurm, PMI-1 otherwise; Hydra answers both on PMI_FD).
 	EnvPMIVersion = "COMMTUNE_PMI"
@@ -93,6 +95,10 @@ func detectPMI(ctx context.Context, lookup func(string) (string, bool)) (*Job, b
 		c.conn.Close()
 		return nil, true, err
 	}
+	if !hasFD {
+		j.Server = port
+	}
+	j.Iface, _ = lookup(EnvHydraIface)
 	return j, true, nil
 }
 

@@ -46,12 +46,16 @@ func (f *Frame) Len() int {
 // core's protocol choice read it; nothing else about a driver is visible
 // above this package.
 type Caps struct {
-	Transport  string // "self", "inproc", "shm", "tcp"
-	Rail       int    // index among the rails that reach the same peer
-	Local      bool   // the peer runs on the same node
-	MaxPacket  int    // largest Packet body the rail accepts, in bytes
-	Iovec      bool   // gathers an iovec natively (writev); else flattens by copy
-	SingleCopy bool   // the peer can read our memory directly (in-process, CMA): a receiver-pull rendezvous works
+	Transport string // "self", "inproc", "shm", "tcp"
+	Rail      int    // index among the rails that reach the same peer
+	// Name is what identifies the rail across runs, for its sampled curve
+	// in a profile: the interface and address family ("eth1/ipv4"), never
+	// a port. Empty for rails that are one of a kind (shm, inproc).
+	Name       string
+	Local      bool // the peer runs on the same node
+	MaxPacket  int  // largest Packet body the rail accepts, in bytes
+	Iovec      bool // gathers an iovec natively (writev); else flattens by copy
+	SingleCopy bool // the peer can read our memory directly (in-process, CMA): a receiver-pull rendezvous works
 	// Methods names the ways this rail can move Put data (shm: "copy",
 	// "cachefree", "vmsplice"); Frame.Method picks one. Empty: one way.
 	Methods []string

@@ -58,6 +58,11 @@ type Transport struct {
 	MaxEager int64 `json:"max_eager"`
 	// Methods maps a method name to its curve.
 	Methods map[string]Curve `json:"methods"`
+	// Rails holds, where the transport has several rails, each rail's
+	// rendezvous curve measured with that rail alone, keyed by the rail's
+	// identity (driver.Caps.Name: "eth1/ipv4"): what a multirail split
+	// predicts chunk times from (seed 000 §III-C).
+	Rails map[string]Curve `json:"rails,omitempty"`
 }
 
 // Profile is one platform's sampled data.
@@ -99,6 +104,7 @@ const (
 	maxNanos     = 1e13 // about three hours
 	maxCurves    = 64
 	maxTransport = 16
+	maxRailName  = 64 // an interface name (15 bytes on Linux) and a family
 )
 
 // ErrInvalid is wrapped by every error about a profile's content.
@@ -131,6 +137,17 @@ func (p *Profile) Validate() error {
 		for m, c := range t.Methods {
 			if err := c.validate(); err != nil {
 				return invalid("%s %s: %v", name, m, err)
+			}
+		}
+		if len(t.Rails) > maxCurves {
+			return invalid("transport %q: %d rails", name, len(t.Rails))
+		}
+		for r, c := range t.Rails {
+			if r == "" || len(r) > maxRailName {
+				return invalid("transport %q: a rail named %q", name, r)
+			}
+			if err := c.validate(); err != nil {
+				return invalid("%s rail %s: %v", name, r, err)
 			}
 		}
 	}

@@ -72,6 +72,10 @@ func TestLoadRejects(t *testing.T) {
 		{"quartiles inverted", edit(func(p *Profile) { p.Transports["shm"].Methods[EagerCopy][0].P25 = 1e9 }), "quartiles"},
 		{"empty curve", edit(func(p *Profile) { p.Transports["tcp"].Methods[Rendezvous] = Curve{} }), "0 samples"},
 		{"no transport data", edit(func(p *Profile) { p.Transports["udp"] = nil }), "no data"},
+		{"rail curve empty", edit(func(p *Profile) { p.Transports["tcp"].Rails = map[string]Curve{"eth1/ipv4": {}} }), "rail eth1/ipv4: 0 samples"},
+		{"rail unnamed", edit(func(p *Profile) {
+			p.Transports["tcp"].Rails = map[string]Curve{"": p.Transports["tcp"].Methods[Rendezvous]}
+		}), `a rail named ""`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -81,6 +81,7 @@ func newRail(t *Transport, p *peer, index int, nc *net.TCPConn, peerMax int) (*r
 		caps: driver.Caps{
 			Transport: "tcp",
 			Rail:      index,
+			Name:      t.names[index],
 			Local:     false, // the caller decides locality; a tcp rail may loop back
 			MaxPacket: min(t.cfg.MaxPacket, peerMax),
 			Iovec:     true,

@@ -40,8 +40,9 @@ type Transport struct {
 
 	lns      []*net.TCPListener // one per rail
 	addrs    []string
-	peers    []*peer // by rank; nil at our own
-	expected int     // rails the full mesh has: (Size-1) × rails
+	names    []string // each rail's identity (driver.Caps.Name)
+	peers    []*peer  // by rank; nil at our own
+	expected int      // rails the full mesh has: (Size-1) × rails
 
 	hsSlots chan struct{} // one token per accepted connection handshaking
 
@@ -101,6 +102,7 @@ func Listen(cfg Config) (*Transport, error) {
 		}
 		t.lns = append(t.lns, ln.(*net.TCPListener))
 		t.addrs = append(t.addrs, ln.Addr().String())
+		t.names = append(t.names, railName(ln.Addr(), i))
 	}
 	for rank := range t.peers {
 		if rank != cfg.Rank {

@@ -41,7 +41,8 @@ func TestCaps(t *testing.T) {
 			t.Fatalf("rank %d: %d rails, want 2", rank, len(rails))
 		}
 		for i, r := range rails {
-			want := driver.Caps{Transport: "tcp", Rail: i, MaxPacket: 4096, Iovec: true}
+			// Both rails listen on 127.0.0.1: the loopback interface.
+			want := driver.Caps{Transport: "tcp", Rail: i, Name: "lo/ipv4", MaxPacket: 4096, Iovec: true}
 			if !reflect.DeepEqual(r.Caps(), want) {
 				t.Errorf("rank %d rail %d: Caps() = %+v, want %+v", rank, i, r.Caps(), want)
 			}

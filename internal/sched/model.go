@@ -1,0 +1,212 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"sync/atomic"
+)
+
+// ObserveMin is the smallest frame whose post-to-completion time a
+// RailModel learns from: a smaller frame returns as soon as the kernel
+// takes it, so its duration says nothing about the wire.
+const ObserveMin = 64 << 10
+
+const (
+	observeWeight = 0.25     // weight of one observation in the correction
+	minFactor     = 1.0 / 16 // bounds of the learned correction
+	maxFactor     = 16
+)
+
+// maxCapacity bounds Capacity's answer (a budget beyond any real packet).
+const maxCapacity = int(^uint(0) >> 2)
+
+// RailModel predicts how long a frame (or a Bulk chunk) of n bytes takes on
+// one rail (seed 000 §III-C, seed 002 §III-C): a piecewise-linear curve of
+// one-way time against size, sampled beforehand, times a correction factor
+// learned from the completions the scheduler observes. Predict, Capacity
+// and Bandwidth may run while Observe runs on another goroutine.
+type RailModel struct {
+	sizes []float64 // strictly increasing, > 0
+	nanos []float64 // nondecreasing (running maximum of the samples), > 0
+	tail  float64   // ns per byte beyond the last sample, > 0
+	// factor is the learned correction (observed / curve), as
+	// math.Float64bits; 0 stands for 1 (a zero RailModel).
+	factor atomic.Uint64
+}
+
+// NewRailModel returns the model of the curve sampled at sizes (bytes,
+// strictly increasing, > 0) with one-way times nanos (ns, finite, > 0).
+// The curve is made nondecreasing (a running maximum over sizes: small
+// sizes are noisy), interpolated linearly between samples, held at the
+// first sample's time below it, and extended beyond the last sample with
+// the last segment's slope (or, if that is flat, the last sample's average
+// time per byte).
+func NewRailModel(sizes []int64, nanos []float64) (*RailModel, error) {
+	if len(sizes) == 0 {
+		return nil, fmt.Errorf("sched: rail model: no samples")
+	}
+	if len(sizes) != len(nanos) {
+		return nil, fmt.Errorf("sched: rail model: %d sizes but %d times", len(sizes), len(nanos))
+	}
+	m := &RailModel{sizes: make([]float64, len(sizes)), nanos: make([]float64, len(nanos))}
+	for i, s := range sizes {
+		if s <= 0 {
+			return nil, fmt.Errorf("sched: rail model: size %d at sample %d is not positive", s, i)
+		}
+		if i > 0 && s <= sizes[i-1] {
+			return nil, fmt.Errorf("sched: rail model: sizes not strictly increasing at sample %d (%d after %d)", i, s, sizes[i-1])
+		}
+		t := nanos[i]
+		if math.IsNaN(t) || math.IsInf(t, 0) || t <= 0 {
+			return nil, fmt.Errorf("sched: rail model: time %v ns for %d bytes (sample %d) is not a positive finite number", t, s, i)
+		}
+		if i > 0 && t < m.nanos[i-1] {
+			t = m.nanos[i-1]
+		}
+		m.sizes[i], m.nanos[i] = float64(s), t
+	}
+	last := len(sizes) - 1
+	if last > 0 {
+		m.tail = (m.nanos[last] - m.nanos[last-1]) / (m.sizes[last] - m.sizes[last-1])
+	}
+	if !(m.tail > 0) {
+		m.tail = m.nanos[last] / m.sizes[last]
+	}
+	m.factor.Store(math.Float64bits(1))
+	return m, nil
+}
+
+// Factor returns the learned correction: observed time over the curve's.
+func (m *RailModel) Factor() float64 {
+	b := m.factor.Load()
+	if b == 0 {
+		return 1
+	}
+	return math.Float64frombits(b)
+}
+
+// base returns the curve's time for n > 0 bytes, uncorrected. At a sample
+// size it returns the sample's time exactly (Capacity relies on it).
+func (m *RailModel) base(n float64) float64 {
+	s, t := m.sizes, m.nanos
+	if n <= s[0] {
+		return t[0]
+	}
+	last := len(s) - 1
+	if n >= s[last] {
+		return t[last] + (n-s[last])*m.tail
+	}
+	i, j := 0, last // s[i] <= n < s[j]
+	for j-i > 1 {
+		h := int(uint(i+j) >> 1)
+		if s[h] <= n {
+			i = h
+		} else {
+			j = h
+		}
+	}
+	if s[i] == n {
+		return t[i]
+	}
+	return t[i] + (n-s[i])*(t[j]-t[i])/(s[j]-s[i])
+}
+
+// Predict returns the predicted time, in ns, of n bytes on the rail (0 for
+// nothing to send).
+func (m *RailModel) Predict(n int) float64 {
+	if n <= 0 {
+		return 0
+	}
+	return m.base(float64(n)) * m.Factor()
+}
+
+// Capacity returns the largest n with Predict(n) <= budget (ns): how much
+// the rail moves in that time; 0 if not even one byte fits. It inverts the
+// curve segment by segment, exactly with respect to Predict.
+func (m *RailModel) Capacity(budget float64) int {
+	f := m.Factor()
+	s, t := m.sizes, m.nanos
+	if !(budget >= t[0]*f) { // NaN too
+		return 0
+	}
+	if math.IsInf(budget, 1) {
+		return maxCapacity
+	}
+	b := budget / f
+	last := len(s) - 1
+	var x float64
+	var lo, hi int // the answer is in [lo, hi): Predict(lo) <= budget < Predict(hi)
+	if budget >= t[last]*f {
+		x = s[last] + (b-t[last])/m.tail
+		lo, hi = int(s[last]), maxCapacity
+	} else {
+		// The last sample k with t[k]*f <= budget (t[last]*f > budget);
+		// then t[k] < t[k+1], the segment rises.
+		i, j := 0, last
+		for j-i > 1 {
+			h := int(uint(i+j) >> 1)
+			if t[h]*f <= budget {
+				i = h
+			} else {
+				j = h
+			}
+		}
+		x = s[i] + (b-t[i])*(s[j]-s[i])/(t[j]-t[i])
+		lo, hi = int(s[i]), int(s[j])
+	}
+	n := hi - 1
+	if x < float64(hi) {
+		n = int(x)
+	}
+	if n < lo {
+		n = lo
+	}
+	// x is exact up to rounding: a step or two settles it against Predict.
+	for step := 0; step < 4; step++ {
+		switch {
+		case n > lo && m.Predict(n) > budget:
+			n--
+		case n+1 < hi && m.Predict(n+1) <= budget:
+			n++
+		default:
+			return n
+		}
+	}
+	// Rounding went further than expected: bisect [lo, hi).
+	for hi-lo > 1 {
+		h := lo + (hi-lo)/2
+		if m.Predict(h) <= budget {
+			lo = h
+		} else {
+			hi = h
+		}
+	}
+	return lo
+}
+
+// Bandwidth returns the rail's asymptotic bandwidth in bytes per ns (GB/s):
+// the inverse slope of the curve's last segment, corrected.
+func (m *RailModel) Bandwidth() float64 { return 1 / (m.tail * m.Factor()) }
+
+// Observe records that a frame of n bytes took ns from its post to its
+// completion: the correction factor moves a quarter of the way toward
+// ns over the curve's time, within [1/16, 16]. Frames under ObserveMin
+// and non-positive durations are ignored.
+func (m *RailModel) Observe(n int, ns float64) {
+	if n < ObserveMin || !(ns > 0) || math.IsInf(ns, 1) {
+		return
+	}
+	ratio := ns / m.base(float64(n))
+	for {
+		old := m.factor.Load()
+		f := 1.0
+		if old != 0 {
+			f = math.Float64frombits(old)
+		}
+		f += observeWeight * (ratio - f)
+		f = min(max(f, minFactor), maxFactor)
+		if m.factor.CompareAndSwap(old, math.Float64bits(f)) {
+			return
+		}
+	}
+}
