@@ -140,6 +140,21 @@ type Config struct {
 	// Env: COMMTUNE_HALO_STATE.
 	HaloState string
 
+	// Split is how a large message to a peer reached by several rails is
+	// divided among them: "curves", chunks solved on each rail's sampled
+	// curve to finish together, counting when each busy rail frees (seed
+	// 000 §III-C); "weighted", the seed's N-rail rule by asymptotic
+	// bandwidth; "iso", equal chunks; "off", whole messages, one rail each.
+	// Without a profile holding the rails' curves, "curves" and "weighted"
+	// send whole messages. Default curves. Env: COMMTUNE_SPLIT.
+	Split string
+	// Aggregation is the size under which two messages queued for one
+	// peer travel in one frame (seed 000 §II-D): 0 takes the profile's
+	// threshold for the peer's transport, else the built-in default per
+	// transport (DefaultAggregation); a negative value turns aggregation
+	// off. Env: COMMTUNE_AGGREGATE (bytes, K/M suffixes, or "off").
+	Aggregation int
+
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
 }
@@ -171,6 +186,8 @@ const (
 	EnvHaloSamples   = "COMMTUNE_HALO_SAMPLES"
 	EnvHaloOrder     = "COMMTUNE_HALO_ORDER"
 	EnvHaloState     = "COMMTUNE_HALO_STATE"
+	EnvSplit         = "COMMTUNE_SPLIT"
+	EnvAggregate     = "COMMTUNE_AGGREGATE"
 )
 
 // The collective lottery's TTL bounds (Config.LotteryMinTTL and
@@ -234,6 +251,9 @@ func buildConfig(opts []Option) (Config, error) {
 			c.LotteryMinTTL, c.LotteryMaxTTL, EnvLotteryMinTTL, EnvLotteryMaxTTL, maxTTL)
 	}
 	if err := c.checkHalo(); err != nil {
+		return c, err
+	}
+	if err := c.checkMultirail(); err != nil {
 		return c, err
 	}
 	if err := c.lotteryConfig().Validate(); err != nil {
@@ -310,6 +330,19 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := lookup(EnvHaloState); ok && strings.TrimSpace(v) != "" {
 		c.HaloState = strings.TrimSpace(v)
+	}
+	if v, ok := lookup(EnvSplit); ok && strings.TrimSpace(v) != "" {
+		c.Split = strings.ToLower(strings.TrimSpace(v))
+	}
+	if v, ok := lookup(EnvAggregate); ok && strings.TrimSpace(v) != "" {
+		v = strings.TrimSpace(v)
+		if strings.EqualFold(v, "off") {
+			c.Aggregation = -1
+		} else if n, err := units.ParseSize(v); err != nil || n < 1 || n > maxAggregation {
+			return fmt.Errorf("commtune: %s=%q: want a size from 1 to %d bytes, or off", EnvAggregate, v, maxAggregation)
+		} else {
+			c.Aggregation = int(n)
+		}
 	}
 	if v, ok := lookup(EnvHaloOrder); ok && strings.TrimSpace(v) != "" {
 		c.HaloOrder = strings.ToLower(strings.TrimSpace(v))

@@ -1,6 +1,8 @@
 package commtune
 
 import (
+	"slices"
+
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
@@ -25,6 +27,15 @@ func (ep *endpoint) Cork(peer int) { ep.sched.Cork(peer) }
 func (ep *endpoint) Uncork(peer int) { ep.sched.Uncork(peer) }
 
 func (ep *endpoint) Rails(peer int) []driver.Caps { return ep.sched.Rails(peer) }
+
+func (ep *endpoint) RailModels(peer int) []*sched.RailModel {
+	if peer < 0 || peer >= len(ep.models) || ep.models[peer] == nil {
+		return make([]*sched.RailModel, len(ep.sched.Rails(peer)))
+	}
+	return slices.Clone(ep.models[peer])
+}
+
+func (ep *endpoint) RailBytes(peer int) []int64 { return ep.sched.RailBytes(peer) }
 
 func (ep *endpoint) Stats() core.Stats { return ep.eng.Stats() }
 

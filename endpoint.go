@@ -33,6 +33,7 @@ type endpoint struct {
 	lottery    *tune.Lottery                     // draws collective algorithms; nil: the fixed table
 	tuneStore  *tuneStore                        // where the lottery's learning persists (tunestate.go); nil: nowhere
 	halo       haloSettings                      // how Halos select their implementation (halo_select.go)
+	models     [][]*sched.RailModel              // by peer, by rail: what splits predict from (multirail.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -104,6 +105,9 @@ func (ep *endpoint) ready(cfg Config) error {
 		}
 		if err := ep.eng.SetPolicy(p, pol); err != nil {
 			return fmt.Errorf("commtune: %s to rank %d: %w", ep.Transport(p), p, err)
+		}
+		if err := ep.schedule(p, cfg); err != nil {
+			return err
 		}
 	}
 	ep.openTuneState(cfg)

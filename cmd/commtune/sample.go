@@ -26,17 +26,23 @@ func init() {
 // sampleTransports are the transports a pass can sample, in order.
 var sampleTransports = []string{"shm", "tcp"}
 
-// sampleMain is `commtune sample [--transports shm,tcp] [--quick] [--out FILE]`.
+// sampleMain is `commtune sample [--transports shm,tcp] [--quick] [--out
+// FILE]`, or with --in-job one of the two ranks of a pass that a launcher
+// started (on two nodes).
 func sampleMain(args []string) int {
-	fs := newFlagSet("sample", "[--transports shm,tcp] [--quick] [--out FILE]")
+	fs := newFlagSet("sample", "[--transports shm,tcp] [--quick] [--out FILE] [--in-job]")
 	transports := fs.String("transports", strings.Join(sampleTransports, ","), "transports to sample, comma-separated")
 	quick := fs.Bool("quick", false, "a shorter pass: powers of two only, fewer repetitions")
 	out := fs.String("out", "", "write the profile to `FILE` (default: where commtune looks for it, $COMMTUNE_PROFILE or the cache directory)")
+	inJob := fs.Bool("in-job", false, "be one of the two ranks of a job another launcher started (mpiexec -n 2 on two nodes): sample the transport and every rail between them; rank 0 merges the curves into the profile")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
 	if fs.NArg() > 0 {
 		return usageError("sample", "unexpected argument %q", fs.Arg(0))
+	}
+	if *inJob {
+		return sampleInJob(*quick, *out)
 	}
 	var ts []string
 	for _, t := range strings.Split(*transports, ",") {
@@ -155,5 +161,53 @@ func sampleRankMain(args []string) int {
 			return nil, err
 		}
 		return sample.Report{Transport: transport, Result: tr}, nil
+	})
+}
+
+// sampleInJob is `commtune sample --in-job`: this process is one of the
+// two ranks of a job; they sample the transport between them (tcp across
+// nodes, with one curve per rail), and rank 0 puts the result into this
+// platform's profile, keeping what it holds of other transports.
+func sampleInJob(quick bool, out string) int {
+	fp, path, err := control.Platform()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune sample: %v\n", err)
+		return 1
+	}
+	if out != "" {
+		path = out
+	}
+	if path == commtune.ProfileOff {
+		return usageError("sample", "%s=off: give --out FILE to say where the profile goes", commtune.EnvProfile)
+	}
+	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+		start := time.Now()
+		plan := sample.NewPlan(quick)
+		var progress sample.Progress
+		if c.Rank() == 0 {
+			bar := newBar(os.Stderr, "sampling", plan.Units())
+			defer bar.Finish()
+			progress = func(done, total int, what string) {
+				bar.Describe(what)
+				bar.Set(min(done, plan.Units()))
+			}
+		}
+		transport, tr, err := sample.Run(ctx, c, plan, progress)
+		if c.Rank() != 0 || err != nil {
+			return nil, err
+		}
+		p, err := profile.Load(path, fp)
+		if err != nil {
+			p = &profile.Profile{Version: profile.Version, Fingerprint: fp, Transports: map[string]*profile.Transport{},
+				Host: map[string]profile.Curve{profile.Memcpy: sample.Memcpy(plan)}}
+		}
+		p.Transports[transport] = tr
+		p.Created, p.Quick = start.UTC().Round(time.Second), quick
+		p.Seconds = time.Since(start).Round(100 * time.Millisecond).Seconds()
+		if err := p.Save(path); err != nil {
+			return nil, err
+		}
+		fmt.Fprintf(os.Stderr, "%s curves (%d rails) written to %s\n", transport, max(len(tr.Rails), 1), path)
+		return nil, nil
 	})
 }

@@ -18,7 +18,8 @@ type Endpoint interface {
 	// Policy and SetPolicy read and set how messages to peer travel.
 	Policy(peer int) core.Policy
 	SetPolicy(peer int, p core.Policy) error
-	// SetStrategy replaces the scheduler's strategy.
+	// SetStrategy replaces the scheduler's strategy for every peer; nil
+	// gives each peer back the one Init chose.
 	SetStrategy(s sched.Strategy)
 	// Cork and Uncork hold and release what is sent to peer (sched.Cork).
 	Cork(peer int)
@@ -27,6 +28,11 @@ type Endpoint interface {
 	Transport(peer int) string
 	// Rails returns the capabilities of the rails to peer.
 	Rails(peer int) []driver.Caps
+	// RailModels returns the prediction of each rail to peer that a split
+	// uses (nil where the profile has none), and RailBytes what each has
+	// carried.
+	RailModels(peer int) []*sched.RailModel
+	RailBytes(peer int) []int64
 	// Stats returns the engine's counters.
 	Stats() core.Stats
 }

@@ -111,6 +111,15 @@ type Flusher interface {
 	Flush() bool
 }
 
+// Backlogger is implemented by rails whose Post can report a frame done
+// while its bytes still wait in the kernel (a TCP send buffer): Backlog
+// returns how many bytes written to the peer have not arrived yet. A
+// multirail split adds it to the rail's predicted release and leaves it
+// out of the time a chunk is observed to take.
+type Backlogger interface {
+	Backlog() int
+}
+
 // Puller is implemented by rails whose receiving side can copy a message
 // straight out of the sender's memory (Linux CMA for shm): the sender
 // exposes its buffer's address in the rendezvous request, the receiver

@@ -99,8 +99,9 @@ func ByName(name string) (Iface, error) {
 	return Iface{}, fmt.Errorf("netif: interface %q: %w (or it is down, or has no address)", name, ErrNotFound)
 }
 
-// ByAddr returns the interface that holds address a. An unspecified
-// address ("0.0.0.0") is "any", which no interface holds.
+// ByAddr returns the interface that holds address a, else the one whose
+// network holds it (the longest prefix). An unspecified address
+// ("0.0.0.0") is "any", which no interface holds.
 func ByAddr(a netip.Addr) (Iface, error) {
 	a = a.Unmap()
 	if a.IsUnspecified() {
@@ -110,10 +111,18 @@ func ByAddr(a netip.Addr) (Iface, error) {
 	if err != nil {
 		return Iface{}, err
 	}
-	for _, it := range ifs {
+	best := -1
+	for i, it := range ifs {
 		if it.Prefix.Addr() == a {
 			return it, nil
 		}
+		// An address of a network an interface serves (127.0.0.2 on lo).
+		if it.Prefix.Contains(a) && (best < 0 || it.Prefix.Bits() > ifs[best].Prefix.Bits()) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		return ifs[best], nil
 	}
 	return Iface{}, fmt.Errorf("netif: address %s: %w", a, ErrNotFound)
 }

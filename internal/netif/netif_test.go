@@ -48,6 +48,9 @@ func TestByAddrAndCandidates(t *testing.T) {
 	if it, err := ByAddr(netip.MustParseAddr("0.0.0.0")); err != nil || it.Identity() != "any/ipv4" {
 		t.Fatalf("ByAddr(any): %v %v", it, err)
 	}
+	if it, err := ByAddr(netip.MustParseAddr("127.0.0.2")); err != nil || it.Identity() != "lo/ipv4" {
+		t.Fatalf("ByAddr(127.0.0.2): %v %v, want lo's network", it, err)
+	}
 	if _, err := ByAddr(netip.MustParseAddr("10.9.9.9")); !errors.Is(err, ErrNotFound) {
 		t.Fatalf("ByAddr(unknown): %v", err)
 	}

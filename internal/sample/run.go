@@ -12,6 +12,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/units"
@@ -60,8 +61,10 @@ func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (s
 	}()
 
 	eagerMax := int64(maxEager)
-	if mp := int64(rails[0].MaxPacket); mp > 0 {
-		eagerMax = min(eagerMax, mp-64) // room for the entry header
+	for _, r := range rails { // an eager message may take any of them
+		if mp := int64(r.MaxPacket); mp > 0 {
+			eagerMax = min(eagerMax, mp-64) // room for the entry header
+		}
 	}
 	eagerMax = largestPlanned(plan.Sizes, eagerMax)
 
@@ -105,11 +108,70 @@ func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (s
 	if err := s.phase(pairs, pairSizes); err != nil {
 		return "", nil, err
 	}
+	railCurves, err := s.railPhase(rails)
+	if err != nil {
+		return "", nil, err
+	}
 	if me != 0 {
 		return transport, nil, nil
 	}
-	return transport, &profile.Transport{MaxEager: eagerMax, Methods: s.curves}, nil
+	return transport, &profile.Transport{MaxEager: eagerMax, Methods: s.curves, Rails: railCurves}, nil
 }
+
+// Rails phase: sizes from minRailSize, in at most
+// railBlocks blocks — enough for the chunk sizes a split makes, at a cost
+// that grows with the slowest rail.
+const (
+	minRailSize = 8 << 10
+	railBlocks  = 5
+)
+
+// railPhase times the rendezvous over each rail alone (sched.Single)
+// where more than one rail reaches the peer, and returns on rank 0 each
+// rail's curve keyed by its identity (driver.Caps.Name): what a multirail
+// split predicts chunk times from (seed 000 §III-C, seed 002 §III-C).
+// Rails of one identity (two on one interface) share a curve.
+func (s *sampler) railPhase(rails []driver.Caps) (map[string]profile.Curve, error) {
+	if len(rails) < 2 {
+		return nil, nil
+	}
+	var methods []Method
+	for i := range rails {
+		methods = append(methods, Method{Name: railMethod(i), Policy: core.Policy{Rendezvous: 0},
+			Strategy: sched.Single{Rail: i}, MaxSize: MaxSize})
+	}
+	var sizes []int64
+	for _, sz := range s.plan.Sizes { // with the full plan's midpoints
+		if sz >= minRailSize {
+			sizes = append(sizes, sz)
+		}
+	}
+	saved := s.plan
+	s.plan.Blocks = min(s.plan.Blocks, railBlocks)
+	s.total += len(sizes) * s.plan.Blocks
+	defer func() { s.plan = saved }()
+	if err := s.phase(methods, sizes); err != nil {
+		return nil, err
+	}
+	if s.me != 0 {
+		return nil, nil
+	}
+	out := map[string]profile.Curve{}
+	for i, r := range rails {
+		name := r.Name
+		if name == "" {
+			name = fmt.Sprintf("rail%d", i)
+		}
+		if _, dup := out[name]; !dup {
+			out[name] = s.curves[railMethod(i)]
+		}
+		delete(s.curves, railMethod(i))
+	}
+	return out, nil
+}
+
+// railMethod names the pass's method that uses rail i alone.
+func railMethod(i int) string { return fmt.Sprintf("rail%d", i) }
 
 // Measure times each method at each size between the two ranks of c,
 // which both call it with the same arguments. The methods take turns

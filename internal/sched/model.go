@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"sync/atomic"
 )
 
@@ -27,8 +28,12 @@ const maxCapacity = int(^uint(0) >> 2)
 // and Bandwidth may run while Observe runs on another goroutine.
 type RailModel struct {
 	sizes []float64 // strictly increasing, > 0
-	nanos []float64 // nondecreasing (running maximum of the samples), > 0
+	nanos []float64 // nondecreasing (running minimum from the largest size down), > 0
 	tail  float64   // ns per byte beyond the last sample, > 0
+	// pow2 is log2(sizes[0])+1 when the sizes are consecutive powers of
+	// two (the usual sampling), so that base finds a size's segment from
+	// its bit length; 0 otherwise.
+	pow2 int
 	// factor is the learned correction (observed / curve), as
 	// math.Float64bits; 0 stands for 1 (a zero RailModel).
 	factor atomic.Uint64
@@ -36,8 +41,10 @@ type RailModel struct {
 
 // NewRailModel returns the model of the curve sampled at sizes (bytes,
 // strictly increasing, > 0) with one-way times nanos (ns, finite, > 0).
-// The curve is made nondecreasing (a running maximum over sizes: small
-// sizes are noisy), interpolated linearly between samples, held at the
+// The curve is made nondecreasing by a running minimum from the largest
+// size down: a message takes no less time than a smaller one, and a small
+// size's sample is the one a busy spell inflates (one slow 8 KiB point
+// must not raise every size above it), interpolated linearly between samples, held at the
 // first sample's time below it, and extended beyond the last sample with
 // the last segment's slope (or, if that is flat, the last sample's average
 // time per byte).
@@ -60,10 +67,10 @@ func NewRailModel(sizes []int64, nanos []float64) (*RailModel, error) {
 		if math.IsNaN(t) || math.IsInf(t, 0) || t <= 0 {
 			return nil, fmt.Errorf("sched: rail model: time %v ns for %d bytes (sample %d) is not a positive finite number", t, s, i)
 		}
-		if i > 0 && t < m.nanos[i-1] {
-			t = m.nanos[i-1]
-		}
 		m.sizes[i], m.nanos[i] = float64(s), t
+	}
+	for i := len(m.nanos) - 2; i >= 0; i-- {
+		m.nanos[i] = min(m.nanos[i], m.nanos[i+1])
 	}
 	last := len(sizes) - 1
 	if last > 0 {
@@ -71,6 +78,15 @@ func NewRailModel(sizes []int64, nanos []float64) (*RailModel, error) {
 	}
 	if !(m.tail > 0) {
 		m.tail = m.nanos[last] / m.sizes[last]
+	}
+	if sizes[0]&(sizes[0]-1) == 0 {
+		m.pow2 = bits.Len64(uint64(sizes[0]))
+		for i := 1; i < len(sizes); i++ {
+			if sizes[i] != sizes[i-1]*2 {
+				m.pow2 = 0
+				break
+			}
+		}
 	}
 	m.factor.Store(math.Float64bits(1))
 	return m, nil
@@ -86,7 +102,7 @@ func (m *RailModel) Factor() float64 {
 }
 
 // base returns the curve's time for n > 0 bytes, uncorrected. At a sample
-// size it returns the sample's time exactly (Capacity relies on it).
+// size it returns the sample's time exactly.
 func (m *RailModel) base(n float64) float64 {
 	s, t := m.sizes, m.nanos
 	if n <= s[0] {
@@ -94,7 +110,11 @@ func (m *RailModel) base(n float64) float64 {
 	}
 	last := len(s) - 1
 	if n >= s[last] {
-		return t[last] + (n-s[last])*m.tail
+		return m.seg(last, -1, n)
+	}
+	if m.pow2 > 0 && n == math.Trunc(n) {
+		i := bits.Len64(uint64(n)) - m.pow2 // s[i] = 2^(pow2-1+i) <= n < s[i+1]
+		return m.seg(i, i+1, n)
 	}
 	i, j := 0, last // s[i] <= n < s[j]
 	for j-i > 1 {
@@ -105,10 +125,19 @@ func (m *RailModel) base(n float64) float64 {
 			j = h
 		}
 	}
-	if s[i] == n {
-		return t[i]
+	return m.seg(i, j, n)
+}
+
+// seg returns the curve's time for n bytes on the segment from sample i to
+// sample j, or beyond the last sample i if j < 0. base and Capacity both
+// compute with it, so that they agree to the last bit (the conversions
+// forbid fused multiply-adds).
+func (m *RailModel) seg(i, j int, n float64) float64 {
+	s, t := m.sizes, m.nanos
+	if j < 0 {
+		return t[i] + float64((n-s[i])*m.tail)
 	}
-	return t[i] + (n-s[i])*(t[j]-t[i])/(s[j]-s[i])
+	return t[i] + float64((n-s[i])*(t[j]-t[i]))/(s[j]-s[i])
 }
 
 // Predict returns the predicted time, in ns, of n bytes on the rail (0 for
@@ -136,13 +165,14 @@ func (m *RailModel) Capacity(budget float64) int {
 	last := len(s) - 1
 	var x float64
 	var lo, hi int // the answer is in [lo, hi): Predict(lo) <= budget < Predict(hi)
+	i, j := last, -1
 	if budget >= t[last]*f {
 		x = s[last] + (b-t[last])/m.tail
 		lo, hi = int(s[last]), maxCapacity
 	} else {
-		// The last sample k with t[k]*f <= budget (t[last]*f > budget);
-		// then t[k] < t[k+1], the segment rises.
-		i, j := 0, last
+		// The last sample i with t[i]*f <= budget (t[last]*f > budget);
+		// then t[i] < t[i+1], the segment rises.
+		i, j = 0, last
 		for j-i > 1 {
 			h := int(uint(i+j) >> 1)
 			if t[h]*f <= budget {
@@ -161,12 +191,13 @@ func (m *RailModel) Capacity(budget float64) int {
 	if n < lo {
 		n = lo
 	}
-	// x is exact up to rounding: a step or two settles it against Predict.
+	// x is exact up to rounding: a step or two settles it against
+	// Predict, which is m.seg(i, j, ·)*f on [lo, hi).
 	for step := 0; step < 4; step++ {
 		switch {
-		case n > lo && m.Predict(n) > budget:
+		case n > lo && m.seg(i, j, float64(n))*f > budget:
 			n--
-		case n+1 < hi && m.Predict(n+1) <= budget:
+		case n+1 < hi && m.seg(i, j, float64(n+1))*f <= budget:
 			n++
 		default:
 			return n
@@ -175,7 +206,7 @@ func (m *RailModel) Capacity(budget float64) int {
 	// Rounding went further than expected: bisect [lo, hi).
 	for hi-lo > 1 {
 		h := lo + (hi-lo)/2
-		if m.Predict(h) <= budget {
+		if m.seg(i, j, float64(h))*f <= budget {
 			lo = h
 		} else {
 			hi = h

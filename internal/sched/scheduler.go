@@ -26,6 +26,7 @@ type dest struct {
 	pollers  atomic.Pointer[[]driver.Poller] // rails to poll, copy-on-write
 	mu       sync.Mutex
 	strategy Strategy
+	base     Strategy // SetPeerStrategy's, which SetStrategy(nil) restores
 	q        Queue
 	slots    []*slot
 	states   []RailState
@@ -33,6 +34,7 @@ type dest struct {
 	running  bool
 	corked   int // Cork calls not yet undone: hold the queue
 	failed   error
+	modeled  bool // some rail has a Model: time frames (else never read the clock)
 }
 
 // slot is one rail and the frame it has in flight.
@@ -42,7 +44,23 @@ type slot struct {
 	iov      [][]byte
 	inflight []*Packet
 	chunk    int // Bulk: bytes of inflight[0] in the frame
+
+	// For a rail with a Model: when the frame in flight was posted (now's
+	// clock) and how long its Model predicted it takes (ns).
+	timed     bool
+	postedAt  int64
+	predicted float64
+	// drainedAt is when the bytes a finished frame left in the kernel
+	// (driver.Backlogger) are predicted to have arrived.
+	drainedAt int64
+	sent      int64 // payload bytes posted on this rail
 }
+
+// epoch is the origin of now's clock.
+var epoch = time.Now()
+
+// now returns a monotonic clock in ns; tests replace it.
+var now = func() int64 { return int64(time.Since(epoch)) }
 
 // New returns a scheduler for a job of size ranks using strategy s (Default
 // if nil).
@@ -52,7 +70,7 @@ func New(size int, s Strategy) *Scheduler {
 	}
 	sc := &Scheduler{dests: make([]*dest, size)}
 	for i := range sc.dests {
-		sc.dests[i] = &dest{strategy: s}
+		sc.dests[i] = &dest{strategy: s, base: s}
 	}
 	return sc
 }
@@ -66,16 +84,29 @@ func (s *Scheduler) Strategy() Strategy {
 }
 
 // SetStrategy makes st the strategy for every destination from its next
-// scheduling decision on.
+// scheduling decision on; nil gives each back its own (SetPeerStrategy,
+// else New's).
 func (s *Scheduler) SetStrategy(st Strategy) {
-	if st == nil {
-		st = Default{}
-	}
 	for _, d := range s.dests {
 		d.mu.Lock()
 		d.strategy = st
+		if st == nil {
+			d.strategy = d.base
+		}
 		d.mu.Unlock()
 	}
+}
+
+// SetPeerStrategy makes st peer's own strategy (nil: Default): rails and
+// message rates differ from peer to peer.
+func (s *Scheduler) SetPeerStrategy(peer int, st Strategy) {
+	if st == nil {
+		st = Default{}
+	}
+	d := s.dests[peer]
+	d.mu.Lock()
+	d.strategy, d.base = st, st
+	d.mu.Unlock()
 }
 
 // Cork holds what is submitted to peer in its queue until the matching
@@ -124,6 +155,31 @@ func addPoller(list *atomic.Pointer[[]driver.Poller], p driver.Poller) {
 	}
 	ps = append(ps, p)
 	list.Store(&ps)
+}
+
+// SetModel makes m the model of peer's rail number rail, counted in the
+// order AddRail gave peer's rails (nil removes it). Strategies see it in
+// RailState.Model; the scheduler then times that rail's frames to fill
+// RailState.BusyFor and feeds the durations of its Bulk chunks to
+// m.Observe.
+func (s *Scheduler) SetModel(peer, rail int, m *RailModel) error {
+	if peer < 0 || peer >= len(s.dests) {
+		return fmt.Errorf("sched: SetModel: no rank %d (job of %d)", peer, len(s.dests))
+	}
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if rail < 0 || rail >= len(d.states) {
+		return fmt.Errorf("sched: SetModel: rank %d has no rail %d (%d rails)", peer, rail, len(d.states))
+	}
+	d.states[rail].Model = m
+	d.modeled = false
+	for i := range d.states {
+		if d.states[i].Model != nil {
+			d.modeled = true
+		}
+	}
+	return nil
 }
 
 // CanPull reports whether the first rail to peer can pull (driver.Puller).
@@ -261,6 +317,19 @@ func (s *Scheduler) Poll(peer int) bool {
 		}
 	}
 	return progress
+}
+
+// RailBytes returns, for each rail to peer, the payload bytes posted on
+// it so far: how a strategy spread the traffic.
+func (s *Scheduler) RailBytes(peer int) []int64 {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	out := make([]int64, len(d.slots))
+	for i, sl := range d.slots {
+		out[i] = sl.sent
+	}
+	return out
 }
 
 // Rails returns the capabilities of the rails that reach peer.
@@ -403,6 +472,11 @@ func (d *dest) run() {
 		if d.failed != nil || d.corked > 0 || d.q.Len() == 0 || !d.anyIdleLocked() {
 			break
 		}
+		var t int64
+		if d.modeled {
+			t = now()
+			d.busyForLocked(t)
+		}
 		d.plan.Reset()
 		d.strategy.Schedule(&d.q, d.states, &d.plan)
 		if len(d.plan.As) == 0 {
@@ -414,7 +488,12 @@ func (d *dest) run() {
 				panic(fmt.Sprintf("sched: strategy %s assigned busy rail %d", d.strategy.Name(), a.Rail))
 			}
 			d.states[a.Rail].Busy = true
-			d.slots[a.Rail].load(a)
+			sl := d.slots[a.Rail]
+			sl.load(a)
+			sl.sent += int64(a.frameLen())
+			if m := d.states[a.Rail].Model; m != nil && d.modeled {
+				sl.timed, sl.postedAt, sl.predicted = true, t, m.Predict(a.frameLen())
+			}
 		}
 		posted := d.plan.As
 		d.mu.Unlock()
@@ -433,6 +512,52 @@ func (d *dest) run() {
 	d.mu.Unlock()
 }
 
+// busyForLocked sets the rails' BusyFor at time t.
+func (d *dest) busyForLocked(t int64) {
+	for i := range d.states {
+		st, sl := &d.states[i], d.slots[i]
+		st.BusyFor = 0
+		switch {
+		case st.Busy && sl.timed:
+			st.BusyFor = max(0, float64(sl.postedAt-t)+sl.predicted)
+		case !st.Busy && sl.drainedAt > t:
+			st.BusyFor = float64(sl.drainedAt - t)
+		}
+	}
+}
+
+// observeLocked feeds m the time sl's Bulk chunk took. A rail that
+// reports a frame done once the kernel has taken it (driver.Backlogger)
+// still holds the bytes not yet acknowledged: the time covers only the
+// others, and the rest is predicted to drain at the rail's bandwidth.
+func (d *dest) observeLocked(sl *slot, m *RailModel) {
+	t := now()
+	sent := sl.chunk
+	if b, ok := sl.rail.(driver.Backlogger); ok {
+		if q := b.Backlog(); q > 0 {
+			sent = max(0, sent-q)
+			if bw := m.Bandwidth(); bw > 0 {
+				sl.drainedAt = t + int64(float64(q)/bw)
+			}
+		}
+	}
+	if sent >= ObserveMin {
+		m.Observe(sent, float64(t-sl.postedAt))
+	}
+}
+
+// frameLen returns the payload bytes of a's frame.
+func (a *Assignment) frameLen() int {
+	if a.Packets[0].Kind == Bulk {
+		return a.Len
+	}
+	n := 0
+	for _, p := range a.Packets {
+		n += p.Len()
+	}
+	return n
+}
+
 func (d *dest) anyIdleLocked() bool {
 	for i := range d.states {
 		if !d.states[i].Busy {
@@ -446,6 +571,13 @@ func (d *dest) anyIdleLocked() bool {
 // frame and runs the loop again. It is called with d.mu held and returns
 // with it released.
 func (d *dest) finishLocked(idx int, sl *slot, err error) {
+	if sl.timed {
+		if m := d.states[idx].Model; m != nil && err == nil {
+			d.observeLocked(sl, m)
+		}
+		sl.timed = false
+	}
+	d.states[idx].BusyFor = 0
 	var buf [16]*Packet
 	done := buf[:0]
 	for _, p := range sl.inflight {

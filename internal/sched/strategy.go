@@ -1,11 +1,22 @@
 package sched
 
-import "github.com/commtune/commtune/internal/driver"
+import (
+	"strconv"
+
+	"github.com/commtune/commtune/internal/driver"
+)
 
 // RailState is a strategy's view of one rail to the destination.
 type RailState struct {
 	Caps driver.Caps
 	Busy bool // a frame is in flight; the rail takes nothing until it is done
+	// Model predicts the rail's transfer times (Scheduler.SetModel); nil:
+	// no prediction.
+	Model *RailModel
+	// BusyFor is, for a busy rail with a Model, the predicted time in ns
+	// until its frame is done (never negative: 0 once overdue); 0 for an
+	// idle rail or when unknown.
+	BusyFor float64
 }
 
 // Assignment is one frame to put on one rail: either several Eager packets
@@ -130,21 +141,74 @@ func (a Aggregate) Schedule(q *Queue, rails []RailState, plan *Plan) {
 		if p == nil {
 			return
 		}
-		q.Pop()
 		if p.Kind == Bulk {
+			q.Pop()
 			plan.AddBulk(i, p, p.planned, p.Remaining())
 			continue
 		}
-		limit := a.Max
-		if mp := rails[i].Caps.MaxPacket; mp > 0 && mp < limit {
-			limit = mp
-		}
+		n, _ := aggregateRun(q, eagerLimit(a.Max, rails[i].Caps))
+		packEager(q, plan, i, n)
+	}
+}
+
+// eagerLimit returns the size bound of an aggregated frame on a rail with
+// caps: limit, or the rail's MaxPacket if smaller.
+func eagerLimit(limit int, caps driver.Caps) int {
+	if mp := caps.MaxPacket; mp > 0 && mp < limit {
+		return mp
+	}
+	return limit
+}
+
+// aggregateRun returns how many packets from the head of q (an Eager
+// packet) go into one aggregated frame of at most limit bytes — the head
+// and every following Eager packet that fits, up to maxAggregated — and
+// the frame's size. It removes nothing.
+func aggregateRun(q *Queue, limit int) (n, size int) {
+	p := q.Peek()
+	n, size = 1, p.Len()
+	for next := q.PeekNext(p); next != nil && next.Kind == Eager && n < maxAggregated && size+next.Len() <= limit; next = q.PeekNext(next) {
+		size += next.Len()
+		n++
+	}
+	return n, size
+}
+
+// packEager pops the n packets at the head of q and plans them as one
+// frame on rail.
+func packEager(q *Queue, plan *Plan, rail, n int) {
+	plan.AddEager(rail, q.Pop())
+	for ; n > 1; n-- {
+		plan.Join(q.Pop())
+	}
+}
+
+// Single puts everything on the rail with index Rail (rail 0 if there is
+// no such rail): one packet per frame, Bulk packets whole, waiting while
+// that rail is busy. It samples and benchmarks one rail alone.
+type Single struct {
+	Rail int
+}
+
+// Name returns "single/" and the rail index.
+func (s Single) Name() string { return "single/" + strconv.Itoa(s.Rail) }
+
+// Schedule gives the oldest packet to the rail if it is idle.
+func (s Single) Schedule(q *Queue, rails []RailState, plan *Plan) {
+	i := s.Rail
+	if i < 0 || i >= len(rails) {
+		i = 0
+	}
+	if len(rails) == 0 || rails[i].Busy {
+		return
+	}
+	p := q.Pop()
+	if p == nil {
+		return
+	}
+	if p.Kind == Bulk {
+		plan.AddBulk(i, p, p.planned, p.Remaining())
+	} else {
 		plan.AddEager(i, p)
-		size, n := p.Len(), 1
-		for next := q.Peek(); next != nil && next.Kind == Eager && n < maxAggregated && size+next.Len() <= limit; next = q.Peek() {
-			plan.Join(q.Pop())
-			size += next.Len()
-			n++
-		}
 	}
 }

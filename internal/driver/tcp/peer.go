@@ -21,6 +21,8 @@ type peer struct {
 	gone atomic.Pointer[error]
 	// skipped: another transport reaches this rank (guarded by Transport.mu).
 	skipped bool
+	// byes counts the rails that brought the peer's Bye.
+	byes atomic.Int32
 }
 
 // errSkipped rejects a connection from a rank another transport reaches.

@@ -26,11 +26,16 @@ func (r *rail) readLoop() {
 	r.readEnded(r.readFrames(), r.dec.bye)
 }
 
-// bye handles the peer's Bye: it finalized, so no more Posts to it, and our
-// write side shuts once the frame in flight (if any) is out, which is the
-// peer's cue that it may close without destroying our data.
+// bye handles the peer's Bye on this rail: our write side shuts once the
+// frame in flight (if any) is out, which is the peer's cue that it may
+// close without destroying our data. The peer has finalized once every
+// rail brought its Bye: until then the other rails may still carry data
+// it sent before (a chunk of a split message on a slower rail), so the
+// peer is not reported closed at the first one.
 func (r *rail) bye() {
-	r.t.peerDown(r.p, fmt.Errorf("tcp rail %d: %w", r.index, driver.ErrPeerClosed))
+	if int(r.p.byes.Add(1)) == len(r.p.rails) {
+		r.t.peerDown(r.p, fmt.Errorf("tcp: Bye on every rail: %w", driver.ErrPeerClosed))
+	}
 	r.finish(jobShut)
 }
 

@@ -1,0 +1,114 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"text/tabwriter"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/units"
+)
+
+const multirailUsage = "[--sizes 1M,4M,16M] [--rounds 3] [--reps N] [--json] [--in-job]"
+
+// multirailMain is `commtune bench multirail`: ping-pong bandwidth over
+// each rail alone and over all of them split three ways (iso, the N-rail
+// weighted rule, chunks solved on the sampled curves), in one run.
+func multirailMain(args []string) int {
+	fs := newFlagSet("bench multirail", multirailUsage)
+	sizesFlag := fs.String("sizes", "1M,4M,16M", "message sizes, comma-separated (K, M suffixes are binary)")
+	rounds := fs.Int("rounds", 3, "interleaved rounds; each figure is the median over them")
+	reps := fs.Int("reps", 0, "round trips per mode, size and round (0: enough to move about 32 MiB)")
+	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	inJob := fs.Bool("in-job", false, "be one of the two ranks of a job another launcher started (mpiexec -n 2 on two hosts joined by several rails); otherwise start two ranks here, over the rails COMMTUNE_RAILS names")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	sizes, err := units.ParseSizes(*sizesFlag)
+	if err != nil {
+		return usageError("bench multirail", "--sizes: %v", err)
+	}
+	cfg := bench.MultirailConfig{Rounds: *rounds, Reps: *reps}
+	if cfg.Sizes, err = sizeList(sizes, 1<<30); err != nil {
+		return usageError("bench multirail", "--sizes: %v", err)
+	}
+	if *rounds < 1 || *reps < 0 {
+		return usageError("bench multirail", "--rounds must be at least 1 and --reps at least 0")
+	}
+	print := func(w io.Writer, rep *bench.MultirailReport) error {
+		if *asJSON {
+			return json.NewEncoder(w).Encode(rep)
+		}
+		return writeMultirail(w, rep)
+	}
+	if *inJob {
+		return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+			rep, err := bench.Multirail(ctx, c, cfg)
+			if err != nil || rep == nil {
+				return nil, err
+			}
+			return nil, print(os.Stdout, rep)
+		})
+	}
+	if v := os.Getenv(commtune.EnvRails); len(strings.Split(v, ",")) < 2 {
+		return usageError("bench multirail", "%s names %q: give at least two rails, or run with --in-job under a launcher", commtune.EnvRails, v)
+	}
+	argv, err := launch.Self("bench", "multirail", "--in-job", "--sizes", *sizesFlag,
+		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--json="+strconv.FormatBool(*asJSON))
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench multirail: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: []string{commtune.EnvTransports + "=tcp"}}); err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench multirail: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// writeMultirail prints one line per mode, bandwidths in MB/s by size,
+// and each split's planned chunks.
+func writeMultirail(w io.Writer, rep *bench.MultirailReport) error {
+	fmt.Fprintf(w, "# commtune multirail ping-pong bandwidth (MB/s, median of %d rounds)\n", rep.Rounds)
+	for i, r := range rep.Rails {
+		fmt.Fprintf(w, "# rail%d: %s, learned correction ×%.2f\n", i, r, rep.Factors[i])
+	}
+	var sizes []int
+	for _, r := range rep.Rows {
+		if len(sizes) == 0 || r.Bytes > sizes[len(sizes)-1] {
+			sizes = append(sizes, r.Bytes)
+		} else {
+			break
+		}
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprint(tw, "mode\t")
+	for _, s := range sizes {
+		fmt.Fprintf(tw, "%s\t", units.FormatSize(int64(s)))
+	}
+	fmt.Fprintln(tw, "planned split at the largest size\t")
+	for i := 0; i < len(rep.Rows); i += len(sizes) {
+		rows := rep.Rows[i:min(i+len(sizes), len(rep.Rows))]
+		fmt.Fprintf(tw, "%s\t", rows[0].Mode)
+		for _, r := range rows {
+			fmt.Fprintf(tw, "%.1f\t", r.BandwidthMBps)
+		}
+		var parts []string
+		for _, c := range rows[len(rows)-1].Chunks {
+			parts = append(parts, units.FormatSize(int64(c)))
+		}
+		fmt.Fprintf(tw, "%s\t\n", strings.Join(parts, " + "))
+	}
+	return tw.Flush()
+}

@@ -1,0 +1,164 @@
+package commtune
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/sched"
+)
+
+// Config.Split values.
+const (
+	SplitCurves   = "curves"
+	SplitWeighted = "weighted"
+	SplitIso      = "iso"
+	SplitOff      = "off"
+)
+
+// maxAggregation bounds COMMTUNE_AGGREGATE: aggregation is for small
+// messages, and a frame never exceeds a rail's packet limit anyway.
+const maxAggregation = 1 << 20
+
+// DefaultAggregation is, per transport, the size under which two queued
+// messages travel in one frame when no profile says (Config.Aggregation):
+// measured with `commtune bench rate`, 64 messages in flight (README).
+var DefaultAggregation = map[string]int{
+	"tcp": 0,
+	"shm": 0,
+}
+
+// checkMultirail validates the split and aggregation fields and fills
+// their defaults.
+func (c *Config) checkMultirail() error {
+	switch c.Split {
+	case "":
+		c.Split = SplitCurves
+	case SplitCurves, SplitWeighted, SplitIso, SplitOff:
+	default:
+		return fmt.Errorf("commtune: split %q (%s): want %s, %s, %s or %s",
+			c.Split, EnvSplit, SplitCurves, SplitWeighted, SplitIso, SplitOff)
+	}
+	if c.Aggregation > maxAggregation {
+		return fmt.Errorf("commtune: Aggregation %d (%s): want at most %d bytes, or negative for off",
+			c.Aggregation, EnvAggregate, maxAggregation)
+	}
+	return nil
+}
+
+// peerScheduling is how the scheduler treats what is sent to one peer:
+// its strategy and, for each rail, the model a split predicts from.
+type peerScheduling struct {
+	Strategy    sched.Strategy
+	Models      []*sched.RailModel // by rail; nil where the profile has no curve
+	Aggregation int                // bytes, 0: none
+	// Why says, one line each, where the choices came from.
+	Why []string
+}
+
+// schedulingFor is the one place that decides a peer's scheduling from
+// the profile, the rails that reach it and the configuration; Init and
+// `commtune info` both call it.
+func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps, cfg Config) peerScheduling {
+	var ps peerScheduling
+	agg, why := aggregationFor(prof, transport, cfg)
+	ps.Aggregation = agg
+	ps.Why = append(ps.Why, why)
+	if len(rails) < 2 || cfg.Split == SplitOff {
+		if len(rails) >= 2 {
+			ps.Why = append(ps.Why, fmt.Sprintf("%d rails, whole messages on whichever is idle (%s=%s)", len(rails), EnvSplit, SplitOff))
+		}
+		if agg > 0 {
+			ps.Strategy = sched.Aggregate{Max: 2 * agg}
+		} else {
+			ps.Strategy = sched.Default{}
+		}
+		return ps
+	}
+	var tr *profile.Transport
+	if prof != nil {
+		tr = prof.Transports[transport]
+	}
+	ps.Models = make([]*sched.RailModel, len(rails))
+	var missing []string
+	for i, r := range rails {
+		var c profile.Curve
+		if tr != nil {
+			c = tr.Rails[r.Name]
+		}
+		if len(c) == 0 {
+			missing = append(missing, r.Name)
+			continue
+		}
+		sizes := make([]int64, len(c))
+		nanos := make([]float64, len(c))
+		for j, s := range c {
+			sizes[j], nanos[j] = s.Size, s.Median
+		}
+		m, err := sched.NewRailModel(sizes, nanos)
+		if err != nil {
+			missing = append(missing, r.Name)
+			continue
+		}
+		ps.Models[i] = m
+	}
+	rule := map[string]sched.SplitRule{SplitCurves: sched.SplitCurves, SplitWeighted: sched.SplitWeighted, SplitIso: sched.SplitIso}[cfg.Split]
+	ps.Strategy = sched.Split{Rule: rule, Aggregate: 2 * agg}
+	switch {
+	case len(missing) > 0 && cfg.Split != SplitIso:
+		ps.Why = append(ps.Why, fmt.Sprintf("%d rails; no sampled curve for %s: whole messages on whichever is idle (run `commtune sample --in-job` between two hosts)",
+			len(rails), strings.Join(missing, ", ")))
+		for i := range ps.Models {
+			ps.Models[i] = nil // a split needs every rail's prediction
+		}
+	default:
+		ps.Why = append(ps.Why, fmt.Sprintf("%d rails, large messages split (%s)", len(rails), cfg.Split))
+	}
+	return ps
+}
+
+// aggregationFor is the aggregation threshold for a peer on transport and
+// where it comes from.
+func aggregationFor(prof *profile.Profile, transport string, cfg Config) (int, string) {
+	switch {
+	case cfg.Aggregation < 0:
+		return 0, fmt.Sprintf("aggregation off (%s=off)", EnvAggregate)
+	case cfg.Aggregation > 0:
+		return cfg.Aggregation, fmt.Sprintf("aggregation below %d bytes (%s)", cfg.Aggregation, EnvAggregate)
+	}
+	if prof != nil {
+		if tu, err := prof.Tune(transport, nil); err == nil {
+			if tu.Aggregation <= 0 {
+				return 0, "aggregation off: never faster in the profile"
+			}
+			return int(tu.Aggregation), fmt.Sprintf("aggregation below %d bytes (profile)", tu.Aggregation)
+		}
+	}
+	if d := DefaultAggregation[transport]; d > 0 {
+		return d, fmt.Sprintf("aggregation below %d bytes (default)", d)
+	}
+	return 0, "aggregation off (default)"
+}
+
+// schedule gives peer its strategy and its rails' models.
+func (ep *endpoint) schedule(peer int, cfg Config) error {
+	ps := schedulingFor(ep.profile, ep.Transport(peer), ep.sched.Rails(peer), cfg)
+	ep.sched.SetPeerStrategy(peer, ps.Strategy)
+	if ps.Models == nil {
+		return nil
+	}
+	if ep.models == nil {
+		ep.models = make([][]*sched.RailModel, ep.eng.Size())
+	}
+	ep.models[peer] = ps.Models
+	for i, m := range ps.Models {
+		if m == nil {
+			continue
+		}
+		if err := ep.sched.SetModel(peer, i, m); err != nil {
+			return fmt.Errorf("commtune: rank %d: %w", peer, err)
+		}
+	}
+	return nil
+}
