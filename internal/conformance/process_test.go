@@ -74,6 +74,8 @@ func rankMain(mode, arg string) int {
 		err = showPolicy(ctx, c)
 	case "hold":
 		err = hold(ctx, c, arg)
+	case "railloss":
+		err = railLoss(ctx, c)
 	case "closeafter":
 		err = closeAfterReceive(ctx, c)
 	case "closeddup":

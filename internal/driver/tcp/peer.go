@@ -39,7 +39,8 @@ func (p *peer) err() error {
 // peerDown records that p is unreachable because of err and reports it to
 // the Handler, exactly once per peer however many rails notice. A peer lost
 // for any reason other than an orderly close has all its rails dropped: a
-// peer is either reachable on every rail or not at all. Nothing is reported
+// peer is either reachable on every rail or not at all. It must not be
+// called while holding a rail's read lock, except for an orderly close. Nothing is reported
 // once Close has begun: the core asked for the shutdown.
 func (t *Transport) peerDown(p *peer, err error) {
 	if !p.gone.CompareAndSwap(nil, &err) {
@@ -52,6 +53,17 @@ func (t *Transport) peerDown(p *peer, err error) {
 		for _, r := range rails {
 			if r != nil {
 				r.fail(err)
+			}
+		}
+		// Another rail may be copying a chunk into a receive buffer that
+		// the loss is about to complete with an error: wait until no one
+		// reads any of the peer's rails (a closed connection admits no new
+		// reader), so that a failed receive's buffer is never written to
+		// after it is returned.
+		for _, r := range rails {
+			if r != nil {
+				r.rmu.Lock()
+				r.rmu.Unlock()
 			}
 		}
 	}
