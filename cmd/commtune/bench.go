@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection), bench multirail (each rail alone against split messages)", run: benchMain})
+	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection), bench multirail (each rail alone against split messages), bench rate (small-message rate, default against aggregation)", run: benchMain})
 	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
 }
 
@@ -40,12 +40,15 @@ func benchMain(args []string) int {
 	if len(args) > 0 && args[0] == "multirail" {
 		return multirailMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "rate" {
+		return rateMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail [flags]   (commtune bench NAME -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo or multirail")
+		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail or rate")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")

@@ -74,9 +74,9 @@ func TestHydra(t *testing.T) {
 // TestTwoNamespaces runs the example on two "hosts": network namespaces
 // joined by a veth pair, whose addresses are the only way between them.
 // Hydra starts a proxy in each through -launcher-exec (a script that
-// enters the namespace and sets COMMTUNE_RAILS to its address), two ranks
-// per namespace. Ranks of one namespace must use shared memory and the
-// others TCP — which can only cross the veth.
+// enters the namespace), two ranks per namespace. Ranks of one namespace
+// must use shared memory and the others TCP — which can only cross the
+// veth, and which they find by themselves: nothing names a rail.
 func TestTwoNamespaces(t *testing.T) {
 	mpiexec, err := exec.LookPath("mpiexec.mpich")
 	if err != nil {
@@ -109,9 +109,8 @@ func TestTwoNamespaces(t *testing.T) {
 
 // twoNamespaces makes two network namespaces joined by a veth pair, for
 // the test's lifetime, and a Hydra -launcher-exec script that runs a
-// proxy in the namespace named as its host, with COMMTUNE_RAILS set to
-// that namespace's address. It returns the namespaces, the veth end in
-// nsA (for mpiexec's -iface) and the script.
+// proxy in the namespace named as its host. It returns the namespaces,
+// the veth end in nsA (for mpiexec's -iface) and the script.
 func twoNamespaces(t *testing.T) (nsA, nsB, vA, script string) {
 	t.Helper()
 	id := fmt.Sprint(os.Getpid() % 100000)
@@ -135,22 +134,28 @@ func twoNamespaces(t *testing.T) (nsA, nsB, vA, script string) {
 		run("-n", x[0], "link", "set", x[1], "up")
 		run("-n", x[0], "link", "set", "lo", "up")
 	}
-	script = filepath.Join(t.TempDir(), "nsexec")
+	return nsA, nsB, vA, nsExecScript(t, nsA, nsB)
+}
+
+// nsExecScript writes a Hydra -launcher-exec script that runs a proxy in
+// the namespace named as its host, one of hosts.
+func nsExecScript(t *testing.T, hosts ...string) string {
+	t.Helper()
+	script := filepath.Join(t.TempDir(), "nsexec")
 	body := fmt.Sprintf(`#!/bin/sh
 # Hydra's -launcher-exec, called like ssh: [options] HOST COMMAND...
 while [ "${1#-}" != "$1" ]; do shift; done
 host=$1; shift
-case $host in
-%s) addr=%s ;;
-%s) addr=%s ;;
+case " %s " in
+*" $host "*) ;;
 *) echo "nsexec: unknown host $host" >&2; exit 1 ;;
 esac
-exec ip netns exec "$host" env COMMTUNE_RAILS=$addr sh -c "$*"
-`, nsA, addrA, nsB, addrB)
+exec ip netns exec "$host" sh -c "$*"
+`, strings.Join(hosts, " "))
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return nsA, nsB, vA, script
+	return script
 }
 
 // TestSlurm runs scripts/slurm-e2e.sh: a single-node Slurm (slurmctld,

@@ -146,27 +146,39 @@ func (m *RailModel) Predict(n int) float64 {
 	if n <= 0 {
 		return 0
 	}
-	return m.base(float64(n)) * m.Factor()
+	f := m.Factor()
+	return m.base(float64(n))*f + m.fixed(f)
 }
+
+// transfer returns the curve's time for n bytes beyond its first sample,
+// uncorrected: what an observed chunk compares with.
+func (m *RailModel) transfer(n int) float64 { return m.base(float64(n)) - m.nanos[0] }
+
+// fixed is the part of a prediction the correction leaves alone: the
+// curve's time at its first sample, mostly latency and handshakes, which
+// a rail's load does not stretch the way it stretches the transfer.
+// Predict is base·f + (1−f)·t₀ = t₀ + f·(base − t₀).
+func (m *RailModel) fixed(f float64) float64 { return (1 - f) * m.nanos[0] }
 
 // Capacity returns the largest n with Predict(n) <= budget (ns): how much
 // the rail moves in that time; 0 if not even one byte fits. It inverts the
 // curve segment by segment, exactly with respect to Predict.
 func (m *RailModel) Capacity(budget float64) int {
 	f := m.Factor()
+	c := m.fixed(f)
 	s, t := m.sizes, m.nanos
-	if !(budget >= t[0]*f) { // NaN too
+	if !(budget >= t[0]*f+c) { // NaN too
 		return 0
 	}
 	if math.IsInf(budget, 1) {
 		return maxCapacity
 	}
-	b := budget / f
+	b := (budget - c) / f
 	last := len(s) - 1
 	var x float64
 	var lo, hi int // the answer is in [lo, hi): Predict(lo) <= budget < Predict(hi)
 	i, j := last, -1
-	if budget >= t[last]*f {
+	if budget >= t[last]*f+c {
 		x = s[last] + (b-t[last])/m.tail
 		lo, hi = int(s[last]), maxCapacity
 	} else {
@@ -175,7 +187,7 @@ func (m *RailModel) Capacity(budget float64) int {
 		i, j = 0, last
 		for j-i > 1 {
 			h := int(uint(i+j) >> 1)
-			if t[h]*f <= budget {
+			if t[h]*f+c <= budget {
 				i = h
 			} else {
 				j = h
@@ -195,9 +207,9 @@ func (m *RailModel) Capacity(budget float64) int {
 	// Predict, which is m.seg(i, j, ·)*f on [lo, hi).
 	for step := 0; step < 4; step++ {
 		switch {
-		case n > lo && m.seg(i, j, float64(n))*f > budget:
+		case n > lo && m.seg(i, j, float64(n))*f+c > budget:
 			n--
-		case n+1 < hi && m.seg(i, j, float64(n+1))*f <= budget:
+		case n+1 < hi && m.seg(i, j, float64(n+1))*f+c <= budget:
 			n++
 		default:
 			return n
@@ -206,7 +218,7 @@ func (m *RailModel) Capacity(budget float64) int {
 	// Rounding went further than expected: bisect [lo, hi).
 	for hi-lo > 1 {
 		h := lo + (hi-lo)/2
-		if m.seg(i, j, float64(h))*f <= budget {
+		if m.seg(i, j, float64(h))*f+c <= budget {
 			lo = h
 		} else {
 			hi = h
@@ -221,13 +233,20 @@ func (m *RailModel) Bandwidth() float64 { return 1 / (m.tail * m.Factor()) }
 
 // Observe records that a frame of n bytes took ns from its post to its
 // completion: the correction factor moves a quarter of the way toward
-// ns over the curve's time, within [1/16, 16]. Frames under ObserveMin
+// ns over the curve's transfer time (its time beyond the first sample),
+// within [1/16, 16]. Frames under ObserveMin
 // and non-positive durations are ignored.
 func (m *RailModel) Observe(n int, ns float64) {
 	if n < ObserveMin || !(ns > 0) || math.IsInf(ns, 1) {
 		return
 	}
-	ratio := ns / m.base(float64(n))
+	// The observation is of a chunk already under way (no handshake):
+	// it compares with the curve's transfer part, beyond its first sample.
+	xfer := m.transfer(n)
+	if !(xfer > 0) {
+		return
+	}
+	ratio := ns / xfer
 	for {
 		old := m.factor.Load()
 		f := 1.0

@@ -216,16 +216,16 @@ func TestRailModelObserve(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			m := linearModel(t, 30e3, 100)
-			base := m.Predict(tc.size)
+			xfer := m.transfer(tc.size)
 			for i := 0; i < tc.times; i++ {
-				m.Observe(tc.size, tc.ratio*base)
+				m.Observe(tc.size, tc.ratio*xfer)
 			}
 			if f := m.Factor(); math.Abs(f-tc.factor) > tc.tol {
 				t.Fatalf("factor %v after %d observations, want %v", f, tc.times, tc.factor)
 			}
 			f := m.Factor()
-			if got := m.Predict(n); !near(got, f*m.base(n), 1e-12) {
-				t.Fatalf("Predict %v, want %v", got, f*m.base(n))
+			if want := m.nanos[0] + f*m.transfer(n); !near(m.Predict(n), want, 1e-12) {
+				t.Fatalf("Predict %v, want %v", m.Predict(n), want)
 			}
 			if bw := m.Bandwidth(); !near(bw, 0.1/f, 1e-9) {
 				t.Fatalf("Bandwidth %v, want %v", bw, 0.1/f)

@@ -635,9 +635,9 @@ func TestSplitLearnsFromCompletions(t *testing.T) {
 			t.Fatalf("round %d: the slow rail's share %.3f, before %.3f", round, share, prev)
 		}
 		prev = share
-		*clock = t0 + int64(models[0].base(float64(c0)))
+		*clock = t0 + int64(models[0].transfer(c0))
 		rails[0].finish(s, nil)
-		*clock = t0 + int64(4*models[1].base(float64(c1)))
+		*clock = t0 + int64(4*models[1].transfer(c1))
 		rails[1].finish(s, nil)
 	}
 	if f := models[1].Factor(); math.Abs(f-4) > 0.2 || !near(models[0].Factor(), 1, 1e-6) {
@@ -689,8 +689,9 @@ func TestBusyFor(t *testing.T) {
 	}
 	seen := len(rec.seen)
 	rails[0].finish(s, nil)
-	if f := m0.Factor(); !near(f, 1.25, 1e-6) {
-		t.Fatalf("factor %v after a chunk twice as long as predicted", f)
+	// The chunk took 2×pred against the curve's transfer time for it.
+	if f, want := m0.Factor(), 1+(float64(int64(2*pred))/m0.transfer(mib)-1)/4; !near(f, want, 1e-6) {
+		t.Fatalf("factor %v after a chunk twice as long as predicted, want %v", f, want)
 	}
 	if f := m1.Factor(); f != 1 {
 		t.Fatalf("idle rail's factor %v", f)
