@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -11,6 +13,7 @@ import (
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -27,6 +30,47 @@ type profileReport struct {
 	Quick      bool        `json:"quick,omitempty"`
 	Seconds    float64     `json:"seconds,omitempty"`
 	Selections []selection `json:"selections,omitempty"`
+	Rails      []railCurve `json:"rails,omitempty"`
+	splitPays  map[string]int
+}
+
+// railCurve is one rail's sampled curve as a split reads it.
+type railCurve struct {
+	Transport     string  `json:"transport"`
+	Rail          string  `json:"rail"`
+	BandwidthMBps float64 `json:"bandwidth_MBps"` // asymptotic: the curve's last segment
+	LatencyUS     float64 `json:"latency_us"`     // the curve at its first sample
+	Samples       int     `json:"samples"`
+}
+
+// railCurves lists the per-rail curves of p and, per transport, the size
+// from which splitting over them pays (sched.SplitPays, 0: never).
+func railCurves(p *profile.Profile) ([]railCurve, map[string]int) {
+	var out []railCurve
+	pays := map[string]int{}
+	for _, name := range slices.Sorted(maps.Keys(p.Transports)) {
+		t := p.Transports[name]
+		var models []*sched.RailModel
+		for _, rail := range slices.Sorted(maps.Keys(t.Rails)) {
+			c := t.Rails[rail]
+			sizes := make([]int64, len(c))
+			nanos := make([]float64, len(c))
+			for i, s := range c {
+				sizes[i], nanos[i] = s.Size, s.Median
+			}
+			m, err := sched.NewRailModel(sizes, nanos)
+			if err != nil {
+				continue
+			}
+			models = append(models, m)
+			out = append(out, railCurve{Transport: name, Rail: rail, BandwidthMBps: m.Bandwidth() * 1e3,
+				LatencyUS: m.Predict(1) / 1e3, Samples: len(c)})
+		}
+		if len(models) > 1 {
+			pays[name] = sched.SplitPays(models, 0)
+		}
+	}
+	return out, pays
 }
 
 func collectProfile(opts infoOptions) (infoReport, error) {
@@ -58,6 +102,7 @@ func collectProfile(opts infoOptions) (infoReport, error) {
 	}
 	r.Created, r.Quick, r.Seconds = p.Created, p.Quick, p.Seconds
 	r.Selections = selections(p)
+	r.Rails, r.splitPays = railCurves(p)
 	return r, nil
 }
 
@@ -80,6 +125,20 @@ func (r *profileReport) writeText(w io.Writer) error {
 			return err
 		}
 		b.WriteString(sel.String())
+		if len(r.Rails) > 0 {
+			b.WriteString("Rails (each sampled alone; a split predicts chunk times from these curves):\n")
+			for _, rc := range r.Rails {
+				fmt.Fprintf(&b, "  %s %-16s %8.1f MB/s asymptotic, %8.1f µs at the first sample (%d samples)\n",
+					rc.Transport, rc.Rail, rc.BandwidthMBps, rc.LatencyUS, rc.Samples)
+			}
+			for _, t := range slices.Sorted(maps.Keys(r.splitPays)) {
+				if n := r.splitPays[t]; n > 0 {
+					fmt.Fprintf(&b, "  %s: splitting a message over the rails pays from %s\n", t, units.FormatSize(int64(n)))
+				} else {
+					fmt.Fprintf(&b, "  %s: splitting never pays on these curves\n", t)
+				}
+			}
+		}
 	case "off":
 		fmt.Fprintf(&b, "Profile: off (%s=off); jobs run on the defaults\n", commtune.EnvProfile)
 		writeDefaults(&b)
