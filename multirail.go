@@ -95,12 +95,7 @@ func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps,
 			missing = append(missing, r.Name)
 			continue
 		}
-		sizes := make([]int64, len(c))
-		nanos := make([]float64, len(c))
-		for j, s := range c {
-			sizes[j], nanos[j] = s.Size, s.Median
-		}
-		m, err := sched.NewRailModel(sizes, nanos)
+		m, err := sched.NewRailModel(c.Points())
 		if err != nil {
 			missing = append(missing, r.Name)
 			continue

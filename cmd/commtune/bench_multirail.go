@@ -2,19 +2,15 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"strconv"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
-	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -44,37 +40,16 @@ func multirailMain(args []string) int {
 	if *rounds < 1 || *reps < 0 {
 		return usageError("bench multirail", "--rounds must be at least 1 and --reps at least 0")
 	}
-	print := func(w io.Writer, rep *bench.MultirailReport) error {
-		if *asJSON {
-			return json.NewEncoder(w).Encode(rep)
-		}
-		return writeMultirail(w, rep)
-	}
-	if *inJob {
-		return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
-			rep, err := bench.Multirail(ctx, c, cfg)
-			if err != nil || rep == nil {
-				return nil, err
-			}
-			return nil, print(os.Stdout, rep)
-		})
-	}
-	if v := os.Getenv(commtune.EnvRails); len(strings.Split(v, ",")) < 2 {
+	if v := os.Getenv(commtune.EnvRails); !*inJob && len(strings.Split(v, ",")) < 2 {
 		return usageError("bench multirail", "%s names %q: give at least two rails, or run with --in-job under a launcher", commtune.EnvRails, v)
 	}
-	argv, err := launch.Self("bench", "multirail", "--in-job", "--sizes", *sizesFlag,
-		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--json="+strconv.FormatBool(*asJSON))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench multirail: %v\n", err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: []string{commtune.EnvTransports + "=tcp"}}); err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench multirail: %v\n", err)
-		return 1
-	}
-	return 0
+	return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
+		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--json=" + strconv.FormatBool(*asJSON)},
+		[]string{commtune.EnvTransports + "=tcp"},
+		func(ctx context.Context, c *commtune.Comm) (*bench.MultirailReport, error) {
+			return bench.Multirail(ctx, c, cfg)
+		},
+		writeMultirail)
 }
 
 // writeMultirail prints one line per mode, bandwidths in MB/s by size,

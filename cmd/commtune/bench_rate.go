@@ -2,18 +2,13 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
-	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -62,39 +57,14 @@ func rateMain(args []string) int {
 			return usageError("bench rate", "--window %d of %s messages: more than 1G in flight", *window, units.FormatSize(int64(s)))
 		}
 	}
-	print := func(w io.Writer, rep *bench.RateReport) error {
-		if *asJSON {
-			return json.NewEncoder(w).Encode(rep)
-		}
-		return writeRate(w, rep)
-	}
-	if *inJob {
-		return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
-			rep, err := bench.Rate(ctx, c, cfg)
-			if err != nil || rep == nil {
-				return nil, err
-			}
-			return nil, print(os.Stdout, rep)
-		})
-	}
-	argv, err := launch.Self("bench", "rate", "--in-job", "--sizes", *sizesFlag,
-		"--window", strconv.Itoa(*window), "--rounds", strconv.Itoa(*rounds), "--time", dur.String(),
-		"--max", *maxFlag, "--json="+strconv.FormatBool(*asJSON))
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench rate: %v\n", err)
-		return 1
-	}
 	env := []string{commtune.EnvTransports + "=tcp"}
 	if *transport == "shm" {
 		env = []string{commtune.EnvTransports + "=shm,tcp"}
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: env}); err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench rate: %v\n", err)
-		return 1
-	}
-	return 0
+	return twoRankBench("bench rate", *inJob, *asJSON, []string{"bench", "rate", "--in-job", "--sizes", *sizesFlag,
+		"--window", strconv.Itoa(*window), "--rounds", strconv.Itoa(*rounds), "--time", dur.String(),
+		"--max", *maxFlag, "--json=" + strconv.FormatBool(*asJSON)}, env,
+		func(ctx context.Context, c *commtune.Comm) (*bench.RateReport, error) { return bench.Rate(ctx, c, cfg) }, writeRate)
 }
 
 // writeRate prints one line per size: messages per second under each mode

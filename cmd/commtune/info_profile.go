@@ -53,12 +53,7 @@ func railCurves(p *profile.Profile) ([]railCurve, map[string]int) {
 		var models []*sched.RailModel
 		for _, rail := range slices.Sorted(maps.Keys(t.Rails)) {
 			c := t.Rails[rail]
-			sizes := make([]int64, len(c))
-			nanos := make([]float64, len(c))
-			for i, s := range c {
-				sizes[i], nanos[i] = s.Size, s.Median
-			}
-			m, err := sched.NewRailModel(sizes, nanos)
+			m, err := sched.NewRailModel(c.Points())
 			if err != nil {
 				continue
 			}

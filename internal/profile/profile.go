@@ -51,6 +51,17 @@ type Sample struct {
 // Curve is one method's samples, by increasing size.
 type Curve []Sample
 
+// Points returns the curve's sizes and median times (ns), the shape a
+// model of it is built from.
+func (c Curve) Points() ([]int64, []float64) {
+	sizes := make([]int64, len(c))
+	nanos := make([]float64, len(c))
+	for i, s := range c {
+		sizes[i], nanos[i] = s.Size, s.Median
+	}
+	return sizes, nanos
+}
+
 // Transport is the sampled data of one transport.
 type Transport struct {
 	// MaxEager is the largest message the transport carries eagerly (one
