@@ -40,16 +40,17 @@ type peerMethods struct {
 
 const pullMethod = 0xFF
 
-// resolve checks a policy's methods against the rail that reaches a peer.
-func resolveMethods(large []LargeMethod, caps driver.Caps, puller bool) (peerMethods, error) {
+// resolveMethods checks a policy's methods against one rail that reaches a
+// peer; pull says whether some rail to it can pull.
+func resolveMethods(large []LargeMethod, caps driver.Caps, pull bool) (peerMethods, error) {
 	var pm peerMethods
 	sorted := slices.Clone(large)
 	slices.SortStableFunc(sorted, func(a, b LargeMethod) int { return a.Min - b.Min })
 	for _, lm := range sorted {
 		switch i := slices.Index(caps.Methods, lm.Method); {
 		case lm.Method == MethodPull:
-			if !puller || !caps.SingleCopy {
-				return pm, fmt.Errorf("method %q: the %s rail cannot pull (single copy unavailable)", lm.Method, caps.Transport)
+			if !pull {
+				return pm, fmt.Errorf("method %q: no %s rail can pull (single copy unavailable)", lm.Method, caps.Transport)
 			}
 			pm.min, pm.method = append(pm.min, lm.Min), append(pm.method, pullMethod)
 		case i >= 0:
@@ -101,9 +102,20 @@ func (e *Engine) SetPolicy(peer int, p Policy) error {
 		if len(rails) == 0 {
 			return fmt.Errorf("no rail reaches rank %d", peer)
 		}
-		var err error
-		if pm, err = resolveMethods(p.Large, rails[0], e.sched.CanPull(peer)); err != nil {
-			return fmt.Errorf("rank %d: %w", peer, err)
+		// A packet's Put method travels with each of its chunks, whichever
+		// rail carries it: every rail must offer it, under one index. A
+		// pull is the receiver's, through a rail that can.
+		pull := e.sched.CanPull(peer) && slices.ContainsFunc(rails, func(c driver.Caps) bool { return c.SingleCopy })
+		for i, c := range rails {
+			r, err := resolveMethods(p.Large, c, pull)
+			if err != nil {
+				return fmt.Errorf("rank %d rail %d: %w", peer, i, err)
+			}
+			if i == 0 {
+				pm = r
+			} else if !slices.Equal(r.method, pm.method) {
+				return fmt.Errorf("rank %d: rail %d offers the methods %v in another order than rail 0", peer, i, c.Methods)
+			}
 		}
 	}
 	e.mu.Lock()

@@ -182,7 +182,7 @@ func (s *Scheduler) SetModel(peer, rail int, m *RailModel) error {
 	return nil
 }
 
-// CanPull reports whether the first rail to peer can pull (driver.Puller).
+// CanPull reports whether a rail to peer can pull (driver.Puller).
 func (s *Scheduler) CanPull(peer int) bool { return s.puller(peer) != nil }
 
 // Pull copies len(dst) bytes at addr in peer's memory into dst through the
@@ -218,15 +218,15 @@ func (s *Scheduler) PullV(peer int, dst [][]byte, addr uint64) error {
 	return nil
 }
 
-// CanReadSpans reports whether the first rail to peer can read ranges of
-// its memory (driver.SpanReader).
+// CanReadSpans reports whether the rail to peer that pulls can also read
+// ranges of its memory (driver.SpanReader).
 func (s *Scheduler) CanReadSpans(peer int) bool {
 	_, ok := s.puller(peer).(driver.SpanReader)
 	return ok
 }
 
 // ReadSpans copies the ranges src of peer's memory into the parts of dst
-// through the first rail to peer, in the calling goroutine.
+// through the rail to peer that pulls, in the calling goroutine.
 func (s *Scheduler) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
 	r, ok := s.puller(peer).(driver.SpanReader)
 	if !ok {
@@ -239,11 +239,12 @@ func (s *Scheduler) puller(peer int) driver.Puller {
 	d := s.dests[peer]
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if len(d.slots) == 0 {
-		return nil
+	for _, sl := range d.slots {
+		if p, ok := sl.rail.(driver.Puller); ok {
+			return p
+		}
 	}
-	p, _ := d.slots[0].rail.(driver.Puller)
-	return p
+	return nil
 }
 
 // Flush writes, in the calling goroutine, the rest of any frame to peer
