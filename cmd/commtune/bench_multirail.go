@@ -14,7 +14,7 @@ import (
 	"github.com/commtune/commtune/internal/units"
 )
 
-const multirailUsage = "[--sizes 1M,4M,16M] [--rounds 3] [--reps N] [--json] [--in-job]"
+const multirailUsage = "[--sizes 1M,4M,16M] [--rounds 3] [--reps N] [--busy PERIOD] [--json] [--in-job]"
 
 // multirailMain is `commtune bench multirail`: ping-pong bandwidth over
 // each rail alone and over all of them split three ways (iso, the N-rail
@@ -25,6 +25,7 @@ func multirailMain(args []string) int {
 	rounds := fs.Int("rounds", 3, "interleaved rounds; each figure is the median over them")
 	reps := fs.Int("reps", 0, "round trips per mode, size and round (0: enough to move about 32 MiB)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	busy := fs.Duration("busy", 0, "instead: send the first size under the curves split for three periods of this length, a plain TCP stream saturating rail 0 during the second, and report each eighth of a period: bandwidth, rail 0's share, its learned correction")
 	inJob := fs.Bool("in-job", false, "be one of the two ranks of a job another launcher started (mpiexec -n 2 on two hosts joined by several rails); otherwise start two ranks here, over the rails COMMTUNE_RAILS names")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -42,6 +43,16 @@ func multirailMain(args []string) int {
 	}
 	if v := os.Getenv(commtune.EnvRails); !*inJob && len(strings.Split(v, ",")) < 2 {
 		return usageError("bench multirail", "%s names %q: give at least two rails, or run with --in-job under a launcher", commtune.EnvRails, v)
+	}
+	if *busy < 0 {
+		return usageError("bench multirail", "--busy must be positive")
+	}
+	if *busy > 0 {
+		return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
+			"--busy", busy.String(), "--json=" + strconv.FormatBool(*asJSON)}, []string{commtune.EnvTransports + "=tcp"},
+			func(ctx context.Context, c *commtune.Comm) (*bench.BusyReport, error) {
+				return bench.MultirailBusy(ctx, c, cfg.Sizes[0], *busy)
+			}, writeBusy)
 	}
 	return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
 		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--json=" + strconv.FormatBool(*asJSON)},
@@ -84,6 +95,27 @@ func writeMultirail(w io.Writer, rep *bench.MultirailReport) error {
 			parts = append(parts, units.FormatSize(int64(c)))
 		}
 		fmt.Fprintf(tw, "%s\t\n", strings.Join(parts, " + "))
+	}
+	return tw.Flush()
+}
+
+// writeBusy prints one line per window of a busy-rail run.
+func writeBusy(w io.Writer, rep *bench.BusyReport) error {
+	fmt.Fprintf(w, "# commtune multirail, curves split of %s messages (send + 8-byte ack); a TCP stream saturates rail 0 in the middle %.1f s\n",
+		units.FormatSize(int64(rep.Bytes)), rep.Period)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "from ms\tstream\tsplit msgs\tsplit MB/s\trail0 alone\trail1 alone\tsplit/(sum)\trail0 share\trail0 correction\t")
+	for _, x := range rep.Windows {
+		stream := ""
+		if x.Busy {
+			stream = "on"
+		}
+		ratio := 0.0
+		if sum := x.Rail0MBps + x.Rail1MBps; sum > 0 {
+			ratio = x.BandwidthMBps / sum
+		}
+		fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t×%.2f\t\n", x.StartMS, stream, x.Messages, x.BandwidthMBps,
+			x.Rail0MBps, x.Rail1MBps, ratio, x.Share0, x.Factor0)
 	}
 	return tw.Flush()
 }

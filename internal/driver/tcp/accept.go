@@ -65,7 +65,7 @@ func (t *Transport) acceptOne(nc *net.TCPConn, rail int) {
 		delete(t.handshaking, nc)
 		t.mu.Unlock()
 	}()
-	err := configure(nc)
+	err := configure(nc, t.sendBuffer)
 	var res handshakeResult
 	held := -1 // the peer whose rail this handshake reserved
 	admit := func(peer, rail int) error {

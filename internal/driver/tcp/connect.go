@@ -126,7 +126,7 @@ func (t *Transport) localAddr(rail int) net.Addr {
 
 // connectOne authenticates a dialed connection and registers it.
 func (t *Transport) connectOne(ctx context.Context, nc *net.TCPConn, rank, rail int) error {
-	if err := configure(nc); err != nil {
+	if err := configure(nc, t.sendBuffer); err != nil {
 		nc.Close()
 		return err
 	}

@@ -34,6 +34,9 @@ type Transport struct {
 	log      *slog.Logger
 	hs       handshakeConfig
 	putChunk int // most payload bytes per Put frame; lowered by tests
+	// sendBuffer fixes SO_SNDBUF (0: autotuning): multirailSendBuffer
+	// when there are several rails.
+	sendBuffer int
 
 	ctx    context.Context // canceled when Close begins
 	cancel context.CancelFunc
@@ -103,6 +106,9 @@ func Listen(cfg Config) (*Transport, error) {
 		t.lns = append(t.lns, ln.(*net.TCPListener))
 		t.addrs = append(t.addrs, ln.Addr().String())
 		t.names = append(t.names, railName(ln.Addr(), i))
+	}
+	if nrails > 1 {
+		t.sendBuffer = multirailSendBuffer
 	}
 	for rank := range t.peers {
 		if rank != cfg.Rank {
