@@ -86,6 +86,7 @@ func (ep *endpoint) ready(cfg Config) error {
 	if len(ep.shmPeers) > 0 {
 		machine, _ = topo.Read() // unknown topology: no cache-free tier
 	}
+	aggs := map[string]aggregation{}
 	for p := 0; p < ep.eng.Size(); p++ {
 		var pol core.Policy
 		switch ep.Transport(p) {
@@ -106,7 +107,7 @@ func (ep *endpoint) ready(cfg Config) error {
 		if err := ep.eng.SetPolicy(p, pol); err != nil {
 			return fmt.Errorf("commtune: %s to rank %d: %w", ep.Transport(p), p, err)
 		}
-		if err := ep.schedule(p, cfg); err != nil {
+		if err := ep.schedule(p, cfg, aggs); err != nil {
 			return err
 		}
 	}

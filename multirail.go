@@ -62,13 +62,14 @@ type peerScheduling struct {
 }
 
 // schedulingFor is the one place that decides a peer's scheduling from
-// the profile, the rails that reach it and the configuration; Init and
-// `commtune info` both call it.
-func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps, cfg Config) peerScheduling {
+// the profile, the rails that reach it, the configuration and the
+// transport's aggregation (aggregationFor, the same for every peer of a
+// transport); Init calls it for every peer.
+func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps, cfg Config, aggr aggregation) peerScheduling {
 	var ps peerScheduling
-	agg, why := aggregationFor(prof, transport, cfg)
+	agg := aggr.size
 	ps.Aggregation = agg
-	ps.Why = append(ps.Why, why)
+	ps.Why = append(ps.Why, aggr.why)
 	if len(rails) < 2 || cfg.Split == SplitOff {
 		if len(rails) >= 2 {
 			ps.Why = append(ps.Why, fmt.Sprintf("%d rails, whole messages on whichever is idle (%s=%s)", len(rails), EnvSplit, SplitOff))
@@ -117,32 +118,47 @@ func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps,
 	return ps
 }
 
-// aggregationFor is the aggregation threshold for a peer on transport and
+// aggregation is a transport's aggregation threshold (0: off) and where it
+// comes from.
+type aggregation struct {
+	size int
+	why  string
+}
+
+// aggregationFor is the aggregation threshold for peers on transport and
 // where it comes from.
-func aggregationFor(prof *profile.Profile, transport string, cfg Config) (int, string) {
+func aggregationFor(prof *profile.Profile, transport string, cfg Config) aggregation {
 	switch {
 	case cfg.Aggregation < 0:
-		return 0, fmt.Sprintf("aggregation off (%s=off)", EnvAggregate)
+		return aggregation{0, fmt.Sprintf("aggregation off (%s=off)", EnvAggregate)}
 	case cfg.Aggregation > 0:
-		return cfg.Aggregation, fmt.Sprintf("aggregation below %d bytes (%s)", cfg.Aggregation, EnvAggregate)
+		return aggregation{cfg.Aggregation, fmt.Sprintf("aggregation below %d bytes (%s)", cfg.Aggregation, EnvAggregate)}
 	}
 	if prof != nil {
 		if tu, err := prof.Tune(transport, nil); err == nil {
 			if tu.Aggregation <= 0 {
-				return 0, "aggregation off: never faster in the profile"
+				return aggregation{0, "aggregation off: never faster in the profile"}
 			}
-			return int(tu.Aggregation), fmt.Sprintf("aggregation below %d bytes (profile)", tu.Aggregation)
+			return aggregation{int(tu.Aggregation), fmt.Sprintf("aggregation below %d bytes (profile)", tu.Aggregation)}
 		}
 	}
 	if d := DefaultAggregation[transport]; d > 0 {
-		return d, fmt.Sprintf("aggregation below %d bytes (default)", d)
+		return aggregation{d, fmt.Sprintf("aggregation below %d bytes (default)", d)}
 	}
-	return 0, "aggregation off (default)"
+	return aggregation{0, "aggregation off (default)"}
 }
 
-// schedule gives peer its strategy and its rails' models.
-func (ep *endpoint) schedule(peer int, cfg Config) error {
-	ps := schedulingFor(ep.profile, ep.Transport(peer), ep.sched.Rails(peer), cfg)
+// schedule gives peer its strategy and its rails' models. aggs holds each
+// transport's aggregation once found: the profile is tuned once per
+// transport, not once per peer.
+func (ep *endpoint) schedule(peer int, cfg Config, aggs map[string]aggregation) error {
+	transport := ep.Transport(peer)
+	agg, ok := aggs[transport]
+	if !ok {
+		agg = aggregationFor(ep.profile, transport, cfg)
+		aggs[transport] = agg
+	}
+	ps := schedulingFor(ep.profile, transport, ep.sched.Rails(peer), cfg, agg)
 	ep.sched.SetPeerStrategy(peer, ps.Strategy)
 	if ps.Models == nil {
 		return nil
