@@ -32,6 +32,12 @@ func TestConfigFromEnv(t *testing.T) {
 		{"negative size", map[string]string{EnvUnexpectedLimit: "-1"}, nil, EnvUnexpectedLimit},
 		{"bad spin", map[string]string{EnvSpinWait: "fast"}, nil, EnvSpinWait},
 		{"bad timeout", map[string]string{EnvConnectTimeout: "-3s"}, nil, EnvConnectTimeout},
+		{"split", map[string]string{EnvSplit: " Weighted "}, func(c Config) bool { return c.Split == SplitWeighted }, ""},
+		{"aggregate size", map[string]string{EnvAggregate: "4K"}, func(c Config) bool { return c.Aggregation == 4096 }, ""},
+		{"aggregate off", map[string]string{EnvAggregate: "OFF"}, func(c Config) bool { return c.Aggregation < 0 }, ""},
+		{"aggregate zero", map[string]string{EnvAggregate: "0"}, nil, EnvAggregate},
+		{"aggregate huge", map[string]string{EnvAggregate: "2M"}, nil, EnvAggregate},
+		{"aggregate junk", map[string]string{EnvAggregate: "often"}, nil, EnvAggregate},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -68,6 +74,32 @@ func TestListenAddrs(t *testing.T) {
 	}
 	if _, err := listenAddrs([]string{"a:b:c"}); err == nil {
 		t.Fatal("bad rail accepted")
+	}
+	// An interface name listens on its address: every Linux machine has lo.
+	if got, err := listenAddrs([]string{"lo"}); err != nil || got[0] != "127.0.0.1:0" {
+		t.Fatalf("lo: %v %v", got, err)
+	}
+}
+
+func TestCheckMultirail(t *testing.T) {
+	for _, tc := range []struct {
+		c       Config
+		want    string // Split after the check
+		wantErr bool
+	}{
+		{Config{}, SplitCurves, false},
+		{Config{Split: SplitIso}, SplitIso, false},
+		{Config{Split: SplitOff, Aggregation: -1}, SplitOff, false},
+		{Config{Split: "fastest"}, "", true},
+		{Config{Aggregation: maxAggregation + 1}, "", true},
+	} {
+		err := tc.c.checkMultirail()
+		if (err != nil) != tc.wantErr || (err == nil && tc.c.Split != tc.want) {
+			t.Errorf("%+v: split %q, err %v", tc.c, tc.c.Split, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "COMMTUNE_") {
+			t.Errorf("%v: does not name the variable", err)
+		}
 	}
 }
 

@@ -1,6 +1,8 @@
 package profile
 
 import (
+	"github.com/commtune/commtune/internal/sched"
+
 	"encoding/json"
 	"errors"
 	"os"
@@ -161,6 +163,16 @@ func FuzzProfile(f *testing.F) {
 			return
 		}
 		for name, tr := range p.Transports {
+			// A valid rail curve makes a rail model (what a split reads).
+			for rail, c := range tr.Rails {
+				m, err := sched.NewRailModel(c.Points())
+				if err != nil {
+					t.Fatalf("%s rail %s: %v", name, rail, err)
+				}
+				if n := m.Capacity(m.Predict(1 << 20)); n < 1<<20 {
+					t.Fatalf("%s rail %s: Capacity(Predict(1 MiB)) = %d", name, rail, n)
+				}
+			}
 			tu, err := p.Tune(name, nil)
 			if err != nil {
 				continue
@@ -206,8 +218,20 @@ func TestFuzzSeeds(t *testing.T) {
 			Rendezvous: {{Size: 1, Median: 30, P25: 29, P75: 31, Reps: 3}},
 		}},
 	}})
+	withRails := *small
+	withRails.Transports = map[string]*Transport{}
+	for name, tr := range small.Transports {
+		c := *tr
+		c.Rails = map[string]Curve{"eth1/ipv4": tr.Methods[EagerCopy], "eth2/ipv4": tr.Methods[EagerIovec]}
+		withRails.Transports[name] = &c
+	}
+	railed, _ := json.Marshal(&withRails)
+	if _, err := Parse(railed); err != nil {
+		t.Fatalf("the seed with rails does not parse: %v", err)
+	}
 	seeds := []fuzzseed.Seed{
 		{Name: "valid", Values: []any{valid}},
+		{Name: "rails", Values: []any{railed}},
 		{Name: "minimal", Values: []any{minimal}},
 		{Name: "empty-object", Values: []any{[]byte("{}")}},
 		{Name: "wrong-version", Values: []any{[]byte(`{"version":2}`)}},
