@@ -88,32 +88,38 @@ func (ep *endpoint) ready(cfg Config) error {
 	}
 	aggs := map[string]aggregation{}
 	for p := 0; p < ep.eng.Size(); p++ {
-		var pol core.Policy
-		switch ep.Transport(p) {
-		case "tcp":
-			pol = cfg.tcpPolicy(ep.profile)
-		case "shm":
-			rails := ep.sched.Rails(p)
-			sp := shmPeer{canPull: ep.sched.CanPull(p) && rails[0].SingleCopy, methods: rails[0].Methods}
-			if machine != nil {
-				mine, theirs := ep.cpus[ep.eng.Rank()], ep.cpus[p]
-				sp.dmaMin = machine.DMAMin(mine, theirs)
-				sp.sharing = machine.Sharing(mine, theirs)
-			}
-			pol = cfg.shmPolicy(sp, ep.profile)
-		default:
+		f := ep.factsFor(p, machine)
+		if f.transport != "tcp" && f.transport != "shm" {
 			continue // self and goroutine ranks: the configuration's
 		}
-		if err := ep.eng.SetPolicy(p, pol); err != nil {
-			return fmt.Errorf("commtune: %s to rank %d: %w", ep.Transport(p), p, err)
+		agg, ok := aggs[f.transport]
+		if !ok {
+			agg = aggregationFor(ep.profile, f.transport, cfg)
+			aggs[f.transport] = agg
 		}
-		if err := ep.schedule(p, cfg, aggs); err != nil {
+		plan := planPeer(ep.profile, f, cfg, agg)
+		if err := ep.eng.SetPolicy(p, plan.Policy); err != nil {
+			return fmt.Errorf("commtune: %s to rank %d: %w", f.transport, p, err)
+		}
+		if err := ep.schedule(p, plan.peerScheduling); err != nil {
 			return err
 		}
 	}
 	ep.openTuneState(cfg)
 	ep.haloSettingsFor(cfg)
 	return nil
+}
+
+// factsFor gathers what decides peer's plan besides the profile and the
+// configuration; machine is this node's topology (nil: unknown).
+func (ep *endpoint) factsFor(peer int, machine *topo.Topology) peerFacts {
+	f := peerFacts{transport: ep.Transport(peer), rails: ep.sched.Rails(peer), canPull: ep.sched.CanPull(peer)}
+	if f.transport == "shm" && machine != nil {
+		mine, theirs := ep.cpus[ep.eng.Rank()], ep.cpus[peer]
+		f.dmaMin = machine.DMAMin(mine, theirs)
+		f.sharing = machine.Sharing(mine, theirs)
+	}
+	return f
 }
 
 // close drains what is queued, finalizes the engine and closes the

@@ -2,13 +2,9 @@ package commtune
 
 import (
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 
-	"github.com/commtune/commtune/internal/core"
-	"github.com/commtune/commtune/internal/profile"
-	"github.com/commtune/commtune/internal/topo"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -170,88 +166,4 @@ func (c *Config) checkTransports() error {
 		return fmt.Errorf("commtune: shm sizes must not be negative")
 	}
 	return nil
-}
-
-// shmPeer is what decides a local peer's policy besides the configuration
-// and the profile.
-type shmPeer struct {
-	canPull bool         // this rank's sends may be pulled (CMA works)
-	methods []string     // the rail's Put methods
-	sharing topo.Sharing // whether the two ranks' CPUs share a cache
-	dmaMin  int64        // seed 004's DMA_min for the pair (0: unknown)
-}
-
-// available lists the large-message methods usable with the peer, in the
-// profile's naming.
-func (sp shmPeer) available() []string {
-	var out []string
-	for _, m := range profile.LargeMethods {
-		if m == "cma" && sp.canPull || slices.Contains(sp.methods, m) {
-			out = append(out, m)
-		}
-	}
-	return out
-}
-
-// shmPolicy is how messages to a local peer travel: through the ring up to
-// the eager limit, then by the large-message method for their size. The
-// profile decides what the configuration leaves unset; without one, the
-// defaults and seed 004's rule apply.
-func (c *Config) shmPolicy(sp shmPeer, prof *profile.Profile) core.Policy {
-	var tu *profile.Tuning
-	if prof != nil && (c.Shm.Method == "auto" || c.Shm.Method == "") {
-		avail := sp.available()
-		if c.Shm.DMAMin > 0 {
-			avail = slices.DeleteFunc(avail, func(m string) bool { return m == "cachefree" })
-		}
-		tu, _ = prof.Tune("shm", avail) // no shm samples: the rule below
-	}
-	eager, iovec := DefaultShmEager, 1
-	if tu != nil {
-		eager, iovec = int(tu.Rendezvous), int(tu.Iovec)
-	}
-	if c.Shm.Eager != 0 {
-		eager = max(c.Shm.Eager, 0)
-	}
-	if c.Shm.Iovec != 0 {
-		iovec = c.Shm.Iovec
-		if iovec < 0 {
-			iovec = math.MaxInt
-		}
-	}
-	p := core.Policy{Rendezvous: eager, Iovec: iovec}
-	big := eager + 1
-	switch m := c.Shm.Method; {
-	case tu != nil:
-		for _, r := range tu.Large {
-			p.Large = append(p.Large, core.LargeMethod{Min: int(r.From), Method: coreMethod(r.Method)})
-		}
-		if c.Shm.DMAMin > 0 && slices.Contains(sp.methods, "cachefree") {
-			p.Large = append(p.Large, core.LargeMethod{Min: int(max(c.Shm.DMAMin, int64(big))), Method: "cachefree"})
-		}
-		return p
-	case m == "cma" && sp.canPull, m == "auto" && sp.canPull && sp.sharing == topo.SharingNone:
-		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}
-	case m == "vmsplice" || m == "cachefree":
-		p.Large = []core.LargeMethod{{Min: big, Method: m}}
-	default: // copy, or cma where the kernel forbids it
-		p.Large = []core.LargeMethod{{Min: big, Method: "copy"}}
-	}
-	if dmaMin := sp.dmaMin; c.Shm.Method == "auto" && (dmaMin > 0 || c.Shm.DMAMin > 0) {
-		if c.Shm.DMAMin > 0 {
-			dmaMin = c.Shm.DMAMin
-		}
-		p.Large = append(p.Large, core.LargeMethod{Min: int(max(dmaMin, int64(big))), Method: "cachefree"})
-	}
-	return p
-}
-
-// coreMethod turns a profile's rendezvous curve name ("rendezvous/cma")
-// into the core's method name ("pull").
-func coreMethod(curve string) string {
-	m := strings.TrimPrefix(curve, profile.Rendezvous+"/")
-	if m == "cma" {
-		return core.MethodPull
-	}
-	return m
 }

@@ -3,13 +3,11 @@ package commtune
 import (
 	"errors"
 	"fmt"
-	"math"
 	"os"
 	"runtime"
 	"strings"
 
 	"github.com/commtune/commtune/internal/control"
-	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
 )
 
@@ -23,6 +21,7 @@ func init() {
 		path, err := profilePath(cfg, fp)
 		return fp, path, err
 	}
+	control.PlanFor = nominalPlan
 }
 
 // platform returns this machine's fingerprint. The transports it names are
@@ -68,25 +67,4 @@ func loadProfile(cfg Config) (*profile.Profile, string) {
 		return nil, fmt.Sprintf("commtune: ignoring %v; running on defaults (run `commtune sample` to measure this machine)", err)
 	}
 	return nil, fmt.Sprintf("commtune: ignoring %v; running on defaults (run `commtune sample` to replace it)", err)
-}
-
-// tcpPolicy is how messages to a peer over TCP travel: the profile's
-// thresholds where the configuration sets none, else the defaults.
-func (c *Config) tcpPolicy(prof *profile.Profile) core.Policy {
-	p := core.Policy{Rendezvous: core.DefaultRendezvousThreshold, Iovec: core.DefaultIovecThreshold}
-	if prof != nil {
-		if tu, err := prof.Tune("tcp", nil); err == nil {
-			p.Rendezvous, p.Iovec = int(tu.Rendezvous), int(tu.Iovec)
-		}
-	}
-	if c.RendezvousThreshold != 0 {
-		p.Rendezvous = c.RendezvousThreshold
-	}
-	if c.IovecThreshold != 0 {
-		p.Iovec = c.IovecThreshold
-	}
-	if p.Iovec < 0 {
-		p.Iovec = math.MaxInt
-	}
-	return p
 }

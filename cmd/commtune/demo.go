@@ -137,17 +137,17 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 	return nil
 }
 
-// demoConfig picks sizes on both sides of the profile's shared-memory
-// thresholds (and a few fixed ones, so the defaults' thresholds are
+// demoConfig picks sizes on both sides of the shared-memory thresholds a
+// job here takes from p (and a few fixed ones, so the defaults' thresholds are
 // crossed too), and allreduce sizes from small to large.
 func demoConfig(p *profile.Profile) demo.Config {
 	sizes := []int64{8, 4 << 10, 32 << 10, 1 << 20, 8 << 20}
-	if tu, err := p.Tune("shm", nil); err == nil {
-		r := tu.Rendezvous
+	if plan, err := control.PlanFor(p, "shm"); err == nil {
+		r := int64(plan.Policy.Rendezvous)
 		sizes = append(sizes, r/2, r, 2*r)
-		for _, l := range tu.Large {
-			if l.From > r+1 {
-				sizes = append(sizes, l.From/2, 2*l.From)
+		for _, l := range plan.Policy.Large {
+			if from := int64(l.Min); from > r+1 {
+				sizes = append(sizes, from/2, 2*from)
 			}
 		}
 	}

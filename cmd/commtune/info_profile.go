@@ -11,7 +11,6 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
-	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/units"
@@ -153,9 +152,12 @@ func writeDefaults(b *strings.Builder) {
 	eager := boundaryLabel(commtune.DefaultShmEager + 1)
 	fmt.Fprintf(b, "Defaults:\n  shm  0..%s eager-iovec | %s.. rendezvous: cma if the two ranks share no cache, else copy (shared, or unknown); cachefree from DMA_min\n",
 		eager, eager)
-	fmt.Fprintf(b, "  tcp  0..%s eager-copy | %s..%s eager-iovec | %s.. rendezvous\n",
-		units.FormatSize(core.DefaultIovecThreshold), units.FormatSize(core.DefaultIovecThreshold),
-		boundaryLabel(core.DefaultRendezvousThreshold+1), boundaryLabel(core.DefaultRendezvousThreshold+1))
+	plan, err := control.PlanFor(nil, "tcp")
+	if err != nil {
+		fmt.Fprintf(b, "  tcp  %v\n", err)
+		return
+	}
+	fmt.Fprintf(b, "  tcp  %s\n", formatRanges(control.Ranges(plan.Policy, "tcp")))
 }
 
 // age says how long ago, roughly.

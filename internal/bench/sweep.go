@@ -154,34 +154,6 @@ type SweepSummary struct {
 	Rows      []SweepRow `json:"rows"`
 }
 
-// Path names how policy p sends a message of n bytes: which eager variant,
-// or which rendezvous method. Blocking sends below the iovec threshold are
-// copied (inline when small); the rail's own method is "copy" on shared
-// memory and "push" elsewhere.
-func Path(p core.Policy, n int64, transport string) string {
-	switch {
-	case n <= int64(p.Rendezvous) && n < int64(p.Iovec):
-		return profile.EagerCopy
-	case n <= int64(p.Rendezvous):
-		return profile.EagerIovec
-	}
-	m := ""
-	for _, l := range p.Large {
-		if n >= int64(l.Min) {
-			m = l.Method
-		}
-	}
-	switch {
-	case m == core.MethodPull:
-		m = "cma"
-	case m == "" && transport == "shm":
-		m = "copy"
-	case m == "":
-		m = "push"
-	}
-	return profile.RendezvousVia(m)
-}
-
 // Summarize combines runs of the same transport and settings. At each
 // size, settings that send the message the same way are one configuration
 // there — a rendezvous threshold of 64K and one of 32K both send 8 KiB
@@ -198,7 +170,7 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 		times := map[string][]float64{} // by path
 		names := map[string]string{}    // a fixed setting taking each path
 		for _, name := range first.Settings {
-			p := Path(first.Policies[name], s.Size, first.Transport)
+			p := control.Path(first.Policies[name], s.Size, first.Transport)
 			for _, r := range runs {
 				c := r.Curves[name]
 				if i >= len(c) || c[i].Size != s.Size {
@@ -210,7 +182,7 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 				names[p] = name
 			}
 		}
-		tunedPath := Path(first.Policies[Tuned], s.Size, first.Transport)
+		tunedPath := control.Path(first.Policies[Tuned], s.Size, first.Transport)
 		row := SweepRow{Size: s.Size, Path: tunedPath, TunedNS: median(times[tunedPath]), BestNS: math.Inf(1)}
 		for p, ts := range times {
 			if names[p] == "" {

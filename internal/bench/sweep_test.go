@@ -9,30 +9,6 @@ import (
 	"github.com/commtune/commtune/internal/profile"
 )
 
-func TestPath(t *testing.T) {
-	shm := core.Policy{Rendezvous: 16 << 10, Iovec: 256, Large: []core.LargeMethod{{Min: 16<<10 + 1, Method: "copy"}, {Min: 8 << 20, Method: "cachefree"}}}
-	tests := []struct {
-		p         core.Policy
-		n         int64
-		transport string
-		want      string
-	}{
-		{shm, 100, "shm", "eager-copy"},
-		{shm, 256, "shm", "eager-iovec"},
-		{shm, 16 << 10, "shm", "eager-iovec"},
-		{shm, 16<<10 + 1, "shm", "rendezvous/copy"},
-		{shm, 8 << 20, "shm", "rendezvous/cachefree"},
-		{core.Policy{Rendezvous: 0, Large: []core.LargeMethod{{Method: core.MethodPull}}}, 1, "shm", "rendezvous/cma"},
-		{core.Policy{Rendezvous: 0}, 1, "shm", "rendezvous/copy"}, // the rail's own method
-		{core.Policy{Rendezvous: 64 << 10, Iovec: 2048}, 1 << 20, "tcp", "rendezvous/push"},
-	}
-	for _, tc := range tests {
-		if got := Path(tc.p, tc.n, tc.transport); got != tc.want {
-			t.Errorf("Path(%+v, %d, %s) = %s, want %s", tc.p, tc.n, tc.transport, got, tc.want)
-		}
-	}
-}
-
 // TestSummarize: settings taking the tuned path at a size are pooled with
 // it; the best and worst are over the other paths.
 func TestSummarize(t *testing.T) {

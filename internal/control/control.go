@@ -57,3 +57,25 @@ var LotteryState func() (*tune.Lottery, string, error)
 // path; no decisions and an empty path when persistence is off. Package
 // commtune sets it.
 var HaloDecisions func() (map[string]tune.Decision, string, error)
+
+// Plan is what the library decides for one peer (PlanFor).
+type Plan struct {
+	// Policy is how messages to the peer travel.
+	Policy core.Policy
+	// Tuning is the profile's decisions behind Policy, nil on the
+	// defaults; TuneErr why the profile could not decide, if it could not.
+	Tuning  *profile.Tuning
+	TuneErr error
+	// Strategy names the scheduler's strategy for the peer, Why where the
+	// scheduling choices (split, aggregation) came from, one line each.
+	Strategy string
+	Why      []string
+}
+
+// PlanFor returns what Init decides, under this environment's
+// configuration and profile p (nil: none), for a nominal peer of
+// transport: for "tcp", one reached by the configured rails, else by the
+// rails p has curves for; for "shm", one on this node with every
+// shared-memory method and single copy available, cache sharing unknown.
+// Package commtune sets it.
+var PlanFor func(p *profile.Profile, transport string) (Plan, error)

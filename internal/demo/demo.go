@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
-	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/control"
 )
 
@@ -137,5 +136,5 @@ func medianNS(d []time.Duration) float64 {
 // sendPath names how c's rank sends n bytes to peer under its policy.
 func sendPath(c *commtune.Comm, peer int, n int64) string {
 	ep := control.Of(c)
-	return bench.Path(ep.Policy(c.WorldRank(peer)), n, ep.Transport(c.WorldRank(peer)))
+	return control.Path(ep.Policy(c.WorldRank(peer)), n, ep.Transport(c.WorldRank(peer)))
 }

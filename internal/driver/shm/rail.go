@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -15,6 +16,10 @@ import (
 // into Caps.Methods plus one; 0 is the first). "cma" is not among them: it
 // is a pull by the receiver (Caps.SingleCopy), not a Put.
 var methods = []string{"copy", "cachefree", "vmsplice"}
+
+// Methods returns the Put methods a shm rail offers when the kernel allows
+// them all, in Caps.Methods' order.
+func Methods() []string { return slices.Clone(methods) }
 
 const (
 	methodCopy = iota + 1
