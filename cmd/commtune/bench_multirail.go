@@ -14,16 +14,18 @@ import (
 	"github.com/commtune/commtune/internal/units"
 )
 
-const multirailUsage = "[--sizes 1M,4M,16M] [--rounds 3] [--reps N] [--busy PERIOD] [--json] [--in-job]"
+const multirailUsage = "[--sizes 1M,4M,16M] [--rounds 3] [--reps N] [--offload SIZE] [--busy PERIOD] [--json] [--in-job]"
 
 // multirailMain is `commtune bench multirail`: ping-pong bandwidth over
 // each rail alone and over all of them split three ways (iso, the N-rail
-// weighted rule, chunks solved on the sampled curves), in one run.
+// weighted rule, chunks solved on the sampled curves), and with --offload
+// the curves split posting its chunks from several cores, in one run.
 func multirailMain(args []string) int {
 	fs := newFlagSet("bench multirail", multirailUsage)
 	sizesFlag := fs.String("sizes", "1M,4M,16M", "message sizes, comma-separated (K, M suffixes are binary)")
 	rounds := fs.Int("rounds", 3, "interleaved rounds; each figure is the median over them")
 	reps := fs.Int("reps", 0, "round trips per mode, size and round (0: enough to move about 32 MiB)")
+	offloadFlag := fs.String("offload", "0", "add the mode split+offload: the curves split with chunks of at least this size, but the last, written by the rails' writer goroutines on other cores (0: no such mode)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	busy := fs.Duration("busy", 0, "instead: send the first size under the curves split for three periods of this length, a plain TCP stream saturating rail 0 during the second, and report each eighth of a period: bandwidth, rail 0's share, its learned correction")
 	inJob := fs.Bool("in-job", false, "be one of the two ranks of a job another launcher started (mpiexec -n 2 on two hosts joined by several rails); otherwise start two ranks here, over the rails COMMTUNE_RAILS names")
@@ -41,11 +43,19 @@ func multirailMain(args []string) int {
 	if *rounds < 1 || *reps < 0 {
 		return usageError("bench multirail", "--rounds must be at least 1 and --reps at least 0")
 	}
+	offload, err := units.ParseSize(*offloadFlag)
+	if err != nil || offload > 1<<30 {
+		return usageError("bench multirail", "--offload %q: want a size from 0 to 1G", *offloadFlag)
+	}
+	cfg.Offload = int(offload)
 	if v := os.Getenv(commtune.EnvRails); !*inJob && len(strings.Split(v, ",")) < 2 {
 		return usageError("bench multirail", "%s names %q: give at least two rails, or run with --in-job under a launcher", commtune.EnvRails, v)
 	}
 	if *busy < 0 {
 		return usageError("bench multirail", "--busy must be positive")
+	}
+	if *busy > 0 && cfg.Offload > 0 {
+		return usageError("bench multirail", "--offload adds a mode to the ping-pong table; --busy runs the curves split alone")
 	}
 	if *busy > 0 {
 		return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
@@ -55,7 +65,8 @@ func multirailMain(args []string) int {
 			}, writeBusy)
 	}
 	return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
-		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--json=" + strconv.FormatBool(*asJSON)},
+		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--offload", strconv.Itoa(cfg.Offload),
+		"--json=" + strconv.FormatBool(*asJSON)},
 		[]string{commtune.EnvTransports + "=tcp"},
 		func(ctx context.Context, c *commtune.Comm) (*bench.MultirailReport, error) {
 			return bench.Multirail(ctx, c, cfg)
@@ -111,11 +122,29 @@ func writeBusy(w io.Writer, rep *bench.BusyReport) error {
 			stream = "on"
 		}
 		ratio := 0.0
-		if sum := x.Rail0MBps + x.Rail1MBps; sum > 0 {
-			ratio = x.BandwidthMBps / sum
+		if x.Rail0MBps > 0 && x.Rail1MBps > 0 {
+			ratio = x.BandwidthMBps / (x.Rail0MBps + x.Rail1MBps)
 		}
-		fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.2f\t%.2f\t×%.2f\t\n", x.StartMS, stream, x.Messages, x.BandwidthMBps,
-			x.Rail0MBps, x.Rail1MBps, ratio, x.Share0, x.Factor0)
+		fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.1f\t%s\t%s\t%s\t%.2f\t×%.2f\t\n", x.StartMS, stream, x.Messages, x.BandwidthMBps,
+			orDash(x.Rail0MBps, "%.1f"), orDash(x.Rail1MBps, "%.1f"), orDash(ratio, "%.2f"), x.Share0, x.Factor0)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w, "\nBy period (bytes over time summed across its windows; under and after the stream without their first window):")
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "period\tsplit msgs\tsplit MB/s\trail0 alone\trail1 alone\tsplit/(sum)\trail0 share\t")
+	for _, p := range rep.Phases {
+		fmt.Fprintf(tw, "%s\t%d\t%.1f\t%s\t%s\t%s\t%.2f\t\n", p.Name, p.Messages, p.BandwidthMBps,
+			orDash(p.Rail0MBps, "%.1f"), orDash(p.Rail1MBps, "%.1f"), orDash(p.OfSum, "%.2f"), p.Share0)
 	}
 	return tw.Flush()
+}
+
+// orDash formats v, or "-" when there is none (a window without a probe).
+func orDash(v float64, format string) string {
+	if v <= 0 {
+		return "-"
+	}
+	return fmt.Sprintf(format, v)
 }

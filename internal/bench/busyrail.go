@@ -36,6 +36,24 @@ type BusyReport struct {
 	Bytes   int          `json:"bytes"`
 	Period  float64      `json:"period_s"` // quiet, busy and quiet again, each this long
 	Windows []BusyWindow `json:"windows"`
+	// Phases sums the windows of each period: before the stream, under
+	// it and after it, the first window of the last two left out (the
+	// split is moving its load then).
+	Phases []BusyPhase `json:"phases"`
+}
+
+// BusyPhase is a span of windows taken together: its bandwidths are bytes
+// over time summed across the span, not a mean of the windows' figures.
+type BusyPhase struct {
+	Name          string  `json:"name"`
+	Messages      int     `json:"messages"`
+	BandwidthMBps float64 `json:"bandwidth_MBps"`
+	Rail0MBps     float64 `json:"rail0_MBps"`
+	Rail1MBps     float64 `json:"rail1_MBps"`
+	Share0        float64 `json:"share0"`
+	// OfSum is BandwidthMBps over Rail0MBps + Rail1MBps: the split against
+	// what the two rails alone carried in the same span.
+	OfSum float64 `json:"of_sum"`
 }
 
 // busyWindows is how many windows each period is cut into.
@@ -175,19 +193,47 @@ func MultirailBusy(ctx context.Context, c *commtune.Comm, size int, period time.
 	if err := c.Send(ctx, nil, 1, tagBusy); err != nil {
 		return nil, err
 	}
-	for i := range rep.Windows {
-		if spent[i] > 0 {
-			rep.Windows[i].BandwidthMBps = float64(rep.Windows[i].Messages*size) / spent[i].Seconds() / 1e6
+	rate := func(msgs int, d time.Duration) float64 {
+		if d <= 0 {
+			return 0
 		}
+		return float64(msgs*size) / d.Seconds() / 1e6
+	}
+	for i := range rep.Windows {
+		rep.Windows[i].BandwidthMBps = rate(rep.Windows[i].Messages, spent[i])
 		if bytesAll[i] > 0 {
 			rep.Windows[i].Share0 = float64(bytes0[i]) / float64(bytesAll[i])
 		}
-		if probeTime[i][0] > 0 {
-			rep.Windows[i].Rail0MBps = float64(probes[i][0]*size) / probeTime[i][0].Seconds() / 1e6
+		rep.Windows[i].Rail0MBps = rate(probes[i][0], probeTime[i][0])
+		rep.Windows[i].Rail1MBps = rate(probes[i][1], probeTime[i][1])
+	}
+	for _, ph := range []struct {
+		name     string
+		from, to int // windows [from, to)
+	}{{"before", 0, busyWindows}, {"stream", busyWindows + 1, 2 * busyWindows}, {"after", 2*busyWindows + 1, 3 * busyWindows}} {
+		var x BusyPhase
+		var sp time.Duration
+		var pt [2]time.Duration
+		var pn [2]int
+		var b0, ball int64
+		for i := ph.from; i < ph.to; i++ {
+			x.Messages += rep.Windows[i].Messages
+			sp += spent[i]
+			b0, ball = b0+bytes0[i], ball+bytesAll[i]
+			for r := range pt {
+				pt[r] += probeTime[i][r]
+				pn[r] += probes[i][r]
+			}
 		}
-		if probeTime[i][1] > 0 {
-			rep.Windows[i].Rail1MBps = float64(probes[i][1]*size) / probeTime[i][1].Seconds() / 1e6
+		x.Name, x.BandwidthMBps = ph.name, rate(x.Messages, sp)
+		x.Rail0MBps, x.Rail1MBps = rate(pn[0], pt[0]), rate(pn[1], pt[1])
+		if ball > 0 {
+			x.Share0 = float64(b0) / float64(ball)
 		}
+		if x.Rail0MBps > 0 && x.Rail1MBps > 0 {
+			x.OfSum = x.BandwidthMBps / (x.Rail0MBps + x.Rail1MBps)
+		}
+		rep.Phases = append(rep.Phases, x)
 	}
 	return rep, nil
 }

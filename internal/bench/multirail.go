@@ -16,6 +16,10 @@ type MultirailConfig struct {
 	Sizes  []int // message sizes
 	Rounds int   // interleaved rounds: each figure is the median over them
 	Reps   int   // round trips per mode, size and round (0: enough to move about 32 MiB, at least 2)
+	// Offload adds the mode "split+offload": the curves split with
+	// sched.Split.Offload set to this many bytes, chunks posted from
+	// several cores (0: no such mode).
+	Offload int
 }
 
 // MultirailRow is one mode at one size.
@@ -48,8 +52,10 @@ type multirailMode struct {
 }
 
 // multirailModes lists each rail alone, then the iso, weighted and curves
-// splits (seed 000 Fig. 21's four curves, and §III-C's N-rail rule).
-func multirailModes(rails int) []multirailMode {
+// splits (seed 000 Fig. 21's four curves, and §III-C's N-rail rule), then,
+// if offload > 0, the curves split with chunks of at least offload bytes
+// posted from other cores (seed 002 §III-D).
+func multirailModes(rails, offload int) []multirailMode {
 	var ms []multirailMode
 	for i := 0; i < rails; i++ {
 		ms = append(ms, multirailMode{name: fmt.Sprintf("rail%d", i), strategy: sched.Single{Rail: i}})
@@ -57,6 +63,10 @@ func multirailModes(rails int) []multirailMode {
 	for _, r := range []sched.SplitRule{sched.SplitIso, sched.SplitWeighted, sched.SplitCurves} {
 		st := sched.Split{Rule: r}
 		ms = append(ms, multirailMode{name: splitModeName(r), strategy: st, rule: r, split: true})
+	}
+	if offload > 0 {
+		st := sched.Split{Rule: sched.SplitCurves, Offload: offload}
+		ms = append(ms, multirailMode{name: st.Name(), strategy: st, rule: sched.SplitCurves, split: true})
 	}
 	return ms
 }
@@ -92,7 +102,7 @@ func Multirail(ctx context.Context, c *commtune.Comm, cfg MultirailConfig) (*Mul
 		return nil, fmt.Errorf("bench multirail: the profile has no curve for some rails (run `commtune sample --in-job` between these hosts)")
 	}
 	rounds := max(cfg.Rounds, 1)
-	modes := multirailModes(len(rails))
+	modes := multirailModes(len(rails), cfg.Offload)
 	buf := make([]byte, slices.Max(cfg.Sizes))
 	for i := range buf {
 		buf[i] = byte(i * 7)

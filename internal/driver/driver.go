@@ -31,6 +31,12 @@ type Frame struct {
 	Region uint64   // Put: the peer's region handle
 	Offset int64    // Put: byte offset of Iov's data inside the region
 	Iov    [][]byte // the bytes, gathered in order
+	// Offload asks the rail to hand the whole frame to a background
+	// writer rather than write any of it in the caller's goroutine, so
+	// that another core copies it into the kernel while the caller posts
+	// the next chunk of a split (multicore posting, seed 002 §III-B/D).
+	// Rails without a background writer ignore it.
+	Offload bool
 }
 
 // Len returns the number of payload bytes in f.

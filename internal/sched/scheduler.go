@@ -615,6 +615,7 @@ func (sl *slot) load(a *Assignment) {
 	sl.inflight = append(sl.inflight[:0], a.Packets...)
 	sl.iov = sl.iov[:0]
 	f := &sl.frame
+	f.Offload = a.Offload
 	if a.Packets[0].Kind == Bulk {
 		p := a.Packets[0]
 		sl.chunk = a.Len

@@ -58,17 +58,30 @@ type Split struct {
 	// MinChunk is the smallest chunk a rail is given (32 KiB when 0);
 	// a packet smaller than that goes whole to one rail.
 	MinChunk int
+	// Offload: chunks of at least this many bytes, other than the last
+	// one a Schedule call plans, are posted with driver.Frame.Offload
+	// (0: never). Multicore posting (seed 002 §III-B/D): the rails'
+	// background writers copy those chunks into the kernel on other cores
+	// while the caller writes the last one itself. A handoff costs a few
+	// µs (seed 002 §III-D: 3–6 µs), so it pays only for chunks whose copy
+	// takes longer; BenchmarkOffload measures both.
+	Offload int
 }
 
-// Name returns "split", "split/weighted" or "split/iso".
+// Name returns "split", "split/weighted" or "split/iso", followed by
+// "+offload" when Offload is set.
 func (s Split) Name() string {
+	name := "split"
 	switch s.Rule {
 	case SplitWeighted:
-		return "split/weighted"
+		name = "split/weighted"
 	case SplitIso:
-		return "split/iso"
+		name = "split/iso"
 	}
-	return "split"
+	if s.Offload > 0 {
+		name += "+offload"
+	}
+	return name
 }
 
 // railIn is one rail as a split sees it.
@@ -83,6 +96,36 @@ func (r *railIn) end(n int) float64 { return r.at + r.m.Predict(n) }
 
 // Schedule plans the packets at the head of q on the rails.
 func (s Split) Schedule(q *Queue, rails []RailState, plan *Plan) {
+	from := len(plan.As)
+	s.schedule(q, rails, plan)
+	if s.Offload > 0 {
+		s.markOffload(plan.As[from:])
+	}
+}
+
+// markOffload sets Offload on the Bulk chunks in as of at least s.Offload
+// bytes but the last, when there are two or more: the scheduler posts the
+// plan in order, so the writers of the earlier chunks run while the caller
+// writes the last one. A lone chunk gains nothing from a handoff.
+func (s Split) markOffload(as []Assignment) {
+	last, n := -1, 0
+	for i := range as {
+		if as[i].Packets[0].Kind == Bulk {
+			last = i
+			n++
+		}
+	}
+	if n < 2 {
+		return
+	}
+	for i := range as[:last] {
+		a := &as[i]
+		a.Offload = a.Packets[0].Kind == Bulk && a.Len >= s.Offload
+	}
+}
+
+// schedule is Schedule's decision, before markOffload.
+func (s Split) schedule(q *Queue, rails []RailState, plan *Plan) {
 	k := min(len(rails), maxRails)
 	var in [maxRails]railIn
 	for i := 0; i < k; i++ {

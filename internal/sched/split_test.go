@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -320,6 +322,8 @@ func TestSplitWithoutModels(t *testing.T) {
 func TestSplitNames(t *testing.T) {
 	for s, want := range map[Strategy]string{
 		Split{}: "split", Split{Rule: SplitWeighted}: "split/weighted", Split{Rule: SplitIso}: "split/iso", Single{Rail: 2}: "single/2",
+		Split{Offload: 1}: "split+offload", Split{Rule: SplitWeighted, Offload: 64 << 10}: "split/weighted+offload",
+		Split{Rule: SplitIso, Offload: 1}: "split/iso+offload",
 	} {
 		if s.Name() != want {
 			t.Errorf("%#v: name %q, want %q", s, s.Name(), want)
@@ -381,6 +385,95 @@ func TestSplitEager(t *testing.T) {
 	}
 }
 
+// TestSplitOffload: when one Schedule call plans two Bulk chunks or more,
+// those of at least Offload bytes but the last are marked for a
+// background writer; a lone chunk, Eager frames, and chunks under the
+// threshold are not, nor anything with Offload 0.
+func TestSplitOffload(t *testing.T) {
+	three := []*RailModel{linearModel(t, lat, 100), linearModel(t, lat, 50), linearModel(t, lat, 25)}
+	noModels := []RailState{{}, {}, {}}
+	tests := []struct {
+		name  string
+		s     Split
+		rails []RailState
+		queue string // E: an Eager packet, else a Bulk packet of that many KiB
+		want  string // rail:KiB per frame, "+" when offloaded, "e" for Eager
+	}{
+		{"two rails, chunks above", Split{Rule: SplitIso, Offload: 1 << 20}, noModels[:2], "4096", "0:2048+ 1:2048"},
+		{"two rails, chunks at the threshold", Split{Rule: SplitIso, Offload: 2 << 20}, noModels[:2], "4096", "0:2048+ 1:2048"},
+		{"two rails, chunks below", Split{Rule: SplitIso, Offload: 2<<20 + 1}, noModels[:2], "4096", "0:2048 1:2048"},
+		{"two rails, offload 0", Split{Rule: SplitIso}, noModels[:2], "4096", "0:2048 1:2048"},
+		{"three rails, above", Split{Rule: SplitIso, Offload: 1 << 20}, noModels, "3072", "0:1024+ 1:1024+ 2:1024"},
+		{"three rails, below", Split{Rule: SplitIso, Offload: 2 << 20}, noModels, "3072", "0:1024 1:1024 2:1024"},
+		{"three rails, offload 0", Split{Rule: SplitIso}, noModels, "3072", "0:1024 1:1024 2:1024"},
+		// 100, 50 and 25 MB/s: 4:2:1 of 12 MiB.
+		{"three curves, the large chunks", Split{Offload: 2 << 20}, states(three, nil), "12288", "0:7021+ 1:3510+ 2:1755"},
+		{"three curves, only the largest", Split{Offload: 4 << 20}, states(three, nil), "12288", "0:7021+ 1:3510 2:1755"},
+		{"one chunk: inline", Split{Rule: SplitIso, Offload: 1}, noModels[:2], "40", "0:40"},
+		{"one idle rail: inline", Split{Rule: SplitIso, Offload: 1}, []RailState{{Busy: true}, {}}, "4096", "1:4096"},
+		{"two packets whole in one call", Split{Rule: SplitIso, Offload: 1}, noModels[:2], "40 50", "0:40+ 1:50"},
+		{"eager frames never", Split{Rule: SplitIso, Offload: 1}, noModels, "E 4096", "0:e 1:2048+ 2:2048"},
+		{"eager after the chunks", Split{Rule: SplitIso, Offload: 1}, noModels, "40 50 E", "0:40+ 1:50 2:e"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			q := &Queue{}
+			for _, f := range strings.Fields(tc.queue) {
+				if f == "E" {
+					q.Push(eager(&owner{}, "e", ""))
+					continue
+				}
+				kib, err := strconv.Atoi(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				q.Push(&Packet{Kind: Bulk, Body: make([]byte, kib<<10), Region: 1, Owner: nopOwner{}})
+			}
+			var plan Plan
+			tc.s.Schedule(q, tc.rails, &plan)
+			var got []string
+			for _, a := range plan.As {
+				g := fmt.Sprintf("%d:e", a.Rail)
+				if a.Packets[0].Kind == Bulk {
+					g = fmt.Sprintf("%d:%d", a.Rail, a.Len>>10)
+				}
+				if a.Offload {
+					g += "+"
+				}
+				got = append(got, g)
+			}
+			if s := strings.Join(got, " "); s != tc.want {
+				t.Fatalf("plan %q, want %q", s, tc.want)
+			}
+		})
+	}
+}
+
+// TestSplitOffloadFrames: the scheduler posts a marked chunk with
+// Frame.Offload and clears it for the rail's next frame.
+func TestSplitOffloadFrames(t *testing.T) {
+	fakeClock(t)
+	s := New(2, Split{Rule: SplitIso, Offload: 1 << 20})
+	rails := []*putRail{{peer: 1}, {peer: 1, idx: 1}}
+	for _, r := range rails {
+		s.AddRail(r)
+	}
+	o := &countOwner{n: map[*Packet]int{}, errs: map[*Packet]error{}}
+	for _, n := range []int{4 * mib, mib} { // chunks of 2 MiB, then of 512 KiB
+		s.Submit(1, &Packet{Kind: Bulk, Body: make([]byte, n), Region: 1, Owner: o})
+		for _, r := range rails {
+			r.finish(s, nil)
+		}
+	}
+	for i, want := range [][]bool{{true, false}, {false, false}} {
+		for _, r := range rails {
+			if got := r.puts[i].offload; got != want[r.idx] {
+				t.Errorf("packet %d, rail %d: Offload %v, want %v", i, r.idx, got, want[r.idx])
+			}
+		}
+	}
+}
+
 // TestSingle: everything on one rail, one packet per frame, waiting while
 // it is busy; rail 0 when the index does not exist.
 func TestSingle(t *testing.T) {
@@ -430,11 +523,12 @@ type putRail struct {
 }
 
 type put struct {
-	at     int64 // now() at the post
-	region uint64
-	off    int64
-	n      int
-	iov    [][]byte // the parts, by reference
+	at      int64 // now() at the post
+	region  uint64
+	off     int64
+	n       int
+	iov     [][]byte // the parts, by reference
+	offload bool     // the frame asked for a background writer
 }
 
 func (r *putRail) Caps() driver.Caps { return driver.Caps{Transport: "fake", Rail: r.idx} }
@@ -447,7 +541,7 @@ func (r *putRail) Post(f *driver.Frame) (bool, error) {
 	}
 	r.busy = true
 	if f.Kind == driver.Put {
-		r.puts = append(r.puts, put{now(), f.Region, f.Offset, f.Len(), slices.Clone(f.Iov)})
+		r.puts = append(r.puts, put{now(), f.Region, f.Offset, f.Len(), slices.Clone(f.Iov), f.Offload})
 	}
 	return false, nil
 }
@@ -756,11 +850,13 @@ func (countRail) Peer() int                          { return 1 }
 func (r countRail) Post(*driver.Frame) (bool, error) { *r.posts++; return true, nil }
 
 // TestSplitAllocatesNothing: scheduling with Split, Bulk packets split over
-// two rails and aggregated Eager packets, allocates nothing.
+// two rails (offloaded or not) and aggregated Eager packets, allocates
+// nothing.
 func TestSplitAllocatesNothing(t *testing.T) {
 	fakeClock(t)
-	for _, rule := range []SplitRule{SplitCurves, SplitWeighted, SplitIso} {
-		s := New(2, Split{Rule: rule, Aggregate: 1 << 10})
+	for _, st := range []Split{{Rule: SplitCurves}, {Rule: SplitWeighted}, {Rule: SplitIso}, {Rule: SplitCurves, Offload: 1}} {
+		st.Aggregate = 1 << 10
+		s := New(2, st)
 		posts := 0
 		s.AddRail(countRail{&posts})
 		s.AddRail(countRail{&posts})
@@ -773,7 +869,7 @@ func TestSplitAllocatesNothing(t *testing.T) {
 		e := &Packet{Kind: Eager, Head: []byte("h"), Owner: nopOwner{}}
 		s.Submit(1, bulk)
 		if posts != 2 {
-			t.Fatalf("%v: %d frames for a split packet", rule, posts)
+			t.Fatalf("%s: %d frames for a split packet", st.Name(), posts)
 		}
 		s.Submit(1, e)
 		allocs := testing.AllocsPerRun(1000, func() {
@@ -781,7 +877,7 @@ func TestSplitAllocatesNothing(t *testing.T) {
 			s.Submit(1, e)
 		})
 		if allocs > 0 {
-			t.Fatalf("%v: Submit allocates %.1f times", rule, allocs)
+			t.Fatalf("%s: Submit allocates %.1f times", st.Name(), allocs)
 		}
 	}
 }

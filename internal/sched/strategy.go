@@ -27,6 +27,9 @@ type Assignment struct {
 	Packets []*Packet // Eager: one or more, in order; Bulk: exactly one
 	Off     int       // Bulk: chunk offset inside the payload
 	Len     int       // Bulk: chunk length
+	// Offload posts the frame with driver.Frame.Offload: a background
+	// writer sends it while the caller posts the plan's next frames.
+	Offload bool
 }
 
 // Plan collects a strategy's decisions; it is reused between calls so that
@@ -72,7 +75,7 @@ func (pl *Plan) next() *Assignment {
 		pl.As = append(pl.As, Assignment{})
 	}
 	a := &pl.As[len(pl.As)-1]
-	a.Packets, a.Off, a.Len = a.Packets[:0], 0, 0
+	a.Packets, a.Off, a.Len, a.Offload = a.Packets[:0], 0, 0, false
 	return a
 }
 

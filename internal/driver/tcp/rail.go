@@ -104,8 +104,8 @@ func (r *rail) Peer() int { return r.p.rank }
 // Post sends f: one non-blocking writev of header and payload in the
 // caller's goroutine, and whatever did not fit handed to the writer
 // goroutine, which reports Idle when it is done. It never waits for the
-// peer. A Put longer than the chunk size leaves as several Put frames at
-// consecutive offsets, all through the writer.
+// peer. A frame with Offload set, and a Put longer than the chunk size
+// (several Put frames at consecutive offsets), go to the writer whole.
 func (r *rail) Post(f *driver.Frame) (bool, error) {
 	if err := r.p.err(); err != nil {
 		return false, err
@@ -139,6 +139,13 @@ func (r *rail) Post(f *driver.Frame) (bool, error) {
 		hdr = r.hdr.packet(n, framePad(packetHeaderSize, f.Iov))
 	} else {
 		hdr = r.hdr.put(f.Region, f.Offset, n, framePad(putHeaderSize, f.Iov))
+	}
+	if f.Offload {
+		// The writer goroutine copies it all into the kernel, on another
+		// core, while the caller posts the next chunk of a split.
+		r.queueRestLocked(0, hdr, f.Iov)
+		r.wmu.Unlock()
+		return false, nil
 	}
 	w, err := r.out.write(r.raw, hdr, f.Iov)
 	if err != nil {

@@ -145,6 +145,74 @@ func TestChunkedPut(t *testing.T) {
 	}
 }
 
+// TestOffload: a frame posted with Offload goes to the writer whole, small
+// or large, gathered or not: Post returns false, Idle follows once, and
+// every byte arrives. A Flush right after the Post, which may take the
+// frame from the writer, changes none of that.
+func TestOffload(t *testing.T) {
+	nodes := mesh(t, 2, 1, nil)
+	a, b := nodes[0], nodes[1]
+	r := a.tr.Rails(1)[0]
+	b.rec.region(7, 4<<20+100)
+	tests := []struct {
+		kind   driver.FrameKind
+		size   int
+		gather bool // the payload in several iovec parts
+		flush  bool // Flush right after the Post
+	}{
+		{driver.Packet, 0, false, false},
+		{driver.Packet, 7, false, false},
+		{driver.Packet, 64 << 10, true, false},
+		{driver.Packet, 4<<20 + 13, false, false},
+		{driver.Packet, 4<<20 + 13, true, true},
+		{driver.Put, 1, false, false},
+		{driver.Put, 64 << 10, false, true},
+		{driver.Put, 4<<20 + 13, false, false},
+		{driver.Put, 4<<20 + 13, true, false},
+		{driver.Put, 4<<20 + 13, false, true},
+	}
+	kinds := map[driver.FrameKind]string{driver.Packet: "Packet", driver.Put: "Put"}
+	for i, tc := range tests {
+		payload := pattern(tc.size, byte(i))
+		f := &driver.Frame{Kind: tc.kind, Iov: [][]byte{payload}, Offload: true}
+		if tc.gather {
+			f.Iov = split(payload)
+		}
+		if tc.kind == driver.Put {
+			f.Region, f.Offset = 7, 50
+		}
+		done, err := r.Post(f)
+		if done || err != nil {
+			t.Fatalf("%d: Post = %v, %v; want false, nil (offloaded)", i, done, err)
+		}
+		flushed := tc.flush && r.(driver.Flusher).Flush()
+		if ev := recv(t, a.rec.idles, "Idle"); ev.rail != r || ev.err != nil {
+			t.Fatalf("%d: Idle(%v, %v), want Idle(%v, nil)", i, ev.rail, ev.err, r)
+		}
+		if tc.kind == driver.Packet {
+			if ev := recv(t, b.rec.packets, "Packet"); !bytes.Equal(ev.body, payload) {
+				t.Fatalf("%d: Packet of %d bytes arrived with %d bytes or different ones", i, tc.size, len(ev.body))
+			}
+		} else {
+			if ev := recv(t, b.rec.puts, "PutDone"); ev != (putEvent{0, 7, 50, tc.size}) {
+				t.Fatalf("%d: PutDone %+v", i, ev)
+			}
+			if !b.rec.holds(7, 50, payload) {
+				t.Fatalf("%d: region does not hold the %d-byte payload", i, tc.size)
+			}
+		}
+		t.Logf("%s of %d bytes, flush %v: taken by Flush %v", kinds[tc.kind], tc.size, tc.flush, flushed)
+	}
+	none(t, a.rec.idles, "second Idle")
+	if runtime.GOOS == "linux" {
+		// Without the flag, a small frame leaves inline again.
+		if done, err := r.Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{[]byte("x")}}); !done || err != nil {
+			t.Fatalf("Post = %v, %v; want true, nil", done, err)
+		}
+		recv(t, b.rec.packets, "Packet")
+	}
+}
+
 func TestPostErrors(t *testing.T) {
 	nodes := mesh(t, 2, 1, func(c *Config) { c.MaxPacket = 4096 })
 	a, b := nodes[0], nodes[1]
