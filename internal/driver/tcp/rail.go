@@ -50,7 +50,7 @@ type rail struct {
 	pendingBuf [][]byte    // pending's backing array, reused
 	claim      atomic.Bool // the pending frame's rest has a writer (goroutine or Flush)
 	wio        sync.Mutex  // held while the pending frame's rest is written
-	jobs       chan job    // at most one frame and one final job
+	jobs       chan job    // kicks for pending frames (kickLocked), then one final job
 
 	rmu       sync.Mutex // guards dec: held by the reader goroutine or a poller
 	dec       *decoder
@@ -208,7 +208,7 @@ func (r *rail) queueRestLocked(w int, hdr []byte, iov [][]byte) {
 	}
 	r.busy = true
 	r.claim.Store(false)
-	r.jobs <- jobFrame
+	r.kickLocked()
 }
 
 // queueChunkedLocked hands the writer a Put too long for one frame, as
@@ -240,7 +240,20 @@ func (r *rail) queueChunkedLocked(f *driver.Frame, n int) {
 	}
 	r.busy = true
 	r.claim.Store(false)
-	r.jobs <- jobFrame
+	r.kickLocked()
+}
+
+// kickLocked tells the writer a frame is pending, without ever blocking:
+// Post holds wmu here, and a writer finishing the frame before needs wmu
+// to say so. A frame Flush wrote leaves its kick in jobs, so kicks can
+// pile up; when jobs is full, a kick the writer has yet to take is
+// already there, and whichever kick it takes next claims the pending frame
+// (writePending's claim), so dropping this one loses nothing.
+func (r *rail) kickLocked() {
+	select {
+	case r.jobs <- jobFrame:
+	default:
+	}
 }
 
 // finish asks the writer to end the connection after any frame in flight:
@@ -248,12 +261,16 @@ func (r *rail) queueChunkedLocked(f *driver.Frame, n int) {
 // fail from now on.
 func (r *rail) finish(j job) {
 	r.wmu.Lock()
-	defer r.wmu.Unlock()
-	if !r.wclosed {
-		r.wclosed = true
-		r.jobs <- j
-		close(r.jobs)
+	if r.wclosed {
+		r.wmu.Unlock()
+		return
 	}
+	r.wclosed = true // no Post sends to jobs from now on, and fail leaves it open
+	r.wmu.Unlock()
+	// Sent without wmu: jobs may be full of kicks, and the writer may need
+	// wmu to end the frame it is on before it takes them.
+	r.jobs <- j
+	close(r.jobs)
 }
 
 // fail drops the connection because of cause (the first cause sticks):
