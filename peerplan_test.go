@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
@@ -49,11 +50,7 @@ func TestPlanPeer(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := planPeer(tc.prof, tc.facts, tc.cfg, aggregationFor(tc.prof, tc.facts.transport, tc.cfg))
-			var large []string
-			for _, l := range pl.Policy.Large {
-				large = append(large, fmt.Sprintf("%s from %d", l.Method, l.Min))
-			}
-			if g := strings.Join(large, ", "); g != tc.large || pl.Policy.Rendezvous != tc.rndv || pl.Strategy.Name() != tc.strategy {
+			if g := largeText(pl.Policy); g != tc.large || pl.Policy.Rendezvous != tc.rndv || pl.Strategy.Name() != tc.strategy {
 				t.Fatalf("Large %q, rendezvous %d, strategy %s; want %q, %d, %s", g, pl.Policy.Rendezvous, pl.Strategy.Name(), tc.large, tc.rndv, tc.strategy)
 			}
 		})
@@ -162,13 +159,18 @@ func TestShmPolicyRule(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Shm: ShmConfig{Method: tc.method}}
 			p, _, _ := cfg.shmPolicy(tc.peer, nil)
-			var got []string
-			for _, l := range p.Large {
-				got = append(got, fmt.Sprintf("%s from %d", l.Method, l.Min))
-			}
-			if g := strings.Join(got, ", "); g != tc.want {
+			if g := largeText(p); g != tc.want {
 				t.Fatalf("Large = %s, want %s", g, tc.want)
 			}
 		})
 	}
+}
+
+// largeText prints p.Large as "method from size, …".
+func largeText(p core.Policy) string {
+	var out []string
+	for _, l := range p.Large {
+		out = append(out, fmt.Sprintf("%s from %d", l.Method, l.Min))
+	}
+	return strings.Join(out, ", ")
 }
