@@ -37,6 +37,8 @@ func (ep *endpoint) RailModels(peer int) []*sched.RailModel {
 
 func (ep *endpoint) RailBytes(peer int) []int64 { return ep.sched.RailBytes(peer) }
 
+func (ep *endpoint) EagerFrames(peer int) (frames, packets int64) { return ep.sched.EagerFrames(peer) }
+
 func (ep *endpoint) Stats() core.Stats { return ep.eng.Stats() }
 
 func (ep *endpoint) Transport(peer int) string {

@@ -73,9 +73,10 @@ func writeRate(w io.Writer, rep *bench.RateReport) error {
 	fmt.Fprintf(w, "# commtune message rate over %s, window %d (msgs/s, median of %d rounds; aggregate frames up to %s)\n",
 		rep.Transport, rep.Window, rep.Rounds, units.FormatSize(int64(rep.Max)))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "size\tdefault\taggregate\taggregate/default\t")
+	fmt.Fprintln(tw, "size\tdefault\taggregate\taggregate/default\tmsgs per frame: default\taggregate\t")
 	for _, r := range rep.Rows {
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t\n", units.FormatSize(int64(r.Bytes)), r.DefaultMsgsPerSec, r.AggregateMsgsPerSec, r.Ratio)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%.2f\t%.2f\t\n", units.FormatSize(int64(r.Bytes)), r.DefaultMsgsPerSec, r.AggregateMsgsPerSec, r.Ratio,
+			r.DefaultPerFrame, r.AggregatePerFrame)
 	}
 	return tw.Flush()
 }

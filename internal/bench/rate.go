@@ -27,6 +27,11 @@ type RateRow struct {
 	DefaultMsgsPerSec   float64 `json:"default_msgs_per_sec"`   // median over rounds
 	AggregateMsgsPerSec float64 `json:"aggregate_msgs_per_sec"` // median over rounds
 	Ratio               float64 `json:"ratio"`                  // aggregate / default
+	// DefaultPerFrame and AggregatePerFrame are the messages rank 0 put
+	// in one frame on average over the timed runs: above 1 only where
+	// packets queued behind a busy rail and were aggregated.
+	DefaultPerFrame   float64 `json:"default_per_frame"`
+	AggregatePerFrame float64 `json:"aggregate_per_frame"`
 }
 
 // RateReport is what bench rate prints.
@@ -111,6 +116,10 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 		}
 	}
 	elapsed := map[[2]int][]time.Duration{} // (size index, mode) → one per round
+	var frames, packets [2]map[int]int64    // by mode, then size index: Eager frames and packets of the timed runs
+	for mi := range frames {
+		frames[mi], packets[mi] = map[int]int64{}, map[int]int64{}
+	}
 	for round := 0; round < rounds; round++ {
 		for si, size := range cfg.Sizes {
 			for j := range strategies {
@@ -119,10 +128,14 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 				if _, err := r.run(ctx, size, 2); err != nil { // settle
 					return nil, fmt.Errorf("%s at %d bytes: %w", rateModes[mi], size, err)
 				}
+				f0, p0 := ep.EagerFrames(1 - c.Rank())
 				d, err := r.run(ctx, size, iters[si][mi])
 				if err != nil {
 					return nil, fmt.Errorf("%s at %d bytes: %w", rateModes[mi], size, err)
 				}
+				f1, p1 := ep.EagerFrames(1 - c.Rank())
+				frames[mi][si] += f1 - f0
+				packets[mi][si] += p1 - p0
 				k := [2]int{si, mi}
 				elapsed[k] = append(elapsed[k], d)
 			}
@@ -137,7 +150,14 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 			d := Median(elapsed[[2]int{si, mi}])
 			return float64(cfg.Window) * float64(iters[si][mi]) / max(d.Seconds(), 1e-9)
 		}
-		row := RateRow{Bytes: size, DefaultMsgsPerSec: rate(0), AggregateMsgsPerSec: rate(1)}
+		perFrame := func(mi int) float64 {
+			if frames[mi][si] == 0 {
+				return 0
+			}
+			return float64(packets[mi][si]) / float64(frames[mi][si])
+		}
+		row := RateRow{Bytes: size, DefaultMsgsPerSec: rate(0), AggregateMsgsPerSec: rate(1),
+			DefaultPerFrame: perFrame(0), AggregatePerFrame: perFrame(1)}
 		if row.DefaultMsgsPerSec > 0 {
 			row.Ratio = row.AggregateMsgsPerSec / row.DefaultMsgsPerSec
 		}

@@ -33,6 +33,10 @@ func TestRateLocal(t *testing.T) {
 		if row.Bytes != cfg.Sizes[i] || row.DefaultMsgsPerSec <= 0 || row.AggregateMsgsPerSec <= 0 || row.Ratio <= 0 {
 			t.Errorf("row %d: %+v", i, row)
 		}
+		// Default puts one message in a frame; aggregation at least one.
+		if row.DefaultPerFrame != 1 || row.AggregatePerFrame < 1 {
+			t.Errorf("row %d: messages per frame %v (default), %v (aggregate)", i, row.DefaultPerFrame, row.AggregatePerFrame)
+		}
 	}
 }
 

@@ -33,6 +33,9 @@ type Endpoint interface {
 	// carried.
 	RailModels(peer int) []*sched.RailModel
 	RailBytes(peer int) []int64
+	// EagerFrames returns the Eager frames posted to peer and the packets
+	// they carried (sched.Scheduler.EagerFrames).
+	EagerFrames(peer int) (frames, packets int64)
 	// Stats returns the engine's counters.
 	Stats() core.Stats
 }

@@ -35,6 +35,9 @@ type dest struct {
 	corked   int // Cork calls not yet undone: hold the queue
 	failed   error
 	modeled  bool // some rail has a Model: time frames (else never read the clock)
+	// eagerFrames and eagerPackets count the Eager frames posted and the
+	// packets they carried: how much aggregation happened.
+	eagerFrames, eagerPackets int64
 }
 
 // slot is one rail and the frame it has in flight.
@@ -333,6 +336,16 @@ func (s *Scheduler) RailBytes(peer int) []int64 {
 	return out
 }
 
+// EagerFrames returns how many Eager frames were posted to peer so far and
+// how many packets they carried: packets over frames is how many messages
+// aggregation put in a frame on average (1 without aggregation).
+func (s *Scheduler) EagerFrames(peer int) (frames, packets int64) {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.eagerFrames, d.eagerPackets
+}
+
 // Rails returns the capabilities of the rails that reach peer.
 func (s *Scheduler) Rails(peer int) []driver.Caps {
 	d := s.dests[peer]
@@ -492,6 +505,10 @@ func (d *dest) run() {
 			sl := d.slots[a.Rail]
 			sl.load(a)
 			sl.sent += int64(a.frameLen())
+			if a.Packets[0].Kind == Eager {
+				d.eagerFrames++
+				d.eagerPackets += int64(len(a.Packets))
+			}
 			if m := d.states[a.Rail].Model; m != nil && d.modeled {
 				sl.timed, sl.postedAt, sl.predicted = true, t, m.Predict(a.frameLen())
 			}

@@ -247,13 +247,14 @@ func TestSubmitBeforeRail(t *testing.T) {
 // its byte limit, and sends Bulk packets alone.
 func TestAggregateAndCork(t *testing.T) {
 	tests := []struct {
-		name     string
-		strategy Strategy
-		want     []string
+		name        string
+		strategy    Strategy
+		want        []string
+		eagerFrames int64 // of the 4 Eager packets
 	}{
-		{"default sends one packet per frame", Default{}, []string{"P:a1", "P:b2", "P:c3", "U:1@0:4", "P:d4"}},
-		{"aggregate packs within 4 bytes", Aggregate{Max: 4}, []string{"P:a1b2", "P:c3", "U:1@0:4", "P:d4"}},
-		{"aggregate packs all eager packets", Aggregate{Max: 1 << 10}, []string{"P:a1b2c3", "U:1@0:4", "P:d4"}},
+		{"default sends one packet per frame", Default{}, []string{"P:a1", "P:b2", "P:c3", "U:1@0:4", "P:d4"}, 4},
+		{"aggregate packs within 4 bytes", Aggregate{Max: 4}, []string{"P:a1b2", "P:c3", "U:1@0:4", "P:d4"}, 3},
+		{"aggregate packs all eager packets", Aggregate{Max: 1 << 10}, []string{"P:a1b2c3", "U:1@0:4", "P:d4"}, 2},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -282,6 +283,9 @@ func TestAggregateAndCork(t *testing.T) {
 			}
 			if len(o.sent) != 5 || s.Pending(1) != 0 {
 				t.Fatalf("%d packets completed, %d pending", len(o.sent), s.Pending(1))
+			}
+			if f, p := s.EagerFrames(1); f != tc.eagerFrames || p != 4 {
+				t.Fatalf("EagerFrames = %d frames, %d packets; want %d, 4", f, p, tc.eagerFrames)
 			}
 		})
 	}
