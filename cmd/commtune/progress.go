@@ -44,7 +44,8 @@ func (t *ttyBar) Set(n int)         { t.b.Set(n) }
 func (t *ttyBar) Finish()           { t.b.Finish() }
 
 // lineBar prints a line whenever the first word of the description (the
-// transport sampled, the size benchmarked) changes.
+// transport sampled, the size benchmarked) changes, and at every further
+// tenth of the steps: a long pass over one transport shows it advancing.
 type lineBar struct {
 	w     io.Writer
 	verb  string
@@ -57,10 +58,21 @@ func (l *lineBar) Describe(s string) {
 	t, _, _ := strings.Cut(s, " ")
 	if t != l.last {
 		l.last = t
-		fmt.Fprintf(l.w, "%s %s (%d of %d steps done)\n", l.verb, t, l.done, l.total)
+		l.print()
 	}
 }
 
-func (l *lineBar) Set(n int) { l.done = n }
+func (l *lineBar) Set(n int) {
+	tenth := func(k int) int { return k * 10 / max(l.total, 1) }
+	crossed := tenth(n) > tenth(l.done) && n < l.total
+	l.done = n
+	if crossed {
+		l.print()
+	}
+}
+
+func (l *lineBar) print() {
+	fmt.Fprintf(l.w, "%s %s (%d of %d steps done)\n", l.verb, l.last, l.done, l.total)
+}
 
 func (l *lineBar) Finish() {}
