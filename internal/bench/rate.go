@@ -116,10 +116,8 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 		}
 	}
 	elapsed := map[[2]int][]time.Duration{} // (size index, mode) → one per round
-	var frames, packets [2]map[int]int64    // by mode, then size index: Eager frames and packets of the timed runs
-	for mi := range frames {
-		frames[mi], packets[mi] = map[int]int64{}, map[int]int64{}
-	}
+	frames := map[[2]int]int64{}            // Eager frames of the timed runs, likewise
+	packets := map[[2]int]int64{}           // and the packets they carried
 	for round := 0; round < rounds; round++ {
 		for si, size := range cfg.Sizes {
 			for j := range strategies {
@@ -134,10 +132,10 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 					return nil, fmt.Errorf("%s at %d bytes: %w", rateModes[mi], size, err)
 				}
 				f1, p1 := ep.EagerFrames(1 - c.Rank())
-				frames[mi][si] += f1 - f0
-				packets[mi][si] += p1 - p0
 				k := [2]int{si, mi}
 				elapsed[k] = append(elapsed[k], d)
+				frames[k] += f1 - f0
+				packets[k] += p1 - p0
 			}
 		}
 	}
@@ -151,10 +149,11 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 			return float64(cfg.Window) * float64(iters[si][mi]) / max(d.Seconds(), 1e-9)
 		}
 		perFrame := func(mi int) float64 {
-			if frames[mi][si] == 0 {
+			k := [2]int{si, mi}
+			if frames[k] == 0 {
 				return 0
 			}
-			return float64(packets[mi][si]) / float64(frames[mi][si])
+			return float64(packets[k]) / float64(frames[k])
 		}
 		row := RateRow{Bytes: size, DefaultMsgsPerSec: rate(0), AggregateMsgsPerSec: rate(1),
 			DefaultPerFrame: perFrame(0), AggregatePerFrame: perFrame(1)}
