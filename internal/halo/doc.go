@@ -20,6 +20,7 @@
 //   - dimension-ordered (PlanPhased): N phases, phase d talking only to the
 //     two neighbours along dimension d — 2 partners at a time, and edges
 //     and corners travel as part of the larger face messages because each
-//     phase sends the halos the earlier phases filled, at the cost of N
-//     dependent rounds.
+//     phase sends the halos the earlier phases filled (and only those: not
+//     the halo past an open border, which no phase fills), at the cost of
+//     N dependent rounds.
 package halo

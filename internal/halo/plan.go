@@ -67,7 +67,10 @@ func PlanAll(s Shape, nb Neighbors) (Plan, error) {
 }
 
 // PlanPhased returns the dimension-ordered plan: N phases, phase d with the
-// transfers towards −e_d and +e_d that have a neighbour. Every phase is
+// transfers towards −e_d and +e_d that have a neighbour, their boxes
+// (SendBoxPhased, RecvBoxPhased) reaching into the halo of an earlier
+// dimension only on the sides where nb has a neighbour, so that the halo
+// past an open border is neither sent nor overwritten. Every phase is
 // present even if empty, so phase d of every rank's plan concerns the same
 // dimension.
 func PlanPhased(s Shape, nb Neighbors) (Plan, error) {
@@ -78,11 +81,11 @@ func PlanPhased(s Shape, nb Neighbors) (Plan, error) {
 	p := Plan{Phases: make([]Phase, n)}
 	for d := range n {
 		for _, sign := range [2]int{-1, 1} {
-			send, err := SendBoxPhased(s, d, sign)
+			send, err := SendBoxPhased(s, d, sign, nb)
 			if err != nil {
 				return Plan{}, err
 			}
-			recv, err := RecvBoxPhased(s, d, sign)
+			recv, err := RecvBoxPhased(s, d, sign, nb)
 			if err != nil {
 				return Plan{}, err
 			}

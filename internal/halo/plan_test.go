@@ -108,8 +108,8 @@ func TestPlanPhased(t *testing.T) {
 					if want, _ := DirectionIndex(negate(o)); tr.RecvTag != want || tr.Peer != 100+tr.SendTag {
 						t.Errorf("phase %d towards %v: peer %d receive tag %d", d, o, tr.Peer, tr.RecvTag)
 					}
-					send, _ := SendBoxPhased(s, d, sign)
-					recv, _ := RecvBoxPhased(s, d, sign)
+					send, _ := SendBoxPhased(s, d, sign, fakeNeighbors(tc.open))
+					recv, _ := RecvBoxPhased(s, d, sign, fakeNeighbors(tc.open))
 					if !boxEqual(tr.Send, send) || !boxEqual(tr.Recv, recv) {
 						t.Errorf("phase %d towards %v: boxes %v, %v, want %v, %v", d, o, tr.Send, tr.Recv, send, recv)
 					}

@@ -8,9 +8,10 @@ import (
 	"testing"
 )
 
-// sentinel fills every halo byte before an exchange; halo cells with no
-// neighbour to fill them must keep it.
-const sentinel = 0xEE
+// Before an exchange every halo cell holds a sentinel of its own, naming
+// its rank, cell and component and different from every interior value:
+// a sentinel shared by all ranks, or by all cells, could not tell a cell
+// left alone from one that received a copy of another ghost cell.
 
 // refCase is a process grid and the local shape of its ranks.
 type refCase struct {
@@ -38,30 +39,41 @@ func (c refCase) String() string {
 // interior cells per dimension, each component a distinct value.
 type global struct {
 	refCase
-	ext []int // global interior extents
+	ext    []int // global interior extents
+	values int   // interior values, 1 … values; sentinels follow them
+	ranks  int
 }
 
 func newGlobal(c refCase) (global, error) {
-	g := global{refCase: c, ext: make([]int, len(c.dims))}
+	g := global{refCase: c, ext: make([]int, len(c.dims)), ranks: 1}
 	cells := 1
 	for d, n := range c.dims {
 		g.ext[d] = n * c.shape.Extents[d]
 		cells *= g.ext[d]
+		g.ranks *= n
 	}
-	// Values 1 … cells·Components must fit in ElemSize bytes and differ
-	// from the sentinel pattern, or the check could not tell them apart.
-	if top := uint64(cells * c.shape.Components); c.shape.ElemSize < 8 && top >= sentinelValue(c.shape.ElemSize) {
-		return g, fmt.Errorf("%v: %d values do not fit below the sentinel in %d bytes", c, top, c.shape.ElemSize)
+	g.values = cells * c.shape.Components
+	// Interior values and sentinels must all fit in ElemSize bytes, or
+	// the check could not tell them apart.
+	top := uint64(g.values + g.ranks*c.shape.Cells()*c.shape.Components)
+	if c.shape.ElemSize < 8 && top >= 1<<(8*c.shape.ElemSize) {
+		return g, fmt.Errorf("%v: %d values and sentinels do not fit in %d bytes", c, top, c.shape.ElemSize)
 	}
 	return g, nil
 }
 
-func sentinelValue(size int) uint64 {
-	v := uint64(0)
-	for range size {
-		v = v<<8 | sentinel
-	}
-	return v
+// sentinel writes the bytes of component comp of the sentinel of local
+// cell idx of rank: above every interior value, and different for every
+// rank, cell and component.
+func (g global) sentinel(dst []byte, rank int, idx []int, comp int) {
+	cell := offsetOf(g.shape, idx) / (g.shape.Components * g.shape.ElemSize)
+	g.put(dst, g.values+1+(rank*g.shape.Cells()+cell)*g.shape.Components+comp)
+}
+
+func (g global) put(dst []byte, v int) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], uint64(v))
+	copy(dst, b[:g.shape.ElemSize])
 }
 
 // value writes the bytes of component comp of the global interior cell gi.
@@ -70,9 +82,7 @@ func (g global) value(dst []byte, gi []int, comp int) {
 	for d, i := range gi {
 		lin = lin*g.ext[d] + i
 	}
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], uint64(lin*g.shape.Components+comp+1))
-	copy(dst, b[:g.shape.ElemSize])
+	g.put(dst, lin*g.shape.Components+comp+1)
 }
 
 func (g global) coords(rank int) []int {
@@ -84,18 +94,19 @@ func (g global) coords(rank int) []int {
 	return c
 }
 
-// want fills cell with what local cell idx of the rank at coord must hold
+// want fills cell with what local cell idx of rank, at coord, must hold
 // after an exchange: the global value at its global index, wrapped along
-// periodic dimensions, or the sentinel if that index is past an open
-// border in any dimension.
-func (g global) want(cell []byte, coord, idx []int) {
+// periodic dimensions, or the rank's own sentinel for that cell if the
+// index is past an open border in any dimension.
+func (g global) want(cell []byte, rank int, coord, idx []int) {
 	gi := make([]int, len(idx))
+	es := g.shape.ElemSize
 	for d, i := range idx {
 		x := coord[d]*g.shape.Extents[d] + i - g.shape.Width
 		if x < 0 || x >= g.ext[d] {
 			if !g.periods[d] {
-				for j := range cell {
-					cell[j] = sentinel
+				for comp := range g.shape.Components {
+					g.sentinel(cell[comp*es:(comp+1)*es], rank, idx, comp)
 				}
 				return
 			}
@@ -103,32 +114,31 @@ func (g global) want(cell []byte, coord, idx []int) {
 		}
 		gi[d] = x
 	}
-	es := g.shape.ElemSize
 	for comp := range g.shape.Components {
 		g.value(cell[comp*es:(comp+1)*es], gi, comp)
 	}
 }
 
 // arrays returns the ranks' arrays before an exchange: the interior cut
-// from the global array, the halo all sentinel.
+// from the global array, every halo cell its sentinel.
 func (g global) arrays() [][]byte {
 	s := g.shape
-	ranks := 1
-	for _, n := range g.dims {
-		ranks *= n
-	}
 	cb := s.Components * s.ElemSize
-	out := make([][]byte, ranks)
+	es := s.ElemSize
+	out := make([][]byte, g.ranks)
+	zero := make([]int, len(s.Extents))
 	for r := range out {
-		a := bytes.Repeat([]byte{sentinel}, s.Bytes())
+		a := make([]byte, s.Bytes())
 		coord := g.coords(r)
-		inner := make([]int, len(s.Extents))
-		for d := range inner {
-			inner[d] = s.Width
-		}
-		eachIndex(inner, s.Extents, func(idx []int) {
+		eachIndex(zero, s.Full(), func(idx []int) {
 			off := offsetOf(s, idx)
-			g.want(a[off:off+cb], coord, idx)
+			if interior(s, idx) {
+				g.want(a[off:off+cb], r, coord, idx)
+				return
+			}
+			for comp := range s.Components {
+				g.sentinel(a[off+comp*es:off+(comp+1)*es], r, idx, comp)
+			}
 		})
 		out[r] = a
 	}
@@ -148,7 +158,7 @@ func (g global) check(arrays [][]byte) error {
 			if err != nil {
 				return
 			}
-			g.want(want, coord, idx)
+			g.want(want, r, coord, idx)
 			off := offsetOf(s, idx)
 			if got := a[off : off+cb]; !bytes.Equal(got, want) {
 				err = fmt.Errorf("rank %d (coords %v) cell %v: got % x, want % x", r, coord, idx, got, want)
@@ -269,9 +279,18 @@ func TestExchangeReferenceFails(t *testing.T) {
 		}
 	}
 	dir := func(n, tag int) []int { return Directions(n)[tag] }
+	cases := []refCase{
+		{[]int{3, 2}, []bool{true, true}, Shape{Extents: []int{3, 4}, Width: 1, Components: 1, ElemSize: 8}},
+		{[]int{2, 2, 2}, []bool{true, false, true}, Shape{Extents: []int{3, 4, 2}, Width: 2, Components: 3, ElemSize: 8}},
+		{[]int{2, 2}, []bool{false, false}, Shape{Extents: []int{2, 3}, Width: 1, Components: 1, ElemSize: 8}},
+	}
+	// openFirst are the cases with an open dimension before one with
+	// neighbours, where an earlier halo past the open border could travel.
+	openFirst := cases[1:]
 	broken := []struct {
 		name string
 		plan func(Shape, Neighbors) (Plan, error)
+		on   []refCase // the cases it must fail; nil for all
 	}{
 		{"faces only", mapTransfers(planAll, func(s Shape, _ int, tr Transfer) (Transfer, bool) {
 			nonzero := 0
@@ -281,19 +300,19 @@ func TestExchangeReferenceFails(t *testing.T) {
 				}
 			}
 			return tr, nonzero == 1
-		})},
+		}), nil},
 		{"halo received on the wrong side", mapTransfers(planAll, func(s Shape, _ int, tr Transfer) (Transfer, bool) {
 			tr.Recv, _ = RecvBoxAll(s, dir(len(s.Extents), tr.RecvTag))
 			return tr, true
-		})},
+		}), nil},
 		{"tags not reversed", mapTransfers(planAll, func(_ Shape, _ int, tr Transfer) (Transfer, bool) {
 			tr.RecvTag = tr.SendTag
 			return tr, true
-		})},
+		}), nil},
 		{"halo slab sent", mapTransfers(planAll, func(s Shape, _ int, tr Transfer) (Transfer, bool) {
 			tr.Send, _ = RecvBoxAll(s, dir(len(s.Extents), tr.SendTag))
 			return tr, true
-		})},
+		}), nil},
 		{"phases without earlier halos", mapTransfers(planPhased, func(s Shape, ph int, tr Transfer) (Transfer, bool) {
 			h := s.Width
 			for d := range ph {
@@ -301,26 +320,37 @@ func TestExchangeReferenceFails(t *testing.T) {
 				tr.Recv.Start[d], tr.Recv.Count[d] = h, s.Extents[d]
 			}
 			return tr, true
-		})},
+		}), nil},
+		// The geometry that sent the whole of every earlier dimension,
+		// its halo past an open border included: each neighbour's stale
+		// ghosts landed in this rank's.
+		{"phases sending halos past an open border", mapTransfers(planPhased, func(s Shape, ph int, tr Transfer) (Transfer, bool) {
+			h := s.Width
+			for d := range ph {
+				tr.Send.Start[d], tr.Send.Count[d] = 0, s.Extents[d]+2*h
+				tr.Recv.Start[d], tr.Recv.Count[d] = 0, s.Extents[d]+2*h
+			}
+			return tr, true
+		}), openFirst},
 		{"last phase dropped", func(s Shape, nb Neighbors) (Plan, error) {
 			p, err := PlanPhased(s, nb)
 			p.Phases = p.Phases[:len(p.Phases)-1]
 			return p, err
-		}},
+		}, nil},
 		{"phases reversed", func(s Shape, nb Neighbors) (Plan, error) {
 			p, err := PlanPhased(s, nb)
 			for i, j := 0, len(p.Phases)-1; i < j; i, j = i+1, j-1 {
 				p.Phases[i], p.Phases[j] = p.Phases[j], p.Phases[i]
 			}
 			return p, err
-		}},
-	}
-	cases := []refCase{
-		{[]int{3, 2}, []bool{true, true}, Shape{Extents: []int{3, 4}, Width: 1, Components: 1, ElemSize: 8}},
-		{[]int{2, 2, 2}, []bool{true, false, true}, Shape{Extents: []int{3, 4, 2}, Width: 2, Components: 3, ElemSize: 8}},
+		}, nil},
 	}
 	for _, b := range broken {
-		for _, c := range cases {
+		on := b.on
+		if on == nil {
+			on = cases
+		}
+		for _, c := range on {
 			_, err := exchange(c, b.plan)
 			if err == nil {
 				t.Errorf("%s: %v: passed", b.name, c)
