@@ -5,12 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/bits"
 	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/setting"
 )
 
 // Defaults for Config.
@@ -29,6 +31,12 @@ const (
 	// ringBudget bounds the inbound rings of one rank: DefaultRingSize
 	// shrinks (to at least 256 KiB) when more local senders would exceed it.
 	ringBudget = 64 << 20
+	// MinRingSize and MaxRingSize bound Config.RingSize. A ring holds whole
+	// pages; records carry u32 lengths and are at most a quarter of the
+	// ring, and 1 GiB keeps them far from that limit (a segment holds a
+	// ring per local sender, so larger rings would not fit /dev/shm anyway).
+	MinRingSize = pageSize
+	MaxRingSize = 1 << 30
 )
 
 // Config describes one rank's end of the node's shared memory.
@@ -39,11 +47,13 @@ type Config struct {
 	Handler driver.Handler
 	// Dir holds the segments and pipes; default /dev/shm.
 	Dir string
-	// RingSize is each ring's capacity, a power of two ≥ 4 KiB; default
-	// DefaultRingSize.
+	// RingSize is each ring's capacity, a power of two from MinRingSize to
+	// MaxRingSize; default DefaultRingSize, smaller when many local ranks
+	// share the node, and never under four times ChunkSize.
 	RingSize int
 	// ChunkSize is the most data one ring record carries for the copy
-	// methods; default DefaultChunkSize, at most RingSize/4.
+	// methods, at most RingSize/4; default DefaultChunkSize, or RingSize/4
+	// when that is smaller.
 	ChunkSize int
 	// NoCMA pretends process_vm_readv is forbidden (tests, and users who
 	// want it off).
@@ -85,6 +95,37 @@ type inRing struct {
 	mu   sync.Mutex
 }
 
+// sizeRings fills RingSize and ChunkSize, each from the other when only
+// one is set, so that either set alone is valid: a small ring takes a
+// smaller chunk, a large chunk a larger ring. Only the two set together
+// can conflict.
+func (cfg *Config) sizeRings() error {
+	if cfg.ChunkSize < 0 || cfg.ChunkSize > MaxRingSize/4 {
+		return setting.Bad(setting.Field("shm.Config.ChunkSize", cfg.ChunkSize), "a size from 1 to %d bytes (0 for the default)", MaxRingSize/4)
+	}
+	if cfg.RingSize == 0 {
+		least := 256 << 10
+		if cfg.ChunkSize > 0 {
+			least = max(least, 1<<bits.Len(uint(4*cfg.ChunkSize-1))) // a power of two ≥ 4 chunks
+		}
+		cfg.RingSize = max(DefaultRingSize, least)
+		for cfg.RingSize > least && cfg.RingSize*(len(cfg.Local)-1) > ringBudget {
+			cfg.RingSize /= 2
+		}
+	}
+	if cfg.RingSize < MinRingSize || cfg.RingSize > MaxRingSize || cfg.RingSize&(cfg.RingSize-1) != 0 {
+		return setting.Bad(setting.Field("shm.Config.RingSize", cfg.RingSize), "a power of two from %d to %d bytes", MinRingSize, MaxRingSize)
+	}
+	if cfg.ChunkSize == 0 {
+		cfg.ChunkSize = min(DefaultChunkSize, cfg.RingSize/4)
+	}
+	if cfg.ChunkSize > cfg.RingSize/4 {
+		return setting.Conflict(setting.Field("shm.Config.ChunkSize", cfg.ChunkSize), setting.Field("shm.Config.RingSize", cfg.RingSize),
+			"a chunk of at most a quarter of the ring (%d bytes)", cfg.RingSize/4)
+	}
+	return nil
+}
+
 // New creates this rank's inbound segment (and the pipes the vmsplice
 // method reads from). Every local rank must have called New before any
 // calls Connect: exchange a fence in between.
@@ -92,17 +133,8 @@ func New(cfg Config) (*Transport, error) {
 	if cfg.Dir == "" {
 		cfg.Dir = DefaultDir
 	}
-	if cfg.RingSize == 0 {
-		cfg.RingSize = DefaultRingSize
-		for cfg.RingSize > 256<<10 && cfg.RingSize*(len(cfg.Local)-1) > ringBudget {
-			cfg.RingSize /= 2
-		}
-	}
-	if cfg.ChunkSize == 0 {
-		cfg.ChunkSize = DefaultChunkSize
-	}
-	if cfg.ChunkSize <= 0 || cfg.ChunkSize > cfg.RingSize/4 {
-		return nil, fmt.Errorf("shm: chunk size %d must be in (0, ring size/4 = %d]", cfg.ChunkSize, cfg.RingSize/4)
+	if err := cfg.sizeRings(); err != nil {
+		return nil, err
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
