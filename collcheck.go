@@ -15,10 +15,18 @@ import (
 // Every rank of a communicator must make the same collective calls with
 // matching arguments. MPI calls a program that does not erroneous, and
 // MPIs hang on it; commtune makes every rank that joined such a call return
-// an error within a bounded time instead, at no cost to calls that match:
+// an error within a bounded time instead, at no cost to calls that match.
+// The same holds when a rank leaves a call for another reason (a lost
+// peer, its context's end): the ranks still in the call may be waiting
+// for it, directly or through a chain of others.
 //
-//   - A rank that finds a mismatch itself (a message of the wrong size)
-//     tells every other rank (an abort) before it returns the error.
+//   - A rank that leaves a call on an error of its own (a message of the
+//     wrong size, a lost peer, its context's end) tells every other rank
+//     why before it withdraws its pending requests and returns: an abort,
+//     a lost peer (naming it) or a quit. A rank told so fails its call
+//     with that cause, and does not repeat it. Being told first, a rank
+//     whose receive sees the sender withdraw its message reports the
+//     sender's cause, not the withdrawal (explain).
 //   - A rank whose call has waited collWatch tells every other rank the
 //     call's signature: the algorithm, root and size it runs. A rank that
 //     receives a signature unlike its own for the same call aborts it.
@@ -35,11 +43,18 @@ const (
 	maxControlText = 1024
 )
 
-// Control message kinds: [kind][seq u64][signature hash u64][text].
+// Control message kinds: [kind][seq u64][word u64][text].
 const (
-	controlSignature = 1 // text: the call's description
-	controlAbort     = 2 // text: why the sender abandoned the call
+	controlSignature = 1 // word: the signature's hash; text: the call's description
+	controlAbort     = 2 // the ranks disagree on the call; text: how
+	controlLost      = 3 // word: the world rank lost; text: what the sender saw
+	controlQuit      = 4 // the sender left for another reason; text: why
 )
+
+// noteWait bounds how long a rank whose receive saw its sender withdraw
+// the message waits for the sender's reason, which it sends first but
+// which may come through another rail.
+const noteWait = 500 * time.Millisecond
 
 // callSig is what ranks must agree on for one call: the algorithm (which
 // names the operation), the root of a rooted operation and the size of a
@@ -49,7 +64,6 @@ type callSig struct {
 	hash        uint64
 	alg         string
 	root, bytes int
-	desc        string // a peer's, as it sent it; see describe
 }
 
 func signature(op coll.Operation, alg coll.Algorithm, l coll.Layout) callSig {
@@ -84,9 +98,6 @@ func namedSignature(op coll.Operation, name string, l coll.Layout) callSig {
 
 // describe says the signature in words: "allreduce/ring, 1024 bytes".
 func (s callSig) describe() string {
-	if s.desc != "" {
-		return s.desc
-	}
 	d := s.alg
 	if s.root >= 0 {
 		d += fmt.Sprintf(", root %d", s.root)
@@ -118,14 +129,16 @@ type callState struct {
 	seq     uint64
 	sig     callSig
 	failed  error // set when the call must end: a peer's abort, a mismatch
+	noted   bool  // failed is what a peer said, and that peer told everyone
+	told    bool  // this rank has told the others why it left
 	sigSent bool
 }
 
 // callNote is what a peer said of a call.
 type callNote struct {
 	kind byte
-	from int // rank in the communicator
-	sig  callSig
+	from int    // rank in the communicator
+	word uint64 // the signature's hash, or the lost world rank
 	text string
 }
 
@@ -169,10 +182,55 @@ func (c *Comm) endCall(seq uint64) {
 	}
 }
 
-// abortCall tells every other rank that this rank abandoned call seq,
-// and why.
-func (c *Comm) abortCall(seq uint64, why error) {
-	c.tellPeers(controlAbort, seq, 0, why.Error())
+// abandon tells every other rank that this rank leaves call st because
+// of err, once, unless a peer's note made it leave: that peer told
+// everyone. Calls it before withdrawing the call's pending requests, so
+// that a peer whose receive sees a withdrawal has the reason already.
+func (c *Comm) abandon(st *callState, err error) {
+	co := c.coord()
+	co.mu.Lock()
+	skip := st.told || st.noted
+	st.told = true
+	co.mu.Unlock()
+	if skip {
+		return
+	}
+	var lost *PeerLostError
+	switch {
+	case mismatched(err):
+		c.tellPeers(controlAbort, st.seq, 0, err.Error())
+	case errors.As(err, &lost):
+		why := "peer lost"
+		if lost.Err != nil {
+			why = lost.Err.Error()
+		}
+		c.tellPeers(controlLost, st.seq, uint64(lost.Rank), why)
+	default:
+		c.tellPeers(controlQuit, st.seq, 0, err.Error())
+	}
+}
+
+// explain returns what made call st fail, given err, the error of one of
+// its requests: the note of the peer that left first when there is one
+// (err is then only its effect: a withdrawn send, or a peer that closed
+// after leaving), else err. A withdrawal is always explained by a note,
+// sent before it; explain waits up to noteWait for it to arrive.
+func (c *Comm) explain(st *callState, err error) error {
+	var w *WithdrawnError
+	withdrawn := errors.As(err, &w)
+	co := c.coord()
+	for deadline := time.Now().Add(noteWait); ; time.Sleep(time.Millisecond) {
+		c.drainNotes()
+		co.mu.Lock()
+		failed, noted := st.failed, st.noted
+		co.mu.Unlock()
+		if failed != nil && noted {
+			return failed
+		}
+		if !withdrawn || time.Now().After(deadline) {
+			return err
+		}
+	}
 }
 
 func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
@@ -196,8 +254,58 @@ func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
 // said, fail if the call must end, and say its own signature once.
 func (c *Comm) watch(st *callState) error {
 	co := c.coord()
-	// Concurrent calls (nonblocking collectives) watch too: the one that
-	// drains takes every message it probed; the others read the result.
+	c.drainNotes()
+	co.mu.Lock()
+	failed, send := st.failed, !st.sigSent
+	st.sigSent = true
+	co.mu.Unlock()
+	if failed != nil {
+		return failed
+	}
+	if send {
+		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe())
+	}
+	return nil
+}
+
+// waitCall waits for r, a request of call st, as block does and, every
+// collWatch it has waited, watches the call and looks at others, the
+// call's requests still to be waited for: if the call must end, or one of
+// those has failed (a lost peer, whatever r waits for), r is withdrawn
+// (what cannot be, data already moving, finishes first) and the reason
+// returned.
+func (c *Comm) waitCall(ctx context.Context, st *callState, r *core.Request, others []*core.Request) (Status, error) {
+	for {
+		rst, done, err := r.WaitFor(ctx, collWatch)
+		if done {
+			return c.status(rst), err
+		}
+		if err == nil {
+			err = c.watch(st)
+		}
+		for _, o := range others {
+			if err != nil {
+				break
+			}
+			if _, done, oerr := o.Test(); done {
+				err = oerr
+			}
+		}
+		if err == nil {
+			continue
+		}
+		if !r.Cancel() {
+			r.Wait(context.Background())
+		}
+		return Status{}, err
+	}
+}
+
+// drainNotes reads and applies every control message that has arrived.
+// Concurrent calls (nonblocking collectives) drain too: the one that
+// drains takes every message it probed; the others read the result.
+func (c *Comm) drainNotes() {
+	co := c.coord()
 	for locked := co.drain.TryLock(); locked; {
 		pst, ok, err := c.ep.eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
 		if err != nil || !ok {
@@ -211,21 +319,10 @@ func (c *Comm) watch(st *callState) error {
 		if rerr != nil && !errors.Is(rerr, ErrTruncate) || rst.Count < 17 {
 			continue
 		}
-		n := callNote{kind: buf[0], from: c.fromWorld(pst.Source), text: string(buf[17:min(rst.Count, len(buf))])}
-		n.sig = callSig{hash: binary.LittleEndian.Uint64(buf[9:]), desc: n.text}
+		n := callNote{kind: buf[0], from: c.fromWorld(pst.Source), word: binary.LittleEndian.Uint64(buf[9:]),
+			text: string(buf[17:min(rst.Count, len(buf))])}
 		c.apply(n, binary.LittleEndian.Uint64(buf[1:]))
 	}
-	co.mu.Lock()
-	failed, send := st.failed, !st.sigSent
-	st.sigSent = true
-	co.mu.Unlock()
-	if failed != nil {
-		return failed
-	}
-	if send {
-		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe())
-	}
-	return nil
 }
 
 // watchNow returns why call st must end, if it already must (what peers
@@ -248,29 +345,54 @@ func (c *Comm) apply(n callNote, seq uint64) {
 	switch {
 	case st == nil && !isPast:
 		co.notes[seq] = append(co.notes[seq], n) // not begun here: see at begin
-	case n.kind == controlAbort && st != nil:
+	case n.kind != controlSignature && st != nil:
 		if st.failed == nil {
-			st.failed = fmt.Errorf("%w: rank %d abandoned the call: %s", ErrSizeMismatch, n.from, n.text)
+			st.failed, st.noted = c.noteError(n, ""), true
 		}
-	case n.kind == controlAbort:
+	case n.kind != controlSignature:
 		// A call this rank finished: the peers are out of step with it, so
 		// whatever it waits for now may never come.
 		for _, other := range co.active {
 			if other.seq > seq && other.failed == nil {
-				other.failed = fmt.Errorf("%w: rank %d abandoned an earlier collective call (%s), which this rank finished", ErrSizeMismatch, n.from, n.text)
+				other.failed, other.noted = c.noteError(n, "an earlier collective call, which this rank finished"), true
 			}
 		}
-	case n.kind == controlSignature && st != nil && n.sig.hash != st.sig.hash:
-		if st.failed == nil {
-			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", ErrSizeMismatch, n.from, n.sig.describe(), c.rank, st.sig.describe())
-			st.failed = abortWhy
+	case st != nil && n.word != st.sig.hash:
+		if st.failed == nil && !st.told {
+			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", ErrSizeMismatch, n.from, n.text, c.rank, st.sig.describe())
+			st.failed, st.told = abortWhy, true
 		}
-	case n.kind == controlSignature && st == nil && n.sig.hash != past.hash:
-		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d called %s", ErrSizeMismatch, n.from, n.sig.describe(), c.rank, past.describe())
+	case st == nil && n.word != past.hash:
+		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d called %s", ErrSizeMismatch, n.from, n.text, c.rank, past.describe())
 	}
 	co.mu.Unlock()
 	if abortWhy != nil {
-		c.abortCall(seq, abortWhy)
+		c.tellPeers(controlAbort, seq, 0, abortWhy.Error())
+	}
+}
+
+// noteError is the error a peer's note of why it left a call gives the
+// ranks still in it; which, if not "", names the call when it is not the
+// one failing.
+func (c *Comm) noteError(n callNote, which string) error {
+	in := ""
+	if which != "" {
+		in = " " + which
+	}
+	switch n.kind {
+	case controlAbort:
+		if which == "" {
+			return fmt.Errorf("%w: rank %d abandoned the call: %s", ErrSizeMismatch, n.from, n.text)
+		}
+		return fmt.Errorf("%w: rank %d abandoned%s (%s)", ErrSizeMismatch, n.from, in, n.text)
+	case controlLost:
+		seer := n.from
+		if n.from >= 0 && n.from < len(c.group) {
+			seer = c.group[n.from]
+		}
+		return &PeerLostError{Rank: int(min(n.word, 1<<31)), Err: fmt.Errorf("seen by rank %d%s: %s", seer, in, n.text)}
+	default:
+		return fmt.Errorf("commtune: rank %d left%s: %s", n.from, in, n.text)
 	}
 }
 

@@ -271,9 +271,7 @@ func (k *collCall) run(ctx context.Context) error {
 		}
 	}
 	if err != nil {
-		if mismatched(err) {
-			c.abortCall(k.seq, err) // the others may wait for this rank: end their wait
-		}
+		c.abandon(&k.state, err) // the others may wait for this rank: end their wait
 		name := k.alg.Name()
 		if !agreed {
 			name = sel.sigName
@@ -406,16 +404,26 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 		reqs = append(reqs, r)
 	}
 	failed := errs != nil // once one request fails, the rest are cancelled
+	if failed {
+		c.abandon(x.call, errs[0])
+	}
 	for i, r := range reqs {
 		if failed {
 			r.Cancel()
 		}
-		st, err := x.wait(ctx, r)
+		st, err := c.waitCall(ctx, x.call, r, reqs[i+1:])
 		if err == nil && i < len(recvs) && st.Count != len(recvs[i].Buf) {
 			err = fmt.Errorf("%w: %d bytes from rank %d where %d were expected (do all ranks pass the same sizes?)",
 				ErrSizeMismatch, st.Count, recvs[i].Peer, len(recvs[i].Buf))
 		}
-		if err != nil && (!failed || !errors.Is(err, ErrCanceled)) {
+		if err != nil && (!failed || !errors.Is(err, ErrCanceled) && !reported(errs, err)) {
+			if !failed {
+				// Say why this rank leaves before withdrawing the rest:
+				// a peer whose receive sees a withdrawn send then has
+				// the reason already.
+				err = c.explain(x.call, err)
+				c.abandon(x.call, err)
+			}
 			errs = append(errs, err)
 			failed = true
 		}
@@ -426,24 +434,13 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 	return errors.Join(errs...)
 }
 
-// wait waits for r as block does and, every collWatch it has waited,
-// watches the call (collcheck.go): if the call must end, r is withdrawn
-// (what cannot be, data already moving, finishes first) and the reason
-// returned.
-func (x *exchanger) wait(ctx context.Context, r *core.Request) (Status, error) {
-	for {
-		st, done, err := r.WaitFor(ctx, collWatch)
-		if done {
-			return x.c.status(st), err
+// reported reports whether errs has an error saying what err says: a lost
+// peer fails every request of a round with it, and one says it.
+func reported(errs []error, err error) bool {
+	for _, e := range errs {
+		if e.Error() == err.Error() {
+			return true
 		}
-		if err == nil {
-			if err = x.c.watch(x.call); err == nil {
-				continue
-			}
-		}
-		if !r.Cancel() {
-			r.Wait(context.Background())
-		}
-		return Status{}, err
 	}
+	return false
 }

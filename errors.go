@@ -17,8 +17,9 @@ var (
 	ErrPeerLost = core.ErrPeerLost
 	// ErrClosed is returned by operations on a closed communicator.
 	ErrClosed = core.ErrClosed
-	// ErrCanceled is returned by a cancelled request, and by a receive whose
-	// matched sender cancelled its send.
+	// ErrCanceled is returned by a cancelled request, and (wrapped in a
+	// *WithdrawnError naming the sender) by a receive whose matched sender
+	// cancelled its send.
 	ErrCanceled = core.ErrCanceled
 	// ErrNotCommutative is returned when an algorithm that combines
 	// contributions out of rank order is forced (WithAlgorithm) on a
@@ -32,6 +33,11 @@ var (
 // TruncateError is the error of a truncated receive: errors.Is(err,
 // ErrTruncate) holds, and it says how long the message was.
 type TruncateError = core.TruncateError
+
+// WithdrawnError is the error of a receive whose matched sender cancelled
+// its send: errors.Is(err, ErrCanceled) holds, and errors.As tells it from
+// the receiver's own Cancel.
+type WithdrawnError = core.WithdrawnError
 
 // PeerLostError names the world rank that was lost: errors.Is(err,
 // ErrPeerLost) holds.

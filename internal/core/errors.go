@@ -14,9 +14,24 @@ var (
 	// ErrClosed reports an operation on a finalized endpoint.
 	ErrClosed = errors.New("communicator closed")
 	// ErrCanceled reports a request cancelled before it matched, or a
-	// receive whose matched sender cancelled its send.
+	// receive whose matched sender cancelled its send (a *WithdrawnError).
 	ErrCanceled = errors.New("request canceled")
 )
+
+// WithdrawnError is the error of a receive whose matched sender withdrew
+// its send: the cancellation was the sender's, not the receiver's, so a
+// caller can tell it from its own Cancel. errors.Is(err, ErrCanceled)
+// holds, as MPI's cancel of a matched send would have it.
+type WithdrawnError struct {
+	Rank int // the world rank that withdrew its send
+}
+
+func (e *WithdrawnError) Error() string {
+	return fmt.Sprintf("request canceled: rank %d withdrew its send", e.Rank)
+}
+
+// Is makes errors.Is(err, ErrCanceled) true.
+func (e *WithdrawnError) Is(target error) bool { return target == ErrCanceled }
 
 // TruncateError is the error of a receive whose message did not fit.
 type TruncateError struct {

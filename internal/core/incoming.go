@@ -80,7 +80,7 @@ func (e *Engine) withdrawLocked(peer int, en *entry, out *outbox) {
 		if r.src == peer && r.sendID == en.id {
 			if !r.pulling {
 				delete(e.regions, h)
-				r.complete(r.status, ErrCanceled)
+				r.complete(r.status, &WithdrawnError{Rank: peer})
 				withdrawn()
 			}
 			return
@@ -276,7 +276,7 @@ func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
 	for h, r := range e.regions {
 		if r.src == peer && r.sendID == id {
 			delete(e.regions, h)
-			r.complete(r.status, ErrCanceled)
+			r.complete(r.status, &WithdrawnError{Rank: peer})
 			return
 		}
 	}
