@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/commtune/commtune/internal/auth"
+	"github.com/commtune/commtune/internal/setting"
 )
 
 // The variables the commtune launcher sets for each rank. They are the one
@@ -104,29 +105,28 @@ func parseEnv(lookup func(string) (string, bool)) (l launched, ok bool, err erro
 	j.LocalSize = p.int(EnvLocalSize, 1, j.Size, EnvSize)
 	j.LocalRank = p.int(EnvLocalRank, 0, j.LocalSize-1, EnvLocalSize)
 	if id := p.str(EnvJob); p.err == nil && !ValidJobID(id) {
-		p.fail(EnvJob, id, "is not a job id (1 to 64 of A-Z a-z 0-9 . _ -)")
+		p.fail(setting.Bad(setting.Env(EnvJob, id), "a job id: 1 to %d of A-Z a-z 0-9 . _ -", maxJobID))
 	} else {
 		j.ID = id
 	}
 	l.boot = p.str(EnvBoot)
 	if p.err == nil {
-		if _, port, err := net.SplitHostPort(l.boot); err != nil {
-			p.fail(EnvBoot, l.boot, "is not host:port")
-		} else if n, err := strconv.ParseUint(port, 10, 16); err != nil || n == 0 {
-			p.fail(EnvBoot, l.boot, "has no valid port")
+		_, port, err := net.SplitHostPort(l.boot)
+		if n, perr := strconv.ParseUint(port, 10, 16); err != nil || perr != nil || n == 0 {
+			p.fail(setting.Bad(setting.Env(EnvBoot, l.boot), "host:port, the port from 1 to 65535"))
 		}
 	}
 	if key := p.str(EnvKey); p.err == nil {
 		secret, err := auth.DecodeSecret(key)
 		if err != nil {
 			// The value is a secret: name the variable, never echo it.
-			p.err = fmt.Errorf("%s: %v: %w", EnvKey, err, ErrEnv)
+			p.fail(setting.Bad(setting.Secret(EnvKey), "the job secret in hex (%v)", err))
 		}
 		j.Secret = secret
 	}
 	if node, set := lookup(EnvNode); set && p.err == nil {
 		if !validNode(node) {
-			p.fail(EnvNode, node, "is not a node name (1 to 255 printable characters)")
+			p.fail(setting.Bad(setting.Env(EnvNode, node), "a node name: 1 to %d printable characters, no blanks", maxNode))
 		}
 		j.Node = node
 	}
@@ -165,9 +165,10 @@ func (p *envParser) wrap() error {
 	return p.sentinel
 }
 
-func (p *envParser) fail(name, value, problem string) {
+// fail keeps err, a setting.Bad or Conflict, as the first error.
+func (p *envParser) fail(err error) {
 	if p.err == nil {
-		p.err = fmt.Errorf("%s=%q %s: %w", name, value, problem, p.wrap())
+		p.err = fmt.Errorf("%w: %w", err, p.wrap())
 	}
 }
 
@@ -188,23 +189,22 @@ func (p *envParser) str(name string) string {
 }
 
 // int returns a required decimal in [lo, hi]; bound names the variable hi
-// derives from, if any. Signs, spaces and other bases are rejected: the
-// launcher writes plain decimals, anything else is a mistake.
+// derives from, if any, which a value in range alone but above hi
+// conflicts with. Signs, spaces and other bases are rejected: the launcher
+// writes plain decimals, anything else is a mistake.
 func (p *envParser) int(name string, lo, hi int, bound string) int {
 	v := p.str(name)
 	if p.err != nil {
 		return 0
 	}
+	g := setting.Env(name, v)
 	n, err := strconv.ParseUint(v, 10, 31)
 	switch {
-	case err != nil:
-		p.fail(name, v, "is not a non-negative decimal integer")
-	case int(n) < lo || int(n) > hi:
-		why := ""
-		if bound != "" {
-			why = " given " + bound + "=" + strconv.Itoa(hi+1-lo)
-		}
-		p.fail(name, v, fmt.Sprintf("is out of range [%d, %d]%s", lo, hi, why))
+	case err != nil || int(n) < lo || bound == "" && int(n) > hi:
+		p.fail(setting.Bad(g, "a decimal whole number from %d to %d", lo, hi))
+	case int(n) > hi:
+		b, _ := p.lookup(bound)
+		p.fail(setting.Conflict(g, setting.Env(bound, b), "%s from %d to %d", name, lo, hi))
 	}
 	return int(n)
 }

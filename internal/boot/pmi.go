@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/commtune/commtune/internal/setting"
 )
 
 // Variables PMI launchers set (Hydra's mpiexec, Slurm's srun --mpi=pmi2),
@@ -105,22 +107,37 @@ func detectPMI(ctx context.Context, lookup func(string) (string, bool)) (*Job, b
 // pmiVersion reads COMMTUNE_PMI: auto picks PMI-2 under Slurm (which sets
 // PMI_JOBID), PMI-1 otherwise.
 func pmiVersion(lookup func(string) (string, bool), hasFD bool) (int, error) {
-	v, _ := lookup(EnvPMIVersion)
-	switch strings.TrimSpace(v) {
-	case "", "auto":
+	v, err := pmiSetting(lookup)
+	switch {
+	case err != nil:
+		return 0, err
+	case v == 0:
 		if _, slurm := lookup(EnvPMIJobID); slurm && hasFD {
 			return 2, nil
 		}
 		return 1, nil
+	case v == 2 && !hasFD:
+		text, _ := lookup(EnvPMIVersion)
+		port, _ := lookup(EnvPMIPort)
+		return 0, fmt.Errorf("%w: %w", ErrPMI, setting.Conflict(setting.Env(EnvPMIVersion, text), setting.Env(EnvPMIPort, port),
+			"%s for PMI-2, which runs on the inherited socket (or %s=1)", EnvPMIFD, EnvPMIVersion))
+	}
+	return v, nil
+}
+
+// pmiSetting checks COMMTUNE_PMI alone: 1, 2, or 0 for auto (also when
+// unset or blank).
+func pmiSetting(lookup func(string) (string, bool)) (int, error) {
+	v, _ := lookup(EnvPMIVersion)
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "", "auto":
+		return 0, nil
 	case "1":
 		return 1, nil
 	case "2":
-		if !hasFD {
-			return 0, fmt.Errorf("%w: %s=2 needs %s (PMI-2 runs on the inherited socket, not on %s)", ErrPMI, EnvPMIVersion, EnvPMIFD, EnvPMIPort)
-		}
 		return 2, nil
 	}
-	return 0, fmt.Errorf("%w: %s=%q: want 1, 2 or auto", ErrPMI, EnvPMIVersion, v)
+	return 0, fmt.Errorf("%w: %w", ErrPMI, setting.Bad(setting.Env(EnvPMIVersion, v), "1, 2 or auto"))
 }
 
 func fdConn(s string) (net.Conn, error) {

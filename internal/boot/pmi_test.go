@@ -167,7 +167,9 @@ func TestPMIEnvironment(t *testing.T) {
 		{"slurm without pmi", map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "4"}, "run srun --mpi=pmi2", ""},
 		{"slurm one task", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, "", SourceSingleton},
 		{"bad version", map[string]string{EnvPMIFD: "99", EnvPMIVersion: "3"}, `COMMTUNE_PMI="3": want 1, 2 or auto`, ""},
-		{"pmi2 on port", map[string]string{EnvPMIPort: "127.0.0.1:1", EnvPMIID: "0", EnvPMIVersion: "2"}, "needs PMI_FD", ""},
+		{"pmi2 on port", map[string]string{EnvPMIPort: "127.0.0.1:1", EnvPMIID: "0", EnvPMIVersion: "2"}, `COMMTUNE_PMI="2" with PMI_PORT="127.0.0.1:1": want PMI_FD`, ""},
+		{"bad version without pmi", map[string]string{EnvPMIVersion: "two"}, `COMMTUNE_PMI="two": want 1, 2 or auto`, ""},
+		{"version auto in capitals", map[string]string{EnvPMIVersion: "AUTO"}, "", SourceSingleton},
 		{"port without id", map[string]string{EnvPMIPort: "127.0.0.1:1"}, "PMI_ID is not", ""},
 		{"bad fd", map[string]string{EnvPMIFD: "x"}, `PMI_FD="x" is not a file descriptor`, ""},
 	}
@@ -350,8 +352,8 @@ func TestPMIRankSize(t *testing.T) {
 	}{
 		{map[string]string{EnvPMISize: "4", EnvPMIRank: "3"}, "rank 3 of 4"},
 		{map[string]string{EnvPMIRank: "0"}, "PMI_SIZE is not set (the PMI launcher sets it with PMI_FD)"},
-		{map[string]string{EnvPMISize: "4", EnvPMIRank: "4"}, `PMI_RANK="4" is out of range [0, 3] given PMI_SIZE=4`},
-		{map[string]string{EnvPMISize: "x", EnvPMIRank: "0"}, `PMI_SIZE="x" is not a non-negative decimal`},
+		{map[string]string{EnvPMISize: "4", EnvPMIRank: "4"}, `PMI_RANK="4" with PMI_SIZE="4": want PMI_RANK from 0 to 3`},
+		{map[string]string{EnvPMISize: "x", EnvPMIRank: "0"}, `PMI_SIZE="x": want a decimal whole number from 1`},
 	}
 	for _, tc := range tests {
 		r, s, err := rankSize(lookupMap(tc.env))

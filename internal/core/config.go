@@ -10,8 +10,9 @@
 package core
 
 import (
-	"fmt"
 	"time"
+
+	"github.com/commtune/commtune/internal/setting"
 )
 
 // Defaults for Config, used until a sampled profile says otherwise.
@@ -80,13 +81,14 @@ func (c Config) WithDefaults() Config {
 	return c
 }
 
-// Validate reports a field outside its range.
+// Validate reports a field outside its range, named as in this package:
+// commtune checks its own Config first, naming its variables and fields.
 func (c Config) Validate() error {
 	if c.RendezvousThreshold < 0 {
-		return fmt.Errorf("rendezvous threshold %d is negative", c.RendezvousThreshold)
+		return setting.Bad(setting.Field("core.Config.RendezvousThreshold", c.RendezvousThreshold), "a size in bytes (0 for the default)")
 	}
 	if c.UnexpectedLimit < 0 {
-		return fmt.Errorf("unexpected limit %d is negative", c.UnexpectedLimit)
+		return setting.Bad(setting.Field("core.Config.UnexpectedLimit", c.UnexpectedLimit), "a size in bytes (0 for the default)")
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package topo
 import (
 	"fmt"
 	"os"
+	"strings"
 
+	"github.com/commtune/commtune/internal/setting"
 	"golang.org/x/sys/unix"
 )
 
@@ -11,11 +13,16 @@ import (
 // sysfs lists no cache, the caches are decoded from CPUID instead (x86-64;
 // see cpuid.go) and CacheSource says so.
 func Read() (*Topology, error) {
-	root := "/sys"
-	if v := os.Getenv(EnvSysfs); v != "" {
-		root = v
+	v := strings.TrimSpace(os.Getenv(EnvSysfs))
+	if v == "" {
+		return readWithCPUID("/sys", queryCPUID)
 	}
-	return readWithCPUID(root, queryCPUID)
+	t, err := readWithCPUID(v, queryCPUID)
+	if err != nil {
+		// The user pointed here: name the variable, not only the file.
+		return nil, setting.Bad(setting.Env(EnvSysfs, v), "the root of a copy of /sys (%w)", err)
+	}
+	return t, nil
 }
 
 // Allowed returns the CPUs this process may run on (sched_getaffinity(2)
