@@ -231,9 +231,9 @@ func TestCollSelectConfig(t *testing.T) {
 		{EnvLotteryAlpha, "1.5", "want a number in (0, 1]", ""},
 		{EnvLotteryWeight, "x", "COMMTUNE_LOTTERY_WEIGHT", ""},
 		{EnvLotteryMinTTL, "2", "", CollSelectTable},
-		{EnvLotteryMinTTL, "0", "want a whole number of calls in [1, 65536]", ""},
+		{EnvLotteryMinTTL, "0", `COMMTUNE_LOTTERY_MIN_TTL="0": want a whole number of calls from 1 to 65536`, ""},
 		{EnvLotteryMaxTTL, "many", "COMMTUNE_LOTTERY_MAX_TTL", ""},
-		{EnvLotteryMaxTTL, "2", "lottery TTLs 4 to 2", ""},
+		{EnvLotteryMaxTTL, "2", "", CollSelectTable}, // the unset minimum follows it down
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

@@ -2,13 +2,19 @@ package commtune
 
 import (
 	"fmt"
+	"math"
+	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/driver/shm"
+	"github.com/commtune/commtune/internal/setting"
+	"github.com/commtune/commtune/internal/topo"
 	"github.com/commtune/commtune/internal/tune"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -99,8 +105,9 @@ type Config struct {
 	// per draw, any other at least LotteryMinTTL. A switch of algorithm
 	// costs by itself (the first call after one took up to nine times its
 	// steady time at 1 MiB here), so windows are long and the first call
-	// after a switch is not timed. Defaults 4 and 32; each a positive
-	// integer with min ≤ max. Env: COMMTUNE_LOTTERY_MIN_TTL,
+	// after a switch is not timed. Each from 1 to 65536, min ≤ max.
+	// Defaults 4 and 32; with only one set, the other follows it where its
+	// default would cross it. Env: COMMTUNE_LOTTERY_MIN_TTL,
 	// COMMTUNE_LOTTERY_MAX_TTL.
 	LotteryMinTTL, LotteryMaxTTL int
 	// TuneState is the file where the lottery's learning is kept between
@@ -156,6 +163,7 @@ type Config struct {
 	Aggregation int
 
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
+	envText    envText                           // the variables set, to name them in errors
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
 }
 
@@ -217,38 +225,36 @@ const DefaultConnectTimeout = 30 * time.Second
 
 // buildConfig applies the environment, then opts, to the defaults.
 func buildConfig(opts []Option) (Config, error) {
+	c, err := configFrom(os.LookupEnv, opts)
+	if err != nil {
+		return c, fmt.Errorf("commtune: %w", err)
+	}
+	return c, nil
+}
+
+// configFrom builds the Config in three passes, so that an error names the
+// setting that is wrong and not another one it upsets: each variable alone
+// as it is read (its name, its text, what it accepts); then each field the
+// Options set, alone (Config.X); then the settings that must agree, named
+// by where each value came from.
+func configFrom(lookup func(string) (string, bool), opts []Option) (Config, error) {
 	var c Config
-	if err := c.applyEnv(os.LookupEnv); err != nil {
+	if err := c.applyEnv(lookup); err != nil {
 		return c, err
 	}
+	fromEnv := c // to tell the environment's values from the Options'
 	for _, o := range opts {
 		o(&c)
 	}
-	if c.ConnectTimeout == 0 {
-		c.ConnectTimeout = DefaultConnectTimeout
-	}
-	if err := c.checkTransports(); err != nil {
+	if err := c.checkFields(); err != nil {
 		return c, err
 	}
+	if err := c.checkTogether(fromEnv); err != nil {
+		return c, err
+	}
+	c.fillDefaults()
 	if err := c.parseCollectives(); err != nil {
 		return c, err
-	}
-	switch c.CollSelect {
-	case "":
-		c.CollSelect = CollSelectTable
-	case CollSelectTable, CollSelectLottery:
-	default:
-		return c, fmt.Errorf("commtune: collective selection %q (%s): want %s or %s", c.CollSelect, EnvCollSelect, CollSelectTable, CollSelectLottery)
-	}
-	if c.LotteryMinTTL == 0 {
-		c.LotteryMinTTL = defaultLotteryMinTTL
-	}
-	if c.LotteryMaxTTL == 0 {
-		c.LotteryMaxTTL = defaultLotteryMaxTTL
-	}
-	if c.LotteryMinTTL < 1 || c.LotteryMaxTTL > maxTTL || c.LotteryMinTTL > c.LotteryMaxTTL {
-		return c, fmt.Errorf("commtune: lottery TTLs %d to %d (%s, %s): want 1 ≤ min ≤ max ≤ %d",
-			c.LotteryMinTTL, c.LotteryMaxTTL, EnvLotteryMinTTL, EnvLotteryMaxTTL, maxTTL)
 	}
 	if err := c.checkHalo(); err != nil {
 		return c, err
@@ -256,149 +262,417 @@ func buildConfig(opts []Option) (Config, error) {
 	if err := c.checkMultirail(); err != nil {
 		return c, err
 	}
+	// The checks above cover these; the packages' own stay as guards.
 	if err := c.lotteryConfig().Validate(); err != nil {
-		return c, fmt.Errorf("commtune: %w", err)
+		return c, err
 	}
-	if err := c.coreConfig().Validate(); err != nil {
-		return c, fmt.Errorf("commtune: %w", err)
-	}
-	return c, nil
+	return c, c.coreConfig().Validate()
 }
 
-func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
-	size := func(name string, set func(int64)) error {
-		v, ok := lookup(name)
-		if !ok || strings.TrimSpace(v) == "" {
-			return nil
-		}
-		n, err := units.ParseSize(v)
-		if err != nil {
-			return fmt.Errorf("commtune: %s: %w", name, err)
-		}
-		set(n)
-		return nil
+// envText is the trimmed text of each variable the environment set.
+type envText map[string]string
+
+// given names a setting in an error: by its variable and the text the user
+// wrote when the value is still the one the variable gave (now equals
+// fromEnv, both of a comparable type), else by its Config field and value.
+func (e envText) given(name, field string, now, fromEnv any) setting.Given {
+	if t, ok := e[name]; ok && now == fromEnv {
+		return setting.Env(name, t)
 	}
-	if err := size(EnvRendezvousThreshold, func(n int64) { c.RendezvousThreshold = int(n) }); err != nil {
-		return err
+	return setting.Field(field, now)
+}
+
+// envReader reads variables one after another, keeping the first error and
+// the text of each variable set. A blank variable counts as unset, so that
+// setting one to nothing on a command line restores its default.
+type envReader struct {
+	lookup func(string) (string, bool)
+	err    error
+	text   envText
+}
+
+// get returns name's trimmed text, if it is set and not blank.
+func (e *envReader) get(name string) (string, bool) {
+	if e.err != nil {
+		return "", false
 	}
-	if v, ok := lookup(EnvIovecThreshold); ok && strings.EqualFold(strings.TrimSpace(v), "never") {
-		c.IovecThreshold = -1
-	} else if err := size(EnvIovecThreshold, func(n int64) { c.IovecThreshold = int(max(n, 1)) }); err != nil {
-		return err
+	v, ok := e.lookup(name)
+	if v = strings.TrimSpace(v); !ok || v == "" {
+		return "", false
 	}
-	if err := size(EnvUnexpectedLimit, func(n int64) { c.UnexpectedLimit = n }); err != nil {
-		return err
+	e.text[name] = v
+	return v, true
+}
+
+// fail keeps the first error: name's text v is not what it accepts.
+func (e *envReader) fail(name, v, want string, args ...any) {
+	if e.err == nil {
+		e.err = setting.Bad(setting.Env(name, v), want, args...)
 	}
-	if v, ok := lookup(EnvRails); ok && strings.TrimSpace(v) != "" {
-		c.Rails = nil
-		for _, a := range strings.Split(v, ",") {
-			if a = strings.TrimSpace(a); a != "" {
-				c.Rails = append(c.Rails, a)
+}
+
+// size reads a byte count from lo to hi, or word (never, off), returned
+// as -1.
+func (e *envReader) size(name string, lo, hi int64, word string) (int64, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return 0, false
+	}
+	if word != "" && strings.EqualFold(v, word) {
+		return -1, true
+	}
+	n, err := units.ParseSize(v)
+	if err != nil || n < lo || n > hi {
+		e.fail(name, v, "%s", sizeWant(lo, hi, word))
+		return 0, false
+	}
+	return n, true
+}
+
+// sizeWant says which sizes a setting accepts. A bound of 2G or more is
+// the field type's, not a rule worth stating.
+func sizeWant(lo, hi int64, word string) string {
+	var s string
+	switch {
+	case hi >= math.MaxInt32 && lo == 0:
+		s = "a size in bytes, like 4096, 64K or 1M"
+	case hi >= math.MaxInt32:
+		s = fmt.Sprintf("a size of at least %s bytes, like 64K or 1M", units.FormatSize(lo))
+	default:
+		s = fmt.Sprintf("a size from %s to %s bytes, like 64K or 1M", units.FormatSize(lo), units.FormatSize(hi))
+	}
+	if word != "" {
+		s += ", or " + word
+	}
+	return s
+}
+
+// oneOf reads one of choices, in any case.
+func (e *envReader) oneOf(name string, choices ...string) (string, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return "", false
+	}
+	if l := strings.ToLower(v); slices.Contains(choices, l) {
+		return l, true
+	}
+	e.fail(name, v, "%s", orList(choices))
+	return "", false
+}
+
+// orList is "a, b or c".
+func orList(choices []string) string {
+	if len(choices) < 2 {
+		return strings.Join(choices, "")
+	}
+	return strings.Join(choices[:len(choices)-1], ", ") + " or " + choices[len(choices)-1]
+}
+
+// whole reads a whole number from lo to hi; what counts it (calls …).
+func (e *envReader) whole(name string, lo, hi int, what string) (int, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return 0, false
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		e.fail(name, v, "a whole number of %s from %d to %d", what, lo, hi)
+		return 0, false
+	}
+	return n, true
+}
+
+// fraction reads a number in (0, 1].
+func (e *envReader) fraction(name string) (float64, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return 0, false
+	}
+	x, err := strconv.ParseFloat(v, 64)
+	if err != nil || !validFraction(x) {
+		e.fail(name, v, "%s", fractionWant)
+		return 0, false
+	}
+	return x, true
+}
+
+// duration reads a Go duration (50us, 30s); positive requires one above 0.
+func (e *envReader) duration(name string, positive bool, want string) (time.Duration, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return 0, false
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || positive && d <= 0 {
+		e.fail(name, v, "%s", want)
+		return 0, false
+	}
+	return d, true
+}
+
+// list reads comma-separated names, blanks between commas dropped, in
+// lower case if lower; valid checks them all.
+func (e *envReader) list(name string, lower bool, valid func([]string) bool, want string) ([]string, bool) {
+	v, ok := e.get(name)
+	if !ok {
+		return nil, false
+	}
+	var out []string
+	for _, s := range strings.Split(v, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			if lower {
+				s = strings.ToLower(s)
 			}
+			out = append(out, s)
 		}
 	}
-	if v, ok := lookup(EnvSpinWait); ok && strings.TrimSpace(v) != "" {
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil {
-			return fmt.Errorf("commtune: %s=%q: want a duration like 50us (negative: never poll)", EnvSpinWait, v)
+	if len(out) == 0 || !valid(out) {
+		e.fail(name, v, "%s", want)
+		return nil, false
+	}
+	return out, true
+}
+
+// Rules a variable and the field it sets share. Zero in a field means its
+// default, which the variables spell by being unset.
+const (
+	fractionWant   = "a number in (0, 1]"
+	railsWant      = "hosts, host:port or interface names, comma-separated"
+	spinWant       = "a duration like 50us (0 or negative: never poll)"
+	timeoutWant    = "a positive duration like 30s"
+	transportsWant = "shm and tcp, comma-separated, with tcp (it reaches the other nodes)"
+)
+
+var (
+	ringWant = fmt.Sprintf("a power of two from %s to %s bytes", units.FormatSize(shm.MinRingSize), units.FormatSize(shm.MaxRingSize))
+	// A chunk is at most a quarter of a ring.
+	maxChunk     = int64(shm.MaxRingSize / 4)
+	collSelects  = []string{CollSelectTable, CollSelectLottery}
+	haloOrders   = []string{HaloOrderInterleaved, HaloOrderConsecutive}
+	splits       = []string{SplitCurves, SplitWeighted, SplitIso, SplitOff}
+	onOff        = []string{"on", "off"}
+	transportSet = []string{"shm", "tcp"}
+)
+
+func validFraction(x float64) bool { return x > 0 && x <= 1 } // NaN fails both
+
+func validRing(n int64) bool {
+	return n >= shm.MinRingSize && n <= shm.MaxRingSize && n&(n-1) == 0
+}
+
+func validTransports(ts []string) bool {
+	for _, t := range ts {
+		if !slices.Contains(transportSet, t) {
+			return false
 		}
+	}
+	return slices.Contains(ts, "tcp")
+}
+
+// validRails checks each rail as listenAddrs takes it: host:port, an IP
+// address, or a host or interface name (no colon). Whether a name
+// resolves is known only when the rail listens.
+func validRails(rails []string) bool {
+	for _, r := range rails {
+		if _, _, err := net.SplitHostPort(r); err != nil && net.ParseIP(r) == nil && strings.Contains(r, ":") {
+			return false
+		}
+	}
+	return true
+}
+
+// applyEnv reads commtune's variables into c, checking each alone, and
+// keeps the text of those set for later errors.
+func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
+	e := &envReader{lookup: lookup, text: envText{}}
+	if n, ok := e.size(EnvRendezvousThreshold, 0, math.MaxInt, ""); ok {
+		c.RendezvousThreshold = int(n)
+	}
+	if n, ok := e.size(EnvIovecThreshold, 0, math.MaxInt, "never"); ok {
+		c.IovecThreshold = int(n) // never: -1
+		if n == 0 {
+			c.IovecThreshold = 1 // every payload; 0 would mean the default
+		}
+	}
+	if n, ok := e.size(EnvUnexpectedLimit, 0, math.MaxInt64, ""); ok {
+		c.UnexpectedLimit = n
+	}
+	if rails, ok := e.list(EnvRails, false, validRails, railsWant); ok {
+		c.Rails = rails
+	}
+	if d, ok := e.duration(EnvSpinWait, false, spinWant); ok {
 		c.SpinWait = d
 		if d == 0 {
 			c.SpinWait = -1 // zero means "no polling" here, not "default"
 		}
 	}
-	if v, ok := lookup(EnvProfile); ok && strings.TrimSpace(v) != "" {
-		c.Profile = strings.TrimSpace(v)
+	if d, ok := e.duration(EnvConnectTimeout, true, timeoutWant); ok {
+		c.ConnectTimeout = d
 	}
-	if err := c.applyShmEnv(lookup); err != nil {
-		return err
+	if v, ok := e.get(EnvProfile); ok {
+		c.Profile = v // a path or off: any text
 	}
+	if v, ok := e.get(topo.EnvSysfs); ok {
+		// The topology is read later, where a failure means "unknown
+		// topology"; a tree the user named and that cannot be read is a
+		// mistake, said here.
+		if _, err := topo.ReadFrom(v); err != nil {
+			e.fail(topo.EnvSysfs, v, "the root of a copy of /sys (%v)", err)
+		}
+	}
+	c.applyShmEnv(e)
 	for _, op := range coll.Operations {
-		name := EnvCollPrefix + strings.ToUpper(string(op))
-		if v, ok := lookup(name); ok && strings.TrimSpace(v) != "" {
+		// Parsed, and named if wrong, with the Options' (parseCollectives).
+		if v, ok := e.get(collEnv(op)); ok {
 			if c.Collectives == nil {
 				c.Collectives = map[string]string{}
 			}
-			c.Collectives[string(op)] = strings.TrimSpace(v)
+			c.Collectives[string(op)] = v
 		}
 	}
-	if v, ok := lookup(EnvTuneState); ok && strings.TrimSpace(v) != "" {
-		c.TuneState = strings.TrimSpace(v)
+	if v, ok := e.oneOf(EnvCollSelect, collSelects...); ok {
+		c.CollSelect = v
 	}
-	if v, ok := lookup(EnvHaloSelect); ok && strings.TrimSpace(v) != "" {
-		c.HaloSelect = strings.TrimSpace(v)
+	if x, ok := e.fraction(EnvLotteryAlpha); ok {
+		c.LotteryAlpha = x
 	}
-	if v, ok := lookup(EnvHaloState); ok && strings.TrimSpace(v) != "" {
-		c.HaloState = strings.TrimSpace(v)
+	if x, ok := e.fraction(EnvLotteryWeight); ok {
+		c.LotteryWeight = x
 	}
-	if v, ok := lookup(EnvSplit); ok && strings.TrimSpace(v) != "" {
-		c.Split = strings.ToLower(strings.TrimSpace(v))
+	if n, ok := e.whole(EnvLotteryMinTTL, 1, maxTTL, "calls"); ok {
+		c.LotteryMinTTL = n
 	}
-	if v, ok := lookup(EnvAggregate); ok && strings.TrimSpace(v) != "" {
-		v = strings.TrimSpace(v)
-		if strings.EqualFold(v, "off") {
-			c.Aggregation = -1
-		} else if n, err := units.ParseSize(v); err != nil || n < 1 || n > maxAggregation {
-			return fmt.Errorf("commtune: %s=%q: want a size from 1 to %d bytes, or off", EnvAggregate, v, maxAggregation)
-		} else {
-			c.Aggregation = int(n)
+	if n, ok := e.whole(EnvLotteryMaxTTL, 1, maxTTL, "calls"); ok {
+		c.LotteryMaxTTL = n
+	}
+	if v, ok := e.get(EnvTuneState); ok {
+		c.TuneState = v // a path or off: any text
+	}
+	if v, ok := e.get(EnvHaloSelect); ok {
+		if l := strings.ToLower(v); l == HaloSelectBrute || l == HaloSelectHypothesis {
+			v = l // implementations' names keep their case
 		}
-	}
-	if v, ok := lookup(EnvHaloOrder); ok && strings.TrimSpace(v) != "" {
-		c.HaloOrder = strings.ToLower(strings.TrimSpace(v))
-	}
-	if v, ok := lookup(EnvHaloSamples); ok && strings.TrimSpace(v) != "" {
-		n, err := strconv.Atoi(strings.TrimSpace(v))
-		if err != nil || n < 1 || n > maxHaloSamples {
-			return fmt.Errorf("commtune: %s=%q: want a whole number of exchanges in [1, %d]", EnvHaloSamples, v, maxHaloSamples)
+		impls := HaloImpls()
+		if v != HaloSelectBrute && v != HaloSelectHypothesis && !slices.Contains(impls, v) {
+			e.fail(EnvHaloSelect, v, "%s, %s or an implementation: %s", HaloSelectBrute, HaloSelectHypothesis, strings.Join(impls, ", "))
 		}
+		c.HaloSelect = v
+	}
+	if n, ok := e.whole(EnvHaloSamples, 1, maxHaloSamples, "exchanges"); ok {
 		c.HaloSamples = n
 	}
-	if v, ok := lookup(EnvCollSelect); ok && strings.TrimSpace(v) != "" {
-		c.CollSelect = strings.ToLower(strings.TrimSpace(v))
+	if v, ok := e.oneOf(EnvHaloOrder, haloOrders...); ok {
+		c.HaloOrder = v
 	}
-	for _, f := range []struct {
-		name string
-		dst  *float64
-	}{{EnvLotteryAlpha, &c.LotteryAlpha}, {EnvLotteryWeight, &c.LotteryWeight}} {
-		if v, ok := lookup(f.name); ok && strings.TrimSpace(v) != "" {
-			x, err := strconv.ParseFloat(strings.TrimSpace(v), 64)
-			if err != nil || x <= 0 || x > 1 {
-				return fmt.Errorf("commtune: %s=%q: want a number in (0, 1]", f.name, v)
-			}
-			*f.dst = x
-		}
+	if v, ok := e.get(EnvHaloState); ok {
+		c.HaloState = v // a path or off: any text
 	}
-	for _, f := range []struct {
-		name string
-		dst  *int
-	}{{EnvLotteryMinTTL, &c.LotteryMinTTL}, {EnvLotteryMaxTTL, &c.LotteryMaxTTL}} {
-		if v, ok := lookup(f.name); ok && strings.TrimSpace(v) != "" {
-			n, err := strconv.Atoi(strings.TrimSpace(v))
-			if err != nil || n < 1 || n > maxTTL {
-				return fmt.Errorf("commtune: %s=%q: want a whole number of calls in [1, %d]", f.name, v, maxTTL)
-			}
-			*f.dst = n
-		}
+	if v, ok := e.oneOf(EnvSplit, splits...); ok {
+		c.Split = v
 	}
-	if v, ok := lookup(EnvConnectTimeout); ok && strings.TrimSpace(v) != "" {
-		d, err := time.ParseDuration(strings.TrimSpace(v))
-		if err != nil || d <= 0 {
-			return fmt.Errorf("commtune: %s=%q: want a positive duration like 30s", EnvConnectTimeout, v)
-		}
-		c.ConnectTimeout = d
+	if n, ok := e.size(EnvAggregate, 1, maxAggregation, "off"); ok {
+		c.Aggregation = int(n) // off: -1
+	}
+	c.envText = e.text
+	return e.err
+}
+
+// checkFields checks the fields alone. The environment's values passed
+// already, so an error here is an Option's, named by its field.
+func (c *Config) checkFields() error {
+	bad := func(field string, v any, want string, args ...any) error {
+		return setting.Bad(setting.Field("Config."+field, v), want, args...)
+	}
+	switch {
+	case c.RendezvousThreshold < 0:
+		return bad("RendezvousThreshold", c.RendezvousThreshold, "a size in bytes (0 for the default)")
+	case c.UnexpectedLimit < 0:
+		return bad("UnexpectedLimit", c.UnexpectedLimit, "a size in bytes (0 for the default)")
+	case len(c.Rails) > 0 && !validRails(c.Rails):
+		return bad("Rails", c.Rails, "%s", railsWant)
+	case c.ConnectTimeout < 0:
+		return bad("ConnectTimeout", c.ConnectTimeout, "%s (0 for the default)", timeoutWant)
+	case len(c.Transports) > 0 && !validTransports(c.Transports):
+		return bad("Transports", c.Transports, "%s", transportsWant)
+	case c.Shm.Method != "" && !slices.Contains(ShmMethods, c.Shm.Method):
+		return bad("Shm.Method", c.Shm.Method, "%s", orList(ShmMethods))
+	case c.Shm.DMAMin < 0:
+		return bad("Shm.DMAMin", c.Shm.DMAMin, "a size in bytes (0 for the default)")
+	case c.Shm.Ring != 0 && !validRing(int64(c.Shm.Ring)):
+		return bad("Shm.Ring", c.Shm.Ring, "%s (0 for the default)", ringWant)
+	case c.Shm.Chunk < 0 || int64(c.Shm.Chunk) > maxChunk:
+		return bad("Shm.Chunk", c.Shm.Chunk, "%s (0 for the default)", sizeWant(1, maxChunk, ""))
+	case c.CollSelect != "" && !slices.Contains(collSelects, c.CollSelect):
+		return bad("CollSelect", c.CollSelect, "%s", orList(collSelects))
+	case c.LotteryAlpha != 0 && !validFraction(c.LotteryAlpha):
+		return bad("LotteryAlpha", c.LotteryAlpha, "%s (0 for the default)", fractionWant)
+	case c.LotteryWeight != 0 && !validFraction(c.LotteryWeight):
+		return bad("LotteryWeight", c.LotteryWeight, "%s (0 for the default)", fractionWant)
+	case c.LotteryMinTTL < 0 || c.LotteryMinTTL > maxTTL:
+		return bad("LotteryMinTTL", c.LotteryMinTTL, "a whole number of calls from 1 to %d (0 for the default)", maxTTL)
+	case c.LotteryMaxTTL < 0 || c.LotteryMaxTTL > maxTTL:
+		return bad("LotteryMaxTTL", c.LotteryMaxTTL, "a whole number of calls from 1 to %d (0 for the default)", maxTTL)
 	}
 	return nil
 }
 
-// parseCollectives checks Collectives and keeps them parsed.
+// checkTogether checks the settings that must agree, each set and valid
+// alone. A setting left at its default follows the other (fillDefaults,
+// shm.Config), so only two set together conflict, and the error names
+// both as the user gave them.
+func (c *Config) checkTogether(fromEnv Config) error {
+	env := c.envText
+	if c.Shm.Chunk > 0 && c.Shm.Ring > 0 && c.Shm.Chunk > c.Shm.Ring/4 {
+		return setting.Conflict(env.given(EnvShmChunk, "Config.Shm.Chunk", c.Shm.Chunk, fromEnv.Shm.Chunk),
+			env.given(EnvShmRing, "Config.Shm.Ring", c.Shm.Ring, fromEnv.Shm.Ring),
+			"a chunk of at most a quarter of the ring (%s)", units.FormatSize(int64(c.Shm.Ring/4)))
+	}
+	if c.LotteryMinTTL > 0 && c.LotteryMaxTTL > 0 && c.LotteryMinTTL > c.LotteryMaxTTL {
+		return setting.Conflict(env.given(EnvLotteryMinTTL, "Config.LotteryMinTTL", c.LotteryMinTTL, fromEnv.LotteryMinTTL),
+			env.given(EnvLotteryMaxTTL, "Config.LotteryMaxTTL", c.LotteryMaxTTL, fromEnv.LotteryMaxTTL),
+			"the least calls per draw no more than the most")
+	}
+	return nil
+}
+
+// fillDefaults sets the defaults the checks left: a TTL bound left unset
+// follows the other when the default would cross it.
+func (c *Config) fillDefaults() {
+	if c.ConnectTimeout == 0 {
+		c.ConnectTimeout = DefaultConnectTimeout
+	}
+	if len(c.Transports) == 0 {
+		c.Transports = DefaultTransports
+	}
+	if c.Shm.Method == "" {
+		c.Shm.Method = "auto"
+	}
+	if c.CollSelect == "" {
+		c.CollSelect = CollSelectTable
+	}
+	switch {
+	case c.LotteryMinTTL == 0 && c.LotteryMaxTTL == 0:
+		c.LotteryMinTTL, c.LotteryMaxTTL = defaultLotteryMinTTL, defaultLotteryMaxTTL
+	case c.LotteryMinTTL == 0:
+		c.LotteryMinTTL = min(defaultLotteryMinTTL, c.LotteryMaxTTL)
+	case c.LotteryMaxTTL == 0:
+		c.LotteryMaxTTL = max(defaultLotteryMaxTTL, c.LotteryMinTTL)
+	}
+}
+
+// parseCollectives checks Collectives and keeps them parsed; an error
+// names the variable when the algorithm is the one it gave.
 func (c *Config) parseCollectives() error {
 	c.collForced = nil
 	for name, spec := range c.Collectives {
 		op := coll.Operation(strings.ToLower(name))
 		a, err := coll.Parse(op, spec)
 		if err != nil {
-			return fmt.Errorf("commtune: forced collective (%s%s): %w", EnvCollPrefix, strings.ToUpper(name), err)
+			g := c.envText.given(collEnv(op), fmt.Sprintf("Config.Collectives[%q]", name), spec, c.envText[collEnv(op)])
+			if !slices.Contains(coll.Operations, op) {
+				return setting.Bad(g, "an operation's name as the key (%s)", opNames())
+			}
+			return setting.Bad(g, "an algorithm of %s (%v)", op, err)
 		}
 		if c.collForced == nil {
 			c.collForced = map[coll.Operation]coll.Algorithm{}
@@ -406,6 +680,18 @@ func (c *Config) parseCollectives() error {
 		c.collForced[op] = a
 	}
 	return nil
+}
+
+// collEnv is the variable forcing op's algorithm: COMMTUNE_COLL_BCAST …
+func collEnv(op coll.Operation) string { return EnvCollPrefix + strings.ToUpper(string(op)) }
+
+// opNames lists the collective operations, for errors.
+func opNames() string {
+	names := make([]string, len(coll.Operations))
+	for i, op := range coll.Operations {
+		names[i] = string(op)
+	}
+	return strings.Join(names, ", ")
 }
 
 // oversubscribedSpin is how long a waiter polls, yielding its processor

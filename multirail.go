@@ -2,8 +2,10 @@ package commtune
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/commtune/commtune/internal/sched"
+	"github.com/commtune/commtune/internal/setting"
 )
 
 // Config.Split values.
@@ -33,17 +35,17 @@ var DefaultAggregation = map[string]int{
 // checkMultirail validates the split and aggregation fields and fills
 // their defaults.
 func (c *Config) checkMultirail() error {
-	switch c.Split {
-	case "":
+	// The environment's values were checked as they were read
+	// (applyEnv): an error here is an Option's, named by its field.
+	switch {
+	case c.Split == "":
 		c.Split = SplitCurves
-	case SplitCurves, SplitWeighted, SplitIso, SplitOff:
-	default:
-		return fmt.Errorf("commtune: split %q (%s): want %s, %s, %s or %s",
-			c.Split, EnvSplit, SplitCurves, SplitWeighted, SplitIso, SplitOff)
+	case !slices.Contains(splits, c.Split):
+		return setting.Bad(setting.Field("Config.Split", c.Split), "%s", orList(splits))
 	}
 	if c.Aggregation > maxAggregation {
-		return fmt.Errorf("commtune: Aggregation %d (%s): want at most %d bytes, or negative for off",
-			c.Aggregation, EnvAggregate, maxAggregation)
+		return setting.Bad(setting.Field("Config.Aggregation", c.Aggregation),
+			"at most %d bytes (0 for the default, negative for off)", maxAggregation)
 	}
 	return nil
 }

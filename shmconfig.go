@@ -1,8 +1,7 @@
 package commtune
 
 import (
-	"fmt"
-	"slices"
+	"math"
 	"strings"
 
 	"github.com/commtune/commtune/internal/units"
@@ -45,13 +44,15 @@ type ShmConfig struct {
 	// divides the sizes below it among the other methods).
 	// Env: COMMTUNE_SHM_DMA_MIN.
 	DMAMin int64
-	// Ring is each ring's capacity (a power of two ≥ 4K). Default 2 MiB,
-	// halved (down to 256 KiB) until one rank's inbound rings fit in 64 MiB.
+	// Ring is each ring's capacity, a power of two from 4K to 1G. Default
+	// 2 MiB, halved (down to 256 KiB) until one rank's inbound rings fit in
+	// 64 MiB, but never under four chunks when Chunk is set.
 	// Env: COMMTUNE_SHM_RING.
 	Ring int
 	// Chunk is how much of a large message one ring record carries with the
-	// copy methods; default 128 KiB, at most Ring/4.
-	// Env: COMMTUNE_SHM_CHUNK.
+	// copy methods, from 1 byte to 256M and at most Ring/4. Default 128
+	// KiB, or Ring/4 when that is less: either set alone is valid, the
+	// other following it. Env: COMMTUNE_SHM_CHUNK.
 	Chunk int
 	// NoCMA turns single-copy reads off even where the kernel allows them.
 	// Env: COMMTUNE_SHM_CMA=off.
@@ -81,89 +82,48 @@ var ShmMethods = []string{"auto", "copy", "cma", "vmsplice", "cachefree"}
 // ranks of one node, TCP between nodes.
 var DefaultTransports = []string{"shm", "tcp"}
 
-func (c *Config) applyShmEnv(lookup func(string) (string, bool)) error {
-	get := func(name string) (string, bool) {
-		v, ok := lookup(name)
-		v = strings.TrimSpace(v)
-		return v, ok && v != ""
+// applyShmEnv reads the shared-memory transport's variables and
+// COMMTUNE_TRANSPORTS, each checked alone.
+func (c *Config) applyShmEnv(e *envReader) {
+	if ts, ok := e.list(EnvTransports, true, validTransports, transportsWant); ok {
+		c.Transports = ts
 	}
-	if v, ok := get(EnvTransports); ok {
-		c.Transports = nil
-		for _, t := range strings.Split(v, ",") {
-			if t = strings.TrimSpace(t); t != "" {
-				c.Transports = append(c.Transports, t)
-			}
+	if n, ok := e.size(EnvShmEager, 0, math.MaxInt, ""); ok {
+		c.Shm.Eager = int(n)
+		if n == 0 {
+			c.Shm.Eager = -1 // "0" in the environment: nothing eager
 		}
 	}
-	sizes := []struct {
-		name string
-		set  func(int64)
-	}{
-		{EnvShmEager, func(n int64) {
-			c.Shm.Eager = int(n)
-			if n == 0 {
-				c.Shm.Eager = -1 // "0" in the environment: nothing eager
-			}
-		}},
-		{EnvShmDMAMin, func(n int64) { c.Shm.DMAMin = n }},
-		{EnvShmIovec, func(n int64) { c.Shm.Iovec = int(max(n, 1)) }}, // 0: every payload, as 1
-		{EnvShmRing, func(n int64) { c.Shm.Ring = int(n) }},
-		{EnvShmChunk, func(n int64) { c.Shm.Chunk = int(n) }},
-	}
-	if v, ok := get(EnvShmIovec); ok && strings.EqualFold(v, "never") {
-		c.Shm.Iovec = -1
-		sizes = slices.DeleteFunc(sizes, func(s struct {
-			name string
-			set  func(int64)
-		}) bool {
-			return s.name == EnvShmIovec
-		})
-	}
-	for _, s := range sizes {
-		if v, ok := get(s.name); ok {
-			n, err := units.ParseSize(v)
-			if err != nil {
-				return fmt.Errorf("commtune: %s: %w", s.name, err)
-			}
-			s.set(n)
+	if n, ok := e.size(EnvShmIovec, 0, math.MaxInt, "never"); ok {
+		c.Shm.Iovec = int(n) // never: -1
+		if n == 0 {
+			c.Shm.Iovec = 1 // every payload; 0 would mean the default
 		}
 	}
-	if v, ok := get(EnvShmMethod); ok {
+	if n, ok := e.size(EnvShmDMAMin, 0, math.MaxInt64, ""); ok {
+		c.Shm.DMAMin = n
+	}
+	if v, ok := e.get(EnvShmRing); ok {
+		if n, err := units.ParseSize(v); err != nil || !validRing(n) {
+			e.fail(EnvShmRing, v, "%s", ringWant)
+		} else {
+			c.Shm.Ring = int(n)
+		}
+	}
+	if n, ok := e.size(EnvShmChunk, 1, maxChunk, ""); ok {
+		c.Shm.Chunk = int(n)
+	}
+	if v, ok := e.oneOf(EnvShmMethod, ShmMethods...); ok {
 		c.Shm.Method = v
 	}
-	if v, ok := get(EnvShmCMA); ok {
+	if v, ok := e.get(EnvShmCMA); ok {
 		switch strings.ToLower(v) {
 		case "off", "0", "false", "no":
 			c.Shm.NoCMA = true
 		case "on", "1", "true", "yes":
 			c.Shm.NoCMA = false
 		default:
-			return fmt.Errorf("commtune: %s=%q: want on or off", EnvShmCMA, v)
+			e.fail(EnvShmCMA, v, "on or off")
 		}
 	}
-	return nil
-}
-
-func (c *Config) checkTransports() error {
-	if len(c.Transports) == 0 {
-		c.Transports = DefaultTransports
-	}
-	for _, t := range c.Transports {
-		if t != "shm" && t != "tcp" {
-			return fmt.Errorf("commtune: transport %q: want shm or tcp", t)
-		}
-	}
-	if !slices.Contains(c.Transports, "tcp") {
-		return fmt.Errorf("commtune: transports %v: tcp is needed to reach other nodes", c.Transports)
-	}
-	if c.Shm.Method == "" {
-		c.Shm.Method = "auto"
-	}
-	if !slices.Contains(ShmMethods, c.Shm.Method) {
-		return fmt.Errorf("commtune: shm method %q: want one of %v", c.Shm.Method, ShmMethods)
-	}
-	if c.Shm.DMAMin < 0 || c.Shm.Ring < 0 || c.Shm.Chunk < 0 {
-		return fmt.Errorf("commtune: shm sizes must not be negative")
-	}
-	return nil
 }
