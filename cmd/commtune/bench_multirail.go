@@ -11,6 +11,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/setting"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -49,7 +50,8 @@ func multirailMain(args []string) int {
 	}
 	cfg.Offload = int(offload)
 	if v := os.Getenv(commtune.EnvRails); !*inJob && len(strings.Split(v, ",")) < 2 {
-		return usageError("bench multirail", "%s names %q: give at least two rails, or run with --in-job under a launcher", commtune.EnvRails, v)
+		return usageError("bench multirail", "%v", setting.Bad(setting.Env(commtune.EnvRails, v),
+			"at least two rails, comma-separated (or run with --in-job under a launcher)"))
 	}
 	if *busy < 0 {
 		return usageError("bench multirail", "--busy must be positive")

@@ -12,6 +12,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/setting"
 )
 
 // collInfo is the coll section of `commtune info`: the fixed decision
@@ -80,7 +81,7 @@ func collectColl(infoOptions) (infoReport, error) {
 		if v := strings.TrimSpace(os.Getenv(name)); v != "" {
 			a, err := coll.Parse(op, v)
 			if err != nil {
-				return nil, fmt.Errorf("%s: %w", name, err)
+				return nil, setting.Bad(setting.Env(name, v), "an algorithm of %s (%w)", op, err)
 			}
 			if r.Forced == nil {
 				r.Forced = map[string]string{}
