@@ -3,12 +3,39 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/commtune/commtune"
 )
+
+// TestHaloGrids checks that the halo check's grids have, for every number
+// of ranks, one with an open dimension before a dimension with
+// neighbours, where a ghost past the open border could travel on.
+func TestHaloGrids(t *testing.T) {
+	for n := 1; n <= 12; n++ {
+		if !slices.ContainsFunc(HaloGrids(n), HaloGrid.OpenFirst) {
+			t.Errorf("n=%d: no grid has an open dimension before one with neighbours: %v", n, HaloGrids(n))
+		}
+	}
+	for _, tc := range []struct {
+		g    HaloGrid
+		want bool
+	}{
+		{HaloGrid{[]int{4}, []bool{false}}, false},
+		{HaloGrid{[]int{2, 2}, []bool{false, false}}, true},
+		{HaloGrid{[]int{2, 1}, []bool{false, false}}, false},
+		{HaloGrid{[]int{2, 1}, []bool{false, true}}, true},
+		{HaloGrid{[]int{2, 2}, []bool{true, false}}, false},
+		{HaloGrid{[]int{2, 2, 1}, []bool{true, false, true}}, true},
+	} {
+		if got := tc.g.OpenFirst(); got != tc.want {
+			t.Errorf("%v: OpenFirst() = %v, want %v", tc.g, got, tc.want)
+		}
+	}
+}
 
 // TestHaloLocal runs the halo check on goroutine ranks.
 func TestHaloLocal(t *testing.T) {
