@@ -70,6 +70,24 @@ func signature(op coll.Operation, alg coll.Algorithm, l coll.Layout) callSig {
 	return namedSignature(op, alg.Name(), l)
 }
 
+// textSignature is the signature of a call described by desc alone.
+func textSignature(desc string) callSig {
+	return callSig{hash: fnv(fnvBasis, desc), alg: desc, root: -1, bytes: -1}
+}
+
+// FNV-1a, 64 bits: signatures hash without allocating.
+const (
+	fnvBasis = 14695981039346656037
+	fnvPrime = 1099511628211
+)
+
+func fnv(h uint64, s string) uint64 {
+	for i := 0; i < len(s); i++ {
+		h = (h ^ uint64(s[i])) * fnvPrime
+	}
+	return h
+}
+
 // namedSignature is signature with the algorithm given by name.
 func namedSignature(op coll.Operation, name string, l coll.Layout) callSig {
 	s := callSig{alg: name, root: -1, bytes: -1}
@@ -83,13 +101,10 @@ func namedSignature(op coll.Operation, name string, l coll.Layout) callSig {
 		s.bytes = l.Bytes
 	}
 	// FNV-1a over the name, then the two numbers.
-	h := uint64(14695981039346656037)
-	for i := 0; i < len(s.alg); i++ {
-		h = (h ^ uint64(s.alg[i])) * 1099511628211
-	}
+	h := fnv(fnvBasis, s.alg)
 	for _, v := range []int{s.root, s.bytes} {
 		for i := 0; i < 8; i++ {
-			h = (h ^ uint64(byte(v>>(8*i)))) * 1099511628211
+			h = (h ^ uint64(byte(v>>(8*i)))) * fnvPrime
 		}
 	}
 	s.hash = h

@@ -47,6 +47,13 @@ type Halo struct {
 	ran     string    // the implementation run since the Timer last stopped
 	started bool
 	err     error // the failure that ended an exchange; the Halo is unusable after it
+
+	// An exchange is a call of comm, watched as collective calls are
+	// (collcheck.go): call is its state while inCall, and sigs the
+	// signature of each implementation run.
+	call   callState
+	inCall bool
+	sigs   map[string]callSig
 }
 
 // HaloOption adjusts NewHalo.
@@ -161,6 +168,25 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 	return h, nil
 }
 
+// signature is what ranks must agree on for an exchange with
+// implementation name: the implementation and the shape's width,
+// components and element size. Extents may differ between ranks (an
+// uneven decomposition) as long as the faces neighbours share match;
+// those that do not show as messages of the wrong size.
+func (h *Halo) signature(name string) callSig {
+	if sig, ok := h.sigs[name]; ok {
+		return sig
+	}
+	if h.sigs == nil {
+		h.sigs = map[string]callSig{}
+	}
+	s := h.shape
+	sig := textSignature(fmt.Sprintf("halo/%s, %d dimensions, width %d, %d components of %d bytes",
+		name, len(s.Extents), s.Width, s.Components, s.ElemSize))
+	h.sigs[name] = sig
+	return sig
+}
+
 // exec returns the executor of implementation name on h, made on first
 // use: its plan, runs and buffers serve every later exchange.
 func (h *Halo) exec(name string) (*haloExec, error) {
@@ -248,21 +274,24 @@ func (h *Halo) Start(ctx context.Context) error {
 	if h.sel != nil {
 		var err error
 		if name, err = h.sel.next(ctx, h.comm); err != nil {
-			h.fail(err)
-			return err
+			return h.fail(err)
 		}
 	}
 	x, err := h.exec(name)
 	if err != nil {
 		err = fmt.Errorf("commtune: Halo: %w", err)
-		h.fail(err)
-		return err
+		return h.fail(err)
 	}
 	h.x, h.name, h.ran = x, name, name
 	h.begun = time.Now()
+	seq, _ := h.comm.nextCollCall()
+	h.comm.beginCall(&h.call, seq, h.signature(name))
+	h.inCall, x.call = true, &h.call
+	if err := h.comm.watchNow(&h.call); err != nil {
+		return h.fail(err) // a peer has left this exchange already
+	}
 	if err := x.start(ctx); err != nil {
-		h.fail(err)
-		return err
+		return h.fail(err)
 	}
 	h.started = true
 	return nil
@@ -282,13 +311,12 @@ func (h *Halo) Wait(ctx context.Context) error {
 	}
 	h.started = false
 	if err := h.x.wait(ctx); err != nil {
-		h.fail(err)
-		return err
+		return h.fail(err)
 	}
+	h.endCall()
 	if h.sel != nil && h.timer == nil {
 		if err := h.sel.record(ctx, h.comm, h.name, time.Since(h.begun)); err != nil {
-			h.fail(err)
-			return err
+			return h.fail(err)
 		}
 	}
 	return nil
@@ -302,12 +330,32 @@ func (h *Halo) Exchange(ctx context.Context) error {
 	return h.Wait(ctx)
 }
 
-// fail records err and withdraws what is still in flight.
-func (h *Halo) fail(err error) {
+// fail ends a failed exchange and returns its error: what a peer said
+// made it fail, when one did (explain), else err. It tells the other
+// ranks why this one leaves before it withdraws what is still in flight,
+// so that none of them waits for it.
+func (h *Halo) fail(err error) error {
+	if h.inCall {
+		err = h.comm.explain(&h.call, err)
+		h.comm.abandon(&h.call, err)
+	}
 	h.err = err
 	h.started = false
 	if h.x != nil {
 		h.x.abort()
+	}
+	h.endCall()
+	return err
+}
+
+// endCall ends the exchange's call.
+func (h *Halo) endCall() {
+	if h.inCall {
+		h.comm.endCall(h.call.seq)
+		h.inCall = false
+	}
+	if h.x != nil {
+		h.x.call = nil
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/halo"
 	"github.com/commtune/commtune/internal/tune"
 )
@@ -125,13 +126,23 @@ var haloRegistry = sync.OnceValue(func() *tune.Registry[haloImpl] {
 })
 
 // haloExec carries out one Halo's plan, again and again.
+//
+// Every wait of an exchange watches it as a collective call is watched
+// (collcheck.go): the exchange is a call on the Halo's communicator, so a
+// rank that leaves it (a lost neighbour, a message of the wrong size, its
+// context's end) tells every rank why, and ranks that disagree on the
+// exchange (implementation, width, components, element size) find out
+// within a watch or two, instead of waiting forever on a neighbour that
+// has gone.
 type haloExec struct {
 	impl    haloImpl
 	comm    *Comm
-	data    []byte       // the user's array
-	phases  [][]haloXfer // each in the order this rank carries it out
-	pending []*Request   // requests in flight, withdrawn if the exchange fails
-	recvs   []*haloXfer  // aao: the transfer of each receive Start left in pending
+	data    []byte          // the user's array
+	phases  [][]haloXfer    // each in the order this rank carries it out
+	pending []*core.Request // requests in flight, withdrawn if the exchange fails
+	sts     []Status        // the statuses of pending once awaited
+	recvs   []*haloXfer     // aao: the transfer of each receive Start left in pending
+	call    *callState      // the exchange under way, as a call of comm (set by Halo.Start)
 
 	rmaCtx    uint64     // one-sided: the context of posts and puts (halo_rma.go)
 	connected bool       // Get: the neighbours know where the send boxes lie
@@ -381,54 +392,104 @@ func (x *haloExec) pairs(ctx context.Context, do func(context.Context, *haloXfer
 }
 
 // The point-to-point calls of a transfer: the packed buffers, or the
-// boxes' runs in place.
+// boxes' runs in place. The blocking ones are the nonblocking ones awaited
+// at once, watching the exchange.
 
-func (x *haloExec) isend(t *haloXfer) (*Request, error) {
-	if x.impl.data == haloDDT {
-		return x.comm.isendSegs(t.sendSegs, t.peer, t.sendTag)
-	}
-	return x.comm.Isend(t.sendBuf, t.peer, t.sendTag)
+func (x *haloExec) isend(t *haloXfer) (*core.Request, error) {
+	return x.isendTo(t.peer, t.sendTag, t.sendSegs, t.sendBuf)
 }
 
-func (x *haloExec) irecv(t *haloXfer) (*Request, error) {
-	if x.impl.data == haloDDT {
-		return x.comm.irecvSegs(t.recvSegs, t.peer, t.recvTag)
+func (x *haloExec) irecv(t *haloXfer) (*core.Request, error) {
+	return x.irecvFrom(t.peer, t.recvTag, t.recvSegs, t.recvBuf)
+}
+
+// isendTo sends segs in place, for a ddt implementation, else buf.
+func (x *haloExec) isendTo(peer, tag int, segs [][]byte, buf []byte) (*core.Request, error) {
+	c := x.comm
+	if err := c.checkSend(peer, tag); err != nil {
+		return nil, err
 	}
-	return x.comm.Irecv(t.recvBuf, t.peer, t.recvTag)
+	if x.impl.data == haloDDT && segs != nil {
+		return c.ep.eng.IsendV(c.ctx, c.group[peer], tag, segs), nil
+	}
+	return c.ep.eng.Isend(c.ctx, c.group[peer], tag, buf), nil
+}
+
+// irecvFrom receives into segs in place, for a ddt implementation, else
+// into buf.
+func (x *haloExec) irecvFrom(peer, tag int, segs [][]byte, buf []byte) (*core.Request, error) {
+	c := x.comm
+	w, err := c.checkRecv(peer, tag)
+	if err != nil {
+		return nil, err
+	}
+	if x.impl.data == haloDDT && segs != nil {
+		return c.ep.eng.IrecvV(c.ctx, w, tag, segs), nil
+	}
+	return c.ep.eng.Irecv(c.ctx, w, tag, buf), nil
 }
 
 func (x *haloExec) send(ctx context.Context, t *haloXfer) error {
-	if x.impl.data == haloDDT {
-		return x.comm.sendSegs(ctx, t.sendSegs, t.peer, t.sendTag)
+	r, err := x.isend(t)
+	if err != nil {
+		return err
 	}
-	return x.comm.Send(ctx, t.sendBuf, t.peer, t.sendTag)
+	_, err = x.await(ctx, r)
+	return err
 }
 
 func (x *haloExec) recv(ctx context.Context, t *haloXfer) (Status, error) {
-	if x.impl.data == haloDDT {
-		return x.comm.recvSegs(ctx, t.recvSegs, t.peer, t.recvTag)
+	r, err := x.irecv(t)
+	if err != nil {
+		return Status{}, err
 	}
-	return x.comm.Recv(ctx, t.recvBuf, t.peer, t.recvTag)
+	return x.await(ctx, r)
 }
 
-// sendrecv exchanges with t's peer at once: Comm.Sendrecv for packed
-// buffers; for boxes in place, the same thing spelled out (the receive
-// posted first, then the send, then both awaited), as the boxes never
-// overlap.
+// sendrecv exchanges with t's peer at once, as Comm.Sendrecv does: the
+// receive posted first, then the send, then both awaited (the boxes and
+// buffers of a transfer never overlap).
 func (x *haloExec) sendrecv(ctx context.Context, t *haloXfer) (Status, error) {
-	if x.impl.data != haloDDT {
-		return x.comm.Sendrecv(ctx, t.sendBuf, t.peer, t.sendTag, t.recvBuf, t.peer, t.recvTag)
-	}
 	rr, err := x.irecv(t)
 	if err != nil {
 		return Status{}, err
 	}
 	x.pending = append(x.pending[:0], rr)
-	if err := x.send(ctx, t); err != nil {
+	sr, err := x.isend(t)
+	if err != nil {
 		return Status{}, err
 	}
+	x.pending = append(x.pending, sr)
+	sts, err := x.awaitPending(ctx)
+	if err != nil {
+		return Status{}, err
+	}
+	return sts[0], nil
+}
+
+// await waits for r, watching the exchange: a peer that leaves it or
+// disagrees on it, or a failed request in pending, ends the wait, r then
+// withdrawn if it still can be.
+func (x *haloExec) await(ctx context.Context, r *core.Request) (Status, error) {
+	return x.comm.waitCall(ctx, x.call, r, x.pending)
+}
+
+// awaitPending waits for every request in pending, in order, and empties
+// it; on the first failure it returns, leaving the rest in pending for
+// abort to withdraw.
+func (x *haloExec) awaitPending(ctx context.Context) ([]Status, error) {
+	x.sts = x.sts[:0]
+	for i, r := range x.pending {
+		st, err := x.comm.waitCall(ctx, x.call, r, x.pending[i+1:])
+		if err != nil {
+			x.pending = x.pending[i:]
+			return x.sts, err
+		}
+		x.sts = append(x.sts, st)
+	}
+	clear(x.pending)
 	x.pending = x.pending[:0]
-	return rr.Wait(ctx)
+	return x.sts, nil
 }
 
 // wait completes what start left in flight: the receives (first in
@@ -440,7 +501,7 @@ func (x *haloExec) wait(ctx context.Context) error {
 	if x.impl.oneSided() {
 		return x.waitRMA(ctx)
 	}
-	sts, err := WaitAll(ctx, x.pending...)
+	sts, err := x.awaitPending(ctx)
 	if err != nil {
 		return fmt.Errorf("commtune: halo exchange: %w", err)
 	}
@@ -449,7 +510,6 @@ func (x *haloExec) wait(ctx context.Context) error {
 			return err
 		}
 	}
-	x.pending = x.pending[:0]
 	return nil
 }
 
@@ -475,11 +535,10 @@ func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 			}
 			x.pending = append(x.pending, sr)
 		}
-		sts, err := WaitAll(ctx, x.pending...)
+		sts, err := x.awaitPending(ctx)
 		if err != nil {
 			return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
 		}
-		x.pending = x.pending[:0]
 		st = sts[0]
 	case haloSendRecv:
 		// pairOrder's argument: the +e_d end sends first, the −e_d end
@@ -540,7 +599,8 @@ func (x *haloExec) pack(ts []haloXfer) error {
 // received checks a completed receive of t and unpacks it into the array.
 func (x *haloExec) received(t *haloXfer, st Status) error {
 	if want := halo.RunsBytes(t.recvRuns); st.Count != want {
-		return fmt.Errorf("commtune: halo: rank %d sent %d bytes for a %d-byte box; do the ranks agree on extents, width and components?", t.peer, st.Count, want)
+		return fmt.Errorf("commtune: halo: %w: rank %d sent %d bytes for a %d-byte box; do the ranks agree on extents, width, components and element type?",
+			ErrSizeMismatch, t.peer, st.Count, want)
 	}
 	if x.impl.data == haloDDT {
 		return nil // it landed in place
@@ -557,6 +617,7 @@ func (x *haloExec) abort() {
 		r.Cancel()
 	}
 	x.pending = nil
+	x.reads = nil
 }
 
 func sendErr(t *haloXfer, err error) error {

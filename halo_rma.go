@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 )
 
@@ -81,7 +82,7 @@ func (x *haloExec) prepareRMA() {
 // to the owner reads ranges of memory (Engine.CanRead), and the box
 // described has the receive box's size.
 func (x *haloExec) connectGet(ctx context.Context) error {
-	var reqs []*Request
+	x.pending = x.pending[:0]
 	xfers := x.remoteXfers()
 	eng := x.comm.ep.eng
 	for _, t := range xfers {
@@ -98,20 +99,24 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 				msg = binary.LittleEndian.AppendUint64(msg, uint64(len(b)))
 			}
 		}
-		r, err := x.comm.Isend(msg, t.peer, haloTagWindow+t.sendTag)
+		r, err := x.isendTo(t.peer, haloTagWindow+t.sendTag, nil, msg)
 		if err != nil {
 			return err
 		}
-		reqs = append(reqs, r)
+		x.pending = append(x.pending, r)
 	}
 	modes := make([]byte, 2*len(xfers)) // what this rank tells, then what it is told
 	for i, t := range xfers {
-		st, err := x.comm.Probe(ctx, t.peer, haloTagWindow+t.recvTag)
+		st, err := x.probe(ctx, t.peer, haloTagWindow+t.recvTag)
 		if err != nil {
 			return err
 		}
 		msg := make([]byte, st.Count)
-		if _, err := x.comm.Recv(ctx, msg, t.peer, haloTagWindow+t.recvTag); err != nil {
+		r, err := x.irecvFrom(t.peer, haloTagWindow+t.recvTag, nil, msg)
+		if err != nil {
+			return err
+		}
+		if _, err := x.await(ctx, r); err != nil {
 			return err
 		}
 		if len(msg)%16 != 8 {
@@ -133,24 +138,51 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 		if t.rma.read {
 			modes[i] = 1
 		}
-		r, err := x.comm.Isend(modes[i:i+1], t.peer, haloTagMode+t.recvTag)
+		mr, err := x.isendTo(t.peer, haloTagMode+t.recvTag, nil, modes[i:i+1])
 		if err != nil {
 			return err
 		}
-		reqs = append(reqs, r)
+		x.pending = append(x.pending, mr)
 	}
 	for i, t := range xfers {
 		told := modes[len(xfers)+i : len(xfers)+i+1]
-		if _, err := x.comm.Recv(ctx, told, t.peer, haloTagMode+t.sendTag); err != nil {
+		r, err := x.irecvFrom(t.peer, haloTagMode+t.sendTag, nil, told)
+		if err != nil {
+			return err
+		}
+		if _, err := x.await(ctx, r); err != nil {
 			return err
 		}
 		t.rma.readBy = told[0] == 1
 	}
-	if _, err := WaitAll(ctx, reqs...); err != nil {
+	if _, err := x.awaitPending(ctx); err != nil {
 		return err
 	}
 	x.connected = true
 	return nil
+}
+
+// probe waits until a message from peer with tag can be received, as
+// Comm.Probe does, watching the exchange every collWatch as await does.
+func (x *haloExec) probe(ctx context.Context, peer, tag int) (Status, error) {
+	w, err := x.comm.checkRecv(peer, tag)
+	if err != nil {
+		return Status{}, err
+	}
+	for {
+		pctx, cancel := context.WithTimeout(ctx, collWatch)
+		st, err := x.comm.ep.eng.Probe(pctx, x.comm.ctx, w, tag)
+		cancel()
+		switch {
+		case err == nil:
+			return x.comm.status(st), nil
+		case ctx.Err() != nil || pctx.Err() == nil:
+			return Status{}, err
+		}
+		if err := x.comm.watch(x.call); err != nil {
+			return Status{}, err
+		}
+	}
 }
 
 // remoteXfers lists the transfers with other ranks, in plan order.
@@ -219,16 +251,16 @@ func (x *haloExec) startRMA(ctx context.Context) error {
 // its owner's post.
 type haloRead struct {
 	t    *haloXfer
-	post *Request
+	post *core.Request
 }
 
 // receiveSide starts t's receiving half: the exposure of its receive box,
 // or, for a Get read, the receive of the owner's post.
-func (x *haloExec) receiveSide(t *haloXfer) (*Request, error) {
+func (x *haloExec) receiveSide(t *haloXfer) (*core.Request, error) {
 	if x.impl.primitive == haloGet && t.rma.read {
-		return x.comm.Irecv(nil, t.peer, haloTagPost+t.recvTag)
+		return x.irecvFrom(t.peer, haloTagPost+t.recvTag, nil, nil)
 	}
-	return &Request{r: x.comm.ep.eng.Expose(x.rmaCtx, x.comm.group[t.peer], t.recvTag, t.rma.recvMem), c: x.comm}, nil
+	return x.comm.ep.eng.Expose(x.rmaCtx, x.comm.group[t.peer], t.recvTag, t.rma.recvMem), nil
 }
 
 // sendSide starts t's sending half, adding its requests to pending: the
@@ -236,33 +268,32 @@ func (x *haloExec) receiveSide(t *haloXfer) (*Request, error) {
 // "done" and the post that the box is ready.
 func (x *haloExec) sendSide(t *haloXfer) error {
 	if x.impl.primitive == haloGet && t.rma.readBy {
-		done, err := x.comm.Irecv(nil, t.peer, haloTagDone+t.sendTag)
+		done, err := x.irecvFrom(t.peer, haloTagDone+t.sendTag, nil, nil)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending, done)
-		post, err := x.comm.Isend(nil, t.peer, haloTagPost+t.sendTag)
+		post, err := x.isendTo(t.peer, haloTagPost+t.sendTag, nil, nil)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending, post)
 		return nil
 	}
-	put := &Request{r: x.comm.ep.eng.PutV(x.rmaCtx, x.comm.group[t.peer], t.sendTag, t.rma.sendMem), c: x.comm}
-	x.pending = append(x.pending, put)
+	x.pending = append(x.pending, x.comm.ep.eng.PutV(x.rmaCtx, x.comm.group[t.peer], t.sendTag, t.rma.sendMem))
 	return nil
 }
 
 // read waits for the owner's post, reads t's receive box from its memory
 // and tells it so, adding that message to pending.
-func (x *haloExec) read(ctx context.Context, t *haloXfer, post *Request) error {
-	if _, err := post.Wait(ctx); err != nil {
+func (x *haloExec) read(ctx context.Context, t *haloXfer, post *core.Request) error {
+	if _, err := x.await(ctx, post); err != nil {
 		return recvErr(t, err)
 	}
 	if err := x.comm.ep.eng.ReadSpans(x.comm.group[t.peer], t.rma.recvMem, t.rma.remote); err != nil {
 		return fmt.Errorf("commtune: halo: get from rank %d: %w", t.peer, err)
 	}
-	done, err := x.comm.Isend(nil, t.peer, haloTagDone+t.recvTag)
+	done, err := x.isendTo(t.peer, haloTagDone+t.recvTag, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -279,7 +310,7 @@ func (x *haloExec) waitRMA(ctx context.Context) error {
 		}
 	}
 	x.reads = x.reads[:0]
-	sts, err := WaitAll(ctx, x.pending...)
+	sts, err := x.awaitPending(ctx)
 	if err != nil {
 		return fmt.Errorf("commtune: halo exchange: %w", err)
 	}
@@ -288,7 +319,6 @@ func (x *haloExec) waitRMA(ctx context.Context) error {
 			return err
 		}
 	}
-	x.pending = x.pending[:0]
 	return nil
 }
 
@@ -313,11 +343,10 @@ func (x *haloExec) transferRMA(ctx context.Context, t *haloXfer) error {
 			return err
 		}
 	}
-	sts, err := WaitAll(ctx, x.pending...)
+	sts, err := x.awaitPending(ctx)
 	if err != nil {
 		return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
 	}
-	x.pending = x.pending[:0]
 	if reading {
 		return nil // read checked it
 	}

@@ -66,6 +66,8 @@ func rankMain(mode, arg string) int {
 		err = flood(ctx, c)
 	case "kill":
 		err = killRing(ctx, c, arg)
+	case "killcoll":
+		err = killCollective(ctx, c, arg)
 	case "methods":
 		err = methodsExchange(ctx, c)
 	case "idle":

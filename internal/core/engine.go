@@ -648,6 +648,14 @@ func (e *Engine) cancel(r *Request) bool {
 		r.c.unpost(r)
 		r.complete(Status{}, ErrCanceled)
 		ok = true
+	case r.exposed && !r.landing:
+		// An exposure no byte has reached. It stays in regions, so that
+		// a put the origin started before it heard of the withdrawal
+		// lands in scratch memory instead of failing the rail as a put
+		// into an unknown region; the put's last byte removes it.
+		r.scrap = true
+		r.complete(Status{}, ErrCanceled)
+		ok = true
 	case r.op == opSend && r.rtsQueued && !r.bulkBusy:
 		delete(e.sends, r.id)
 		r.rtsQueued = false
@@ -757,6 +765,10 @@ func (o *outbox) flush(e *Engine) {
 			err = e.sched.PullV(p.peer, subSegs(p.r.segs, 0, p.r.expect), p.addr)
 		} else {
 			err = e.sched.Pull(p.peer, p.r.buf[:p.r.expect], p.addr)
+		}
+		if errors.Is(err, driver.ErrPeerGone) {
+			e.PeerLost(p.peer, err) // fails p.r too: no push can come
+			continue
 		}
 		e.pullDone(p.peer, p.r, err)
 	}

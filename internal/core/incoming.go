@@ -302,6 +302,10 @@ func (e *Engine) Region(peer int, region uint64, offset int64, n int) ([]byte, e
 	if offset < 0 || n < 0 || offset > int64(r.expect) || int64(n) > int64(r.expect)-offset {
 		return nil, driver.ProtocolError("rank %d puts [%d,+%d) into a %d-byte region", peer, offset, n, r.expect)
 	}
+	if r.scrap {
+		return make([]byte, n), nil // withdrawn: the bytes go nowhere
+	}
+	r.landing = true
 	if r.vec {
 		return r.cursor.piece(r.segs, int(offset), n), nil
 	}
@@ -320,6 +324,9 @@ func (e *Engine) PutDone(peer int, region uint64, offset int64, n int) {
 	r.got += n
 	if r.got >= r.expect {
 		delete(e.regions, region)
+		if r.scrap {
+			return // withdrawn, and completed then
+		}
 		st := r.status
 		st.Count = r.expect
 		r.complete(st, e.truncation(r.msgLen, r.length()))

@@ -95,6 +95,8 @@ type Request struct {
 	src        int    // rendezvous: the matched sender
 	pulling    bool   // pull: the read of the sender's memory began (no withdraw now)
 	exposed    bool   // a region exposed to a peer's put (Engine.Expose)
+	landing    bool   // exposed: a put's bytes have begun to land (no withdraw now)
+	scrap      bool   // exposed: withdrawn; a put on its way lands in scratch memory
 
 	// vector receive: where the rendezvous data's last Region piece was
 	// found (under e.mu)

@@ -1,6 +1,7 @@
 package core
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/commtune/commtune/internal/driver"
@@ -26,7 +27,7 @@ import (
 // origin with tag, in context ctxID. The request completes when the put's
 // bytes have all landed in segs, with Status.Count their number; until
 // then segs must not be read or changed. A put of another size is refused:
-// both sides fail.
+// both sides fail. Cancel withdraws an exposure no byte has reached yet.
 func (e *Engine) Expose(ctxID uint64, origin, tag int, segs [][]byte) *Request {
 	r := e.newVecRequest(opRecv, origin, tag, segs)
 	if err := e.checkRank(origin, false); err != nil {
@@ -210,6 +211,12 @@ func (e *Engine) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
 		return lost
 	}
 	if err := e.sched.ReadSpans(peer, dst, src); err != nil {
+		if errors.Is(err, driver.ErrPeerGone) {
+			// Everything else that needs the peer fails now too, not when
+			// its rail notices.
+			e.PeerLost(peer, err)
+			return &PeerLostError{Rank: peer, Err: err}
+		}
 		return fmt.Errorf("core: read of rank %d's memory: %w", peer, err)
 	}
 	e.mu.Lock()

@@ -143,3 +143,51 @@ func TestPutLossAndCancel(t *testing.T) {
 		}
 	}
 }
+
+// TestWithdrawExposure: an exposure no byte has reached is withdrawn by
+// Cancel; a put its origin sends anyway lands nowhere — not in the
+// withdrawn segments, not as a protocol error that would drop the rail —
+// and the next exposure between the two ranks works.
+func TestWithdrawExposure(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		putBefore bool // the origin's put is posted before the withdrawal
+	}{{"put posted after", false}, {"put posted before", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(5, 6))
+			n := newNet(t, 2, 2, Config{})
+			dst := make([]byte, 5000)
+			exp := n.engines[1].Expose(9, 0, 4, [][]byte{dst})
+			var put *Request
+			if tc.putBefore {
+				put = n.engines[0].PutV(9, 1, 4, [][]byte{bytes.Repeat([]byte{7}, 5000)})
+			}
+			if !exp.Cancel() {
+				t.Fatal("an exposure no byte had reached did not cancel")
+			}
+			if !tc.putBefore {
+				put = n.engines[0].PutV(9, 1, 4, [][]byte{bytes.Repeat([]byte{7}, 5000)})
+			}
+			n.run(rng)
+			if _, done, err := exp.Test(); !done || !errors.Is(err, ErrCanceled) {
+				t.Fatalf("withdrawn exposure: done %v, %v", done, err)
+			}
+			if _, done, err := put.Test(); !done || err != nil {
+				t.Fatalf("put into the withdrawn exposure: done %v, %v", done, err)
+			}
+			if bytes.IndexByte(dst, 7) >= 0 {
+				t.Fatal("the put landed in withdrawn memory")
+			}
+			if exp.Cancel() {
+				t.Fatal("a completed exposure cancelled again")
+			}
+			again := make([]byte, 10)
+			exp = n.engines[1].Expose(9, 0, 4, [][]byte{again})
+			put = n.engines[0].PutV(9, 1, 4, [][]byte{[]byte("0123456789")})
+			n.run(rng)
+			if _, _, err := exp.Test(); err != nil || string(again) != "0123456789" {
+				t.Fatalf("the next exposure: %v, %q", err, again)
+			}
+		})
+	}
+}

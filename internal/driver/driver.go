@@ -205,6 +205,11 @@ type Transport interface {
 // operations that need it fail, but it is not a crash.
 var ErrPeerClosed = errors.New("peer closed")
 
+// ErrPeerGone marks a peer found gone by a rail's own means (its process
+// no longer exists when its memory is read) before the rail's link to it
+// reported the loss.
+var ErrPeerGone = errors.New("peer process gone")
+
 // ErrProtocol marks input from a peer that breaks the wire protocol.
 var ErrProtocol = errors.New("protocol violation")
 

@@ -39,6 +39,16 @@ func probeCMA(peer *segment) (bool, string) {
 // cmaCalls counts single-copy reads, for tests that must see them happen.
 var cmaCalls atomic.Uint64
 
+// cmaError describes a failed process_vm_readv from pid; ESRCH, the
+// process gone, is driver.ErrPeerGone, so that the reader reports its peer
+// lost at once instead of a failed read.
+func cmaError(pid int, err error) error {
+	if err == unix.ESRCH {
+		return fmt.Errorf("process_vm_readv from pid %d: %w (%w)", pid, driver.ErrPeerGone, err)
+	}
+	return fmt.Errorf("process_vm_readv from pid %d: %w", pid, err)
+}
+
 // processVMRead copies len(dst) bytes at addr in process pid into dst,
 // looping over partial reads.
 func processVMRead(pid int, dst []byte, addr uint64) (int, error) {
@@ -53,7 +63,7 @@ func processVMRead(pid int, dst []byte, addr uint64) (int, error) {
 			continue
 		}
 		if err != nil {
-			return got, fmt.Errorf("process_vm_readv from pid %d: %w", pid, err)
+			return got, cmaError(pid, err)
 		}
 		if n == 0 {
 			return got, fmt.Errorf("process_vm_readv from pid %d: no progress at %d of %d bytes", pid, got, len(dst))
@@ -101,7 +111,7 @@ func processVMReadv(pid int, dst [][]byte, addr uint64) (int, error) {
 			continue
 		}
 		if err != nil {
-			return got, fmt.Errorf("process_vm_readv from pid %d: %w", pid, err)
+			return got, cmaError(pid, err)
 		}
 		if m == 0 {
 			return got, fmt.Errorf("process_vm_readv from pid %d: no progress at %d bytes", pid, got)
@@ -162,7 +172,7 @@ func processVMReadSpans(pid int, dst [][]byte, src []driver.Span) (int, error) {
 			continue
 		}
 		if err != nil {
-			return got, fmt.Errorf("process_vm_readv from pid %d: %w", pid, err)
+			return got, cmaError(pid, err)
 		}
 		if m == 0 {
 			return got, fmt.Errorf("process_vm_readv from pid %d: no progress at %d of %d bytes", pid, got, want)
