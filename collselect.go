@@ -173,10 +173,14 @@ func (c *Comm) selector() *collSelector {
 }
 
 // transportMix names how c's members reach each other, as rank 0 sees it:
-// "inproc" for goroutine ranks, "shm" when all are on its node, "tcp"
-// when none is, "shm+tcp" otherwise. Only rank 0 draws and records, so
-// its view is the key's.
+// "self" for a communicator of one rank, where nothing travels, "inproc"
+// for goroutine ranks, "shm" when all are on its node, "tcp" when none
+// is, "shm+tcp" otherwise. Only rank 0 draws and records, so its view is
+// the key's.
 func (c *Comm) transportMix() string {
+	if len(c.group) < 2 {
+		return "self"
+	}
 	if len(c.ep.transports) == 0 || c.ep.Transport(c.group[1]) == "inproc" {
 		return "inproc"
 	}

@@ -230,16 +230,18 @@ func (d *haloDiff) compare(impl string, round, rank int, coords []int, got []byt
 // haloDiffRank runs each of impls (implementations or selection methods)
 // on one rank through the rounds of d, each on a Halo of its own over one
 // Cart, and compares the whole array with the reference after every
-// exchange. Odd rounds use Start and Wait, even ones Exchange.
-func haloDiffRank[T Number](ctx context.Context, c *Comm, d *haloDiff, impls []string) error {
+// exchange. Odd rounds use Start and Wait, even ones Exchange. It returns
+// how many exchanges each implementation carried out.
+func haloDiffRank[T Number](ctx context.Context, c *Comm, d *haloDiff, impls []string) (map[string]int, error) {
 	cart, err := c.Cart(d.dims, d.periods)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	runs, err := d.interiorRuns()
 	if err != nil {
-		return err
+		return nil, err
 	}
+	counts := map[string]int{}
 	me := c.Rank()
 	// A wrong cell is noted and the rounds go on: every rank must take the
 	// same steps, whatever it found. An exchange that fails ends the job.
@@ -251,7 +253,7 @@ func haloDiffRank[T Number](ctx context.Context, c *Comm, d *haloDiff, impls []s
 		copy(raw, d.before[0][me])
 		h, err := NewHalo(cart, data, d.shape.Extents, d.shape.Width, d.shape.Components, haloMethod(impl))
 		if err != nil {
-			return fmt.Errorf("%s: %w", impl, err)
+			return nil, fmt.Errorf("%s: %w", impl, err)
 		}
 		for round := range d.after {
 			if round > 0 {
@@ -268,8 +270,9 @@ func haloDiffRank[T Number](ctx context.Context, c *Comm, d *haloDiff, impls []s
 				err = h.Exchange(ctx)
 			}
 			if err != nil {
-				return fmt.Errorf("%s, round %d: %w", ran, round, err)
+				return nil, fmt.Errorf("%s, round %d: %w", ran, round, err)
 			}
+			counts[ran]++
 			if err := d.compare(ran, round, me, cart.MyCoords(), raw); err != nil && first == nil {
 				first = err
 			}
@@ -278,7 +281,7 @@ func haloDiffRank[T Number](ctx context.Context, c *Comm, d *haloDiff, impls []s
 			wrong = append(wrong, first)
 		}
 	}
-	return errors.Join(wrong...)
+	return counts, errors.Join(wrong...)
 }
 
 // haloMethod is the option that makes a Halo run name: an implementation,
@@ -290,20 +293,25 @@ func haloMethod(name string) HaloOption {
 	return WithHaloImpl(name)
 }
 
-// runHaloDiff runs d on goroutine ranks with each of impls in turn.
-func runHaloDiff(ctx context.Context, d *haloDiff, impls []string, opts ...Option) error {
-	var fn func(*Comm) error
+// haloDiffOn runs haloDiffRank on c with d's element type.
+func haloDiffOn(ctx context.Context, c *Comm, d *haloDiff, impls []string) (map[string]int, error) {
 	switch d.elem {
 	case "float64":
-		fn = func(c *Comm) error { return haloDiffRank[float64](ctx, c, d, impls) }
+		return haloDiffRank[float64](ctx, c, d, impls)
 	case "int32":
-		fn = func(c *Comm) error { return haloDiffRank[int32](ctx, c, d, impls) }
+		return haloDiffRank[int32](ctx, c, d, impls)
 	case "uint8":
-		fn = func(c *Comm) error { return haloDiffRank[uint8](ctx, c, d, impls) }
-	default:
-		return fmt.Errorf("no element type %q", d.elem)
+		return haloDiffRank[uint8](ctx, c, d, impls)
 	}
-	return Local(d.ranks(), fn, opts...)
+	return nil, fmt.Errorf("no element type %q", d.elem)
+}
+
+// runHaloDiff runs d on goroutine ranks with each of impls in turn.
+func runHaloDiff(ctx context.Context, d *haloDiff, impls []string, opts ...Option) error {
+	return Local(d.ranks(), func(c *Comm) error {
+		_, err := haloDiffOn(ctx, c, d, impls)
+		return err
+	}, opts...)
 }
 
 // drawHaloDiff draws a grid of 1 to 3 dimensions and at most
