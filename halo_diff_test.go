@@ -173,8 +173,38 @@ func (d *haloDiff) prepare(rounds int) error {
 		if err != nil {
 			return err
 		}
+		// The reference itself must leave the halo past an open border
+		// as it was: each cell there with its own sentinel.
+		cb := s.Components * s.ElemSize
+		for r, a := range d.after[round] {
+			for i := range s.Cells() {
+				if d.pastOpen(r, i) && !bytes.Equal(a[i*cb:(i+1)*cb], d.before[0][r][i*cb:(i+1)*cb]) {
+					return fmt.Errorf("round %d: the reference changed rank %d's cell %v past an open border", round, r, d.cellIndex(i))
+				}
+			}
+		}
 	}
 	return nil
+}
+
+// pastOpen reports whether cell i of rank lies past an open border: in
+// the halo slab of a side of the grid, along an open dimension.
+func (d *haloDiff) pastOpen(rank, i int) bool {
+	coords := make([]int, len(d.dims))
+	for k := len(d.dims) - 1; k >= 0; k-- {
+		coords[k] = rank % d.dims[k]
+		rank /= d.dims[k]
+	}
+	h := d.shape.Width
+	for k, x := range d.cellIndex(i) {
+		if d.periods[k] {
+			continue
+		}
+		if x < h && coords[k] == 0 || x >= h+d.shape.Extents[k] && coords[k] == d.dims[k]-1 {
+			return true
+		}
+	}
+	return false
 }
 
 // describe names the element v: which rank, cell, component and round
