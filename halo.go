@@ -26,7 +26,10 @@ import (
 // Every rank of the Cart must create its Halos in the same order, with the
 // same implementation and agreeing shapes, and exchange them the same
 // number of times and in the same order: some implementations block in
-// Start until the neighbours start the same exchange. A Halo is not safe
+// Start until the neighbours start the same exchange. When ranks disagree
+// on the shape, or one leaves an exchange (a lost peer, its context's
+// end), every rank's exchange fails within about half a second, with no
+// deadline needed (docs/halo.md). A Halo is not safe
 // for concurrent use; distinct Halos on one Cart may have exchanges under
 // way at once, as each has a communicator of its own.
 type Halo struct {
