@@ -82,31 +82,3 @@ func grid(lo, hi int64, curves ...Curve) []int64 {
 	slices.Sort(g)
 	return slices.Compact(g)
 }
-
-// smooth returns the curve with each inner sample replaced by whichever of
-// it and its two neighbours has the middle median (a running median of
-// three over sizes). Transfer times grow with the size, and on such a
-// curve the filter changes nothing; what it removes is a single size
-// whose median a burst of interference displaced — the kind of outlier
-// that would otherwise read as two crossings.
-func (c Curve) smooth() Curve {
-	if len(c) < 3 {
-		return c
-	}
-	out := make(Curve, len(c))
-	out[0], out[len(c)-1] = c[0], c[len(c)-1]
-	for i := 1; i < len(c)-1; i++ {
-		a, b, d := c[i-1], c[i], c[i+1]
-		m := b
-		switch {
-		case a.Median <= b.Median && b.Median <= d.Median, d.Median <= b.Median && b.Median <= a.Median:
-		case b.Median <= a.Median && a.Median <= d.Median, d.Median <= a.Median && a.Median <= b.Median:
-			m = a
-		default:
-			m = d
-		}
-		m.Size = b.Size
-		out[i] = m
-	}
-	return out
-}

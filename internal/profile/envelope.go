@@ -15,26 +15,26 @@ type Range struct {
 	Method string `json:"method"`
 }
 
-// switchPenalty is what one more range costs in Envelope, in relative time
-// lost × octaves: a method must beat its neighbours by more than 5% over an
-// octave (or 10% over half of one) to earn a range of its own, so noise
-// does not chop the sizes into slivers.
+// switchPenalty is what one more range costs in Envelope, against a
+// method's regret within noise (which is none): among methods the samples
+// cannot tell apart, the fewest ranges.
 const switchPenalty = 0.05
 
 // Envelope divides [lo, hi] among several methods (the large-message
-// methods of one transport, in any order): at each compared size the
-// fastest, with ranges found by dynamic programming that minimizes the
-// regret (relative time lost against the fastest, zero within noise,
-// integrated over log size) plus switchPenalty per change of method. Ties
-// keep the method already in use. Boundaries lie at the interpolated
-// crossing of the two neighbours' curves (as in Switch). It returns the
-// ranges, from lo up, and the reason for each boundary.
+// methods of one transport, in any order): at each compared size, a
+// method within noise of the fastest there (never one the curves, as
+// sampled, show slower beyond noise: difference), with ranges found by
+// dynamic programming that changes method as seldom as that allows. Ties
+// keep the method already in use, then the earlier in order. Boundaries lie
+// at the interpolated crossing of the two neighbours' curves (as in
+// Switch). It returns the ranges, from lo up, and the reason for each
+// boundary.
 func Envelope(curves map[string]Curve, order []string, lo, hi int64) ([]Range, []string) {
 	var names []string
 	var cs []Curve
 	for _, m := range order {
 		if c := curves[m]; len(c) > 0 {
-			names, cs = append(names, m), append(cs, c.smooth())
+			names, cs = append(names, m), append(cs, c)
 		}
 	}
 	if len(cs) == 0 {
@@ -48,7 +48,6 @@ func Envelope(curves map[string]Curve, order []string, lo, hi int64) ([]Range, [
 		return []Range{{From: lo, Method: names[0]}}, []string{"no samples in range"}
 	}
 	n, k := len(g), len(cs)
-	w := logWeights(g)
 	loss := make([][]float64, n) // loss[i][m]
 	for i, x := range g {
 		loss[i] = make([]float64, k)
@@ -60,8 +59,7 @@ func Envelope(curves map[string]Curve, order []string, lo, hi int64) ([]Range, [
 		}
 		for m := range cs {
 			if _, _, s := difference(cs[best], cs[m], float64(x)); s < 0 {
-				tb, tm := cs[best].At(float64(x)), cs[m].At(float64(x))
-				loss[i][m] = w[i] * (tm - tb) / tb
+				loss[i][m] = math.Inf(1) // slower beyond noise: never kept
 			}
 		}
 	}

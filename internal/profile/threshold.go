@@ -20,7 +20,11 @@ type Decision struct {
 	// Crossings are the sizes where the curves cross by more than noise,
 	// interpolated between adjacent samples.
 	Crossings []float64 `json:"crossings,omitempty"`
-	Rule      string    `json:"rule"` // why Size, in words
+	// Slower lists the compared sizes where the method the threshold
+	// gives them is slower beyond noise than the other: none unless the
+	// curves cross beyond noise more than once.
+	Slower []int64 `json:"slower,omitempty"`
+	Rule   string  `json:"rule"` // why Size, in words
 	// BelowCurve and AboveCurve are the curves compared, as sampled (for
 	// plots): a composite where a side stands for a choice by size.
 	BelowCurve, AboveCurve Curve `json:"-"`
@@ -36,12 +40,6 @@ func (d Decision) Never() bool { return d.Size > d.Hi }
 // out the same in all eight, at 2% in four. Beyond it, two curves must also
 // differ by more than twice the standard error of their difference.
 const relNoise = 0.05
-
-// nearlyAsGood is the regret, in relative time lost × octaves, that a
-// threshold may cost beyond the least: 5% over one octave, or 2.5% over
-// two. Thresholds that cost no more are as good as the best, as far as
-// the samples can tell.
-const nearlyAsGood = 0.05
 
 // difference compares a and b at size x: the sign of a−b when it exceeds
 // the noise (−1: a is faster, +1: b is), else 0.
@@ -62,34 +60,33 @@ func difference(a, b Curve, x float64) (ta, tb float64, sign int) {
 // the sizes in [lo, hi] sampled by either (seed 000 §III-B).
 //
 // The rule, which also covers curves that never cross, cross several
-// times, or run within noise of each other:
+// times, or run within noise of each other, compares the curves as sampled
+// — what Predict answers — at every size either was sampled at:
 //
-//  1. Each curve is passed through a running median of three sizes
-//     (Curve.smooth), which leaves monotone stretches as they are and
-//     removes a lone displaced sample.
-//  2. At each compared size, the relative time lost by using the slower
-//     method is regret — zero where the curves are within noise.
-//  3. Each switch position between two compared sizes is scored by the
-//     regret it leaves, integrated over log size: the area between the
-//     curves on the side where the slower method would be used.
-//  4. Positions within nearlyAsGood of the least score are acceptable.
-//     If the raw curves cross exactly once among them, that crossing is
-//     the threshold (with one clean crossing, the seed's interpolated
-//     crossing). Otherwise the threshold is the earliest acceptable
+//  1. At each compared size, a method is slower beyond noise where the
+//     other's time plus the noise of the two points (difference) is
+//     below its own.
+//  2. A switch position is admissible when neither side keeps a method
+//     slower beyond noise: a is not slower below it, b not slower from it
+//     on. The threshold is the raw crossing of the curves if exactly one
+//     lies among the admissible positions (with one clean crossing, the
+//     seed's interpolated crossing), else the earliest admissible
 //     position: b, the method for larger messages, is the one that scales
 //     (by reference rather than copied, rendezvous rather than buffered
 //     unexpected, sent at once rather than held for aggregation), so it
-//     takes over as soon as doing so costs no more than nearlyAsGood —
-//     which is where a's advantage, integrated from below, exceeds it: an
-//     area, which noise moves far less than the point where two nearly
-//     equal curves happen to cross. With no acceptable switch, a is kept
-//     throughout; when b wins throughout, the threshold is lo.
-//  5. The threshold lies between two compared sizes: at the crossing of
+//     takes over as soon as the samples cannot tell it slower.
+//  3. When no position is admissible — the curves cross beyond noise more
+//     than once, and one threshold cannot follow them — the threshold is
+//     the position of least regret: the relative time lost by the slower
+//     method, integrated over log size. The sizes it leaves on a method
+//     slower beyond noise are named in Rule (Decision.Slower); a sampling
+//     pass samples such ranges again before it settles for this
+//     (Refine).
+//  4. The threshold lies between two compared sizes: at the crossing of
 //     the two curves interpolated linearly between them, or at their
 //     geometric mean where they do not cross there.
 func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision {
 	d := Decision{Name: name, Below: aName, Above: bName, Lo: lo, Hi: hi, BelowCurve: a, AboveCurve: b}
-	a, b = a.smooth(), b.smooth()
 	g := grid(lo, hi, a, b)
 	if len(a) == 0 || len(b) == 0 || len(g) == 0 {
 		d.Size = hi + 1
@@ -98,9 +95,9 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	}
 	n := len(g)
 	w := logWeights(g)
-	lossA := make([]float64, n) // regret of using a at g[i]
+	lossA := make([]float64, n) // relative time lost using a at g[i], beyond noise
 	lossB := make([]float64, n)
-	diff := make([]float64, n) // a − b, raw
+	diff := make([]float64, n) // a − b
 	signs := make([]int, n)
 	for i, x := range g {
 		ta, tb, s := difference(a, b, float64(x))
@@ -114,7 +111,7 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	}
 	d.Crossings = crossings(g, diff, signs)
 
-	// regret[k]: a on g[:k], b on g[k:].
+	// regret[k]: a on g[:k], b on g[k:]; admissible[k] when both are zero.
 	regret := make([]float64, n+1)
 	for i := range g {
 		regret[0] += w[i] * lossB[i]
@@ -122,15 +119,36 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	for k := 1; k <= n; k++ {
 		regret[k] = regret[k-1] - w[k-1]*lossB[k-1] + w[k-1]*lossA[k-1]
 	}
-	best := math.Inf(1)
-	for _, r := range regret {
-		best = math.Min(best, r)
+	var ok []int
+	slowA, slowB := 0, 0 // sizes where a, b is slower beyond noise, below and from k
+	for _, l := range lossB {
+		if l > 0 {
+			slowB++
+		}
 	}
-	var ok []int // acceptable positions
-	for k, r := range regret {
-		if r <= best+nearlyAsGood {
+	for k := 0; k <= n; k++ {
+		if k > 0 {
+			if lossA[k-1] > 0 {
+				slowA++
+			}
+			if lossB[k-1] > 0 {
+				slowB--
+			}
+		}
+		if slowA == 0 && slowB == 0 {
 			ok = append(ok, k)
 		}
+	}
+	how := byEarliest
+	if len(ok) == 0 {
+		how = byLeast
+		best := 0
+		for k, r := range regret {
+			if r < regret[best]-1e-12 {
+				best = k
+			}
+		}
+		ok = []int{best}
 	}
 	k := ok[0]
 	var rawCross []int
@@ -139,12 +157,8 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 			rawCross = append(rawCross, j)
 		}
 	}
-	how := byLeast
-	switch {
-	case len(rawCross) == 1:
+	if how == byEarliest && len(rawCross) == 1 {
 		k, how = rawCross[0], byCrossing
-	case len(ok) > 1:
-		how = byEarliest
 	}
 	switch {
 	case k == 0:
@@ -154,7 +168,12 @@ func Switch(name string, a, b Curve, aName, bName string, lo, hi int64) Decision
 	default:
 		d.Size = boundary(g[k-1], g[k], diff[k-1], diff[k])
 	}
-	d.Rule = switchRule(d, regret[k], how)
+	for i, x := range g {
+		if i < k && lossA[i] > 0 || i >= k && lossB[i] > 0 {
+			d.Slower = append(d.Slower, x)
+		}
+	}
+	d.Rule = switchRule(d, regret[k], how, len(ok) > 1)
 	return d
 }
 
@@ -211,24 +230,26 @@ func logWeights(g []int64) []float64 {
 
 // How a Switch placed its threshold.
 const (
-	byCrossing = iota // at the one raw crossing among acceptable positions
-	byEarliest        // the earliest of several acceptable positions
-	byLeast           // the one position of least regret
+	byCrossing = iota // at the one raw crossing among admissible positions
+	byEarliest        // the earliest admissible position
+	byLeast           // no admissible position: the least regret
 )
 
-func switchRule(d Decision, regret float64, how int) string {
+func switchRule(d Decision, regret float64, how int, several bool) string {
 	var b strings.Builder
 	switch {
+	case how == byLeast:
+		fmt.Fprintf(&b, "no one threshold keeps both methods to where they are as fast (least regret at %s)", units.FormatSize(d.Size))
 	case d.Never():
 		fmt.Fprintf(&b, "%s is as fast or faster up to %s", d.Below, units.FormatSize(d.Hi))
 	case d.Size <= d.Lo:
 		fmt.Fprintf(&b, "%s is as fast or faster from %s", d.Above, units.FormatSize(d.Lo))
 	case how == byCrossing:
 		fmt.Fprintf(&b, "the curves cross at %s", units.FormatSize(d.Size))
-	case how == byEarliest:
-		fmt.Fprintf(&b, "earliest switch within %.0f%%·octave of the least regret", 100*nearlyAsGood)
+	case several:
+		b.WriteString("earliest switch where the samples cannot tell either slower")
 	default:
-		b.WriteString("least regret")
+		fmt.Fprintf(&b, "%s is slower beyond noise below %s, %s from it", d.Below, units.FormatSize(d.Size), d.Above)
 	}
 	switch len(d.Crossings) {
 	case 0:
@@ -244,8 +265,8 @@ func switchRule(d Decision, regret float64, how int) string {
 		}
 		b.WriteString(")")
 	}
-	if regret > 0.005 {
-		fmt.Fprintf(&b, "; regret %.1f%%·octave", 100*regret)
+	if len(d.Slower) > 0 {
+		fmt.Fprintf(&b, "; slower beyond noise at %d sampled sizes, regret %.1f%%·octave", len(d.Slower), 100*regret)
 	}
 	return b.String()
 }
