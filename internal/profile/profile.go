@@ -74,7 +74,17 @@ type Transport struct {
 	// identity (driver.Caps.Name: "eth1/ipv4"): what a multirail split
 	// predicts chunk times from (seed 000 §III-C).
 	Rails map[string]Curve `json:"rails,omitempty"`
+	// Collectives holds collective operations timed between the pass's two
+	// ranks as a program calls them (Collective), each by the path its
+	// messages take ("eager-iovec", "rendezvous/copy"): a collective is more
+	// than its messages (rounds sent both ways at once, the combining in
+	// between), and only its own curve predicts what a program sees.
+	Collectives map[string]map[string]Curve `json:"collectives,omitempty"`
 }
+
+// Collective names the operations a pass times as programs call them: the
+// ring allreduce of float64 sums, out of place, between two ranks.
+const Collective = "allreduce/ring"
 
 // Profile is one platform's sampled data.
 type Profile struct {
@@ -103,6 +113,20 @@ func (p *Profile) Predict(transport, method string, size int64) (time.Duration, 
 	c := p.Curve(transport, method)
 	if c == nil {
 		return 0, fmt.Errorf("profile: no %s samples for %s", method, transport)
+	}
+	return time.Duration(math.Round(c.At(float64(size)))), nil
+}
+
+// PredictCollective returns the predicted time of the collective op
+// (Collective) over size bytes between two ranks of transport whose
+// messages take path, interpolated between the nearest samples.
+func (p *Profile) PredictCollective(transport, op, path string, size int64) (time.Duration, error) {
+	var c Curve
+	if t := p.Transports[transport]; t != nil {
+		c = t.Collectives[op][path]
+	}
+	if c == nil {
+		return 0, fmt.Errorf("profile: no %s samples over %s for %s", op, path, transport)
 	}
 	return time.Duration(math.Round(c.At(float64(size)))), nil
 }
@@ -152,6 +176,19 @@ func (p *Profile) Validate() error {
 		}
 		if len(t.Rails) > maxCurves {
 			return invalid("transport %q: %d rails", name, len(t.Rails))
+		}
+		if len(t.Collectives) > maxCurves {
+			return invalid("transport %q: %d collectives", name, len(t.Collectives))
+		}
+		for op, paths := range t.Collectives {
+			if len(paths) > maxCurves {
+				return invalid("transport %q: %s over %d paths", name, op, len(paths))
+			}
+			for path, c := range paths {
+				if err := c.validate(); err != nil {
+					return invalid("%s %s over %s: %v", name, op, path, err)
+				}
+			}
 		}
 		for r, c := range t.Rails {
 			if r == "" || len(r) > maxRailName {

@@ -26,6 +26,9 @@ type Tuning struct {
 	// boundaries of Large.
 	Decisions []Decision
 	LargeWhy  []string
+	// rndvRanges divides every sampled size among the rendezvous methods:
+	// the curve the eager limit was found against.
+	rndvRanges []Range
 }
 
 // LargeMethods lists the large-message method names a transport's
@@ -44,6 +47,11 @@ func (p *Profile) Tune(transport string, available []string) (*Tuning, error) {
 	if t == nil {
 		return nil, fmt.Errorf("profile: no samples for transport %s", transport)
 	}
+	return t.tune(transport, available)
+}
+
+// tune is Tune on the curves of t, named transport.
+func (t *Transport) tune(transport string, available []string) (*Tuning, error) {
 	copyC, iovC := t.Methods[EagerCopy], t.Methods[EagerIovec]
 	if len(copyC) == 0 || len(iovC) == 0 {
 		return nil, fmt.Errorf("profile: %s lacks the %s and %s samples", transport, EagerCopy, EagerIovec)
@@ -89,6 +97,7 @@ func (p *Profile) Tune(transport string, available []string) (*Tuning, error) {
 		tu.Large, tu.LargeWhy = ranges, why
 		rndvName = "rendezvous (best method)"
 	}
+	tu.rndvRanges = ranges
 	rndvCurve := compose(large, func(size int64) string { return MethodAt(ranges, size) })
 	rv := Switch("rendezvous", eager, rndvCurve, "eager", rndvName, 1, maxEager)
 	tu.Rendezvous = min(rv.Size-1, maxEager)
