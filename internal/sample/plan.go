@@ -5,6 +5,8 @@
 // keeps the median and quartiles of each point for the profile.
 package sample
 
+import "time"
+
 // Sizes: powers of two and their midpoints (3·2^(k−1)) from 1 byte to
 // MaxSize, which a quick pass thins to the powers of two.
 const (
@@ -15,13 +17,17 @@ const (
 )
 
 // Plan fixes what a pass measures; both ranks derive the same one from
-// the same flags, so they walk the same loops in step.
+// the same flags, so they walk the same loops in step (rank 0 chooses
+// where to refine, and tells rank 1).
 type Plan struct {
 	Quick  bool
 	Sizes  []int64
 	Blocks int // interleaved blocks per size: the methods take turns, so drift hits all alike
 	MinRep int // round trips per block, at least
 	MaxRep int // and at most (small messages)
+	// Refine is the time a transport's pass spends, after its coarse
+	// sizes, sampling again where thresholds are uncertain (0: none).
+	Refine time.Duration
 }
 
 // NewPlan returns the full pass or, with quick, a pass about four times
@@ -31,9 +37,9 @@ func NewPlan(quick bool) Plan {
 	// shifts between a fast and a slow regime for stretches of tens of
 	// milliseconds, and only fine interleaving gives every method the same
 	// share of each.
-	p := Plan{Quick: quick, Blocks: 25, MinRep: 1, MaxRep: 60}
+	p := Plan{Quick: quick, Blocks: 25, MinRep: 1, MaxRep: 60, Refine: 4 * time.Second}
 	if quick {
-		p.Blocks, p.MinRep, p.MaxRep = 9, 1, 30
+		p.Blocks, p.MinRep, p.MaxRep, p.Refine = 7, 1, 30, time.Second
 	}
 	for s := int64(1); s <= MaxSize; s *= 2 {
 		p.Sizes = append(p.Sizes, s)
@@ -61,5 +67,13 @@ func (p Plan) Units() int {
 			n += p.Blocks
 		}
 	}
-	return n
+	if p.Refine > 0 {
+		n += 2 * refineUnits
+	}
+	return n + len(collectiveSizes(p))*min(p.Blocks, collBlocks)
 }
+
+// refineUnits is the progress steps of one refinement stage, which
+// advance with its time rather than its blocks (their number is not known
+// beforehand).
+const refineUnits = 50

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,10 @@ func TestPlan(t *testing.T) {
 		{"small messages get the most round trips", full.Reps(8), full.MaxRep},
 		{"16M gets the fewest", full.Reps(16 << 20), full.MinRep},
 		{"256K moves the block budget", full.Reps(256 << 10), budgetBytes / (256 << 10)},
-		{"units", quick.Units(), quick.Blocks * (25 + 19)}, // 19 sizes ≤ 256K take part in the pair phase
+		// 19 sizes ≤ 256K take part in the pair phase, 15 (1K to 16M) in
+		// the collective one; two refinement stages.
+		{"units", quick.Units(), quick.Blocks*(25+19) + 15*min(quick.Blocks, collBlocks) + 2*refineUnits},
+		{"collective sizes", len(collectiveSizes(quick)), 15},
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
@@ -101,8 +105,68 @@ func TestRunLocal(t *testing.T) {
 			}
 		}
 	}
+	// The collective over each path at the one size from minCollective
+	// (300K, whose halves an eager method carries).
+	for m, n := range map[string]int{profile.EagerCopy: 1, profile.EagerIovec: 1, profile.Rendezvous: 1} {
+		if c := tr.Collectives[profile.Collective][m]; len(c) != n {
+			t.Errorf("%s over %s: %d samples, want %d", profile.Collective, m, len(c), n)
+		}
+	}
 	p := &profile.Profile{Version: profile.Version, Transports: map[string]*profile.Transport{"inproc": tr}}
 	if err := p.Validate(); err != nil {
 		t.Fatalf("the result is not a valid profile: %v", err)
+	}
+}
+
+// TestShareItems: rank 1 gets rank 0's refinement items, sizes and
+// methods, through the bit per method.
+func TestShareItems(t *testing.T) {
+	methods := []Method{{Name: "a"}, {Name: "b"}, {Name: "c"}}
+	sent := []item{{size: 5793, methods: []Method{methods[0], methods[2]}}, {size: 1 << 40, methods: methods[1:2]}}
+	var got []item
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		s := newSampler(t.Context(), c, Plan{}, nil, 0)
+		var mine []item
+		if c.Rank() == 0 {
+			mine = sent
+		}
+		items, err := s.shareItems(mine, methods)
+		if c.Rank() == 1 {
+			got = items
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(sent) {
+		t.Fatalf("rank 1 got %v, want %v", got, sent)
+	}
+}
+
+// TestRunRefines runs a pass with refinement between two goroutine ranks:
+// both walk the same rounds (the pass ends), and every curve stays a
+// valid profile's, however many sizes refinement added.
+func TestRunRefines(t *testing.T) {
+	plan := Plan{Sizes: []int64{1, 64, 4096, 300 << 10}, Blocks: 2, MinRep: 1, MaxRep: 3, Refine: 50 * time.Millisecond}
+	var tr *profile.Transport
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		_, res, err := Run(t.Context(), c, plan, nil)
+		if c.Rank() == 0 {
+			tr = res
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &profile.Profile{Version: profile.Version, Transports: map[string]*profile.Transport{"inproc": tr}}
+	if err := p.Validate(); err != nil {
+		t.Fatalf("the result is not a valid profile: %v", err)
+	}
+	for _, m := range []string{profile.EagerCopy, profile.EagerIovec, profile.Rendezvous} {
+		if len(tr.Methods[m]) < 3 {
+			t.Errorf("%s: %d samples", m, len(tr.Methods[m]))
+		}
 	}
 }
