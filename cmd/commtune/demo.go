@@ -126,7 +126,7 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 	if err != nil {
 		return err
 	}
-	if err := writeDemoTable(w, v, rounds); err != nil {
+	if err := writeDemoTable(w, v, rounds, p, ranks); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nDone in %.1f s. `commtune info` shows this again; `commtune bench sweep` holds the profile against fixed thresholds.\n",
@@ -183,29 +183,55 @@ func demoJob(ctx context.Context, ranks int, cfg demo.Config, profilePath string
 }
 
 // writeDemoTable prints the two configurations side by side, with the way
-// each sends the messages of every operation, and their ratio where those
-// ways differ (elsewhere it is noise: it feeds the verdict's noise level).
-func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int) error {
+// each sends the messages of every operation, what the profile predicted
+// for each, and their ratio where those ways differ (elsewhere it is noise:
+// it feeds the verdict's noise level).
+func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int, p *profile.Profile, ranks int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "operation\tsize\ttuned (µs)\tdefaults (µs)\tdefaults/tuned\ttuned path\tdefaults path\t\n")
+	fmt.Fprint(tw, "operation\tsize\ttuned (µs)\tpredicted\tdefaults (µs)\tpredicted\tdefaults/tuned\ttuned path\tdefaults path\t\n")
+	var predicted, within int
+	worst, worstAt := 0.0, ""
+	pred := func(r demo.Result) string {
+		d, ok := demo.Predict(p, "shm", ranks, r)
+		if !ok {
+			return "-"
+		}
+		predicted++
+		miss := demo.Miss(d, r.NS)
+		if miss <= predictionTolerance {
+			within++
+		}
+		if miss > worst {
+			worst, worstAt = miss, fmt.Sprintf("%s %s on %s: %.2f µs predicted, %.2f measured", r.Op, units.FormatSize(r.Bytes), r.Path, float64(d)/1e3, r.NS/1e3)
+		}
+		return fmt.Sprintf("%.2f", float64(d)/1e3)
+	}
 	for _, c := range v.Rows {
 		ratio, up := fmt.Sprintf("%.2f", c.Ratio), c.Defaults.Path
 		if c.SamePath() {
 			ratio, up = "", "same"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%s\t%s\t%s\t\n", c.Tuned.Op, units.FormatSize(c.Tuned.Bytes), c.Tuned.NS/1e3, c.Defaults.NS/1e3, ratio, c.Tuned.Path, up)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t%s\t\n", c.Tuned.Op, units.FormatSize(c.Tuned.Bytes),
+			c.Tuned.NS/1e3, pred(c.Tuned), c.Defaults.NS/1e3, pred(c.Defaults), ratio, c.Tuned.Path, up)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
 	_, err := fmt.Fprintf(w, "(ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
-		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns.\n"+
+		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns; predicted: by the profile's\n"+
+		"curve of that path, for ping-pong, and of the allreduce over it, for allreduce.\n"+
 		"Noise: where both took the same path their medians differed by up to %.0f%%.)\n"+
+		"Predictions within %.0f%% of the measured time: %d of %d (the farthest %.0f%% off: %s).\n"+
 		"Where the profile chose differently from the defaults (%d of %d operations), tuned was faster beyond noise on %d\n"+
 		"and slower beyond noise on %d.\n",
-		rounds, 100*v.Noise, v.Differ, len(v.Rows), v.Faster, len(v.Lost))
+		rounds, 100*v.Noise, 100*predictionTolerance, within, predicted, 100*worst, worstAt,
+		v.Differ, len(v.Rows), v.Faster, len(v.Lost))
 	return err
 }
+
+// predictionTolerance is how far from the measured time the demo counts a
+// prediction as right: the noise of one run here is 5–20%.
+const predictionTolerance = 0.25
 
 // lostError says which operations tuned lost and why it chose as it did:
 // the sampling pass's prediction for both paths, against this run.
@@ -213,22 +239,22 @@ func lostError(v *demo.Verdict, p *profile.Profile, ranks int) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "tuned was slower beyond noise on %d operation(s):", len(v.Lost))
 	for _, c := range v.Lost {
-		n := c.Tuned.Bytes
-		if c.Tuned.Op == "allreduce" {
-			n /= int64(ranks) // the path is a chunk's
-		}
 		fmt.Fprintf(&b, "\n  %s %s: %.2f µs on %s against %.2f µs on %s (slower in %d of %d runs)",
 			c.Tuned.Op, units.FormatSize(c.Tuned.Bytes), c.Tuned.NS/1e3, c.Tuned.Path, c.Defaults.NS/1e3, c.Defaults.Path, c.SlowerRuns, len(c.Ratios))
-		tp, terr := p.Predict("shm", c.Tuned.Path, n)
-		dp, derr := p.Predict("shm", c.Defaults.Path, n)
+		tp, tok := demo.Predict(p, "shm", ranks, c.Tuned)
+		dp, dok := demo.Predict(p, "shm", ranks, c.Defaults)
 		switch {
-		case terr != nil || derr != nil:
+		case !tok || !dok:
 		case tp <= dp:
-			fmt.Fprintf(&b, ";\n    the profile predicted %s for a %s message on %s and %s on %s: it is off at this size now",
-				tp.Round(10*time.Nanosecond), units.FormatSize(n), c.Tuned.Path, dp.Round(10*time.Nanosecond), c.Defaults.Path)
+			fmt.Fprintf(&b, ";\n    the profile predicted %s on %s and %s on %s: it is off at this size now",
+				tp.Round(10*time.Nanosecond), c.Tuned.Path, dp.Round(10*time.Nanosecond), c.Defaults.Path)
+		case c.Tuned.Op == "pingpong":
+			noise := profile.Noise(p.Curve("shm", c.Tuned.Path), p.Curve("shm", c.Defaults.Path), c.Tuned.Bytes)
+			fmt.Fprintf(&b, ";\n    the profile itself predicted %s %.1f%% faster, within the noise of its points there (%.1f%%), so it kept %s",
+				c.Defaults.Path, 100*(float64(tp)/float64(dp)-1), 100*noise/float64(dp), c.Tuned.Path)
 		default:
-			fmt.Fprintf(&b, ";\n    the profile itself predicted %s %.1f%% faster at %s, a gap its thresholds count as noise, so it kept %s",
-				c.Defaults.Path, 100*(float64(tp)/float64(dp)-1), units.FormatSize(n), c.Tuned.Path)
+			fmt.Fprintf(&b, ";\n    the profile's %s curves predicted %s %.1f%% faster, but its thresholds follow the ping-pong curves, which chose %s",
+				c.Tuned.Op, c.Defaults.Path, 100*(float64(tp)/float64(dp)-1), c.Tuned.Path)
 		}
 	}
 	b.WriteString("\nA profile sampled under other load, or with --quick, can be wrong here: `commtune demo --resample` samples again.")

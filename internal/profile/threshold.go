@@ -41,15 +41,27 @@ func (d Decision) Never() bool { return d.Size > d.Hi }
 // differ by more than twice the standard error of their difference.
 const relNoise = 0.05
 
+// Noise returns the least difference between the times of curves a and b
+// at size x that the thresholds take as real (ns): 5% of the faster, or
+// twice the standard error of the difference of the two medians,
+// whichever is larger.
+func Noise(a, b Curve, x int64) float64 {
+	return noise(a, b, float64(x), a.At(float64(x)), b.At(float64(x)))
+}
+
+func noise(a, b Curve, x, ta, tb float64) float64 {
+	return math.Max(relNoise*math.Min(ta, tb), 2*math.Hypot(a.StdErr(x), b.StdErr(x)))
+}
+
 // difference compares a and b at size x: the sign of a−b when it exceeds
 // the noise (−1: a is faster, +1: b is), else 0.
 func difference(a, b Curve, x float64) (ta, tb float64, sign int) {
 	ta, tb = a.At(x), b.At(x)
-	noise := math.Max(relNoise*math.Min(ta, tb), 2*math.Hypot(a.StdErr(x), b.StdErr(x)))
+	n := noise(a, b, x, ta, tb)
 	switch {
-	case ta+noise < tb:
+	case ta+n < tb:
 		sign = -1
-	case tb+noise < ta:
+	case tb+n < ta:
 		sign = 1
 	}
 	return
