@@ -226,13 +226,18 @@ func (c *Comm) abandon(st *callState, err error) {
 }
 
 // explain returns what made call st fail, given err, the error of one of
-// its requests: the note of the peer that left first when there is one
-// (err is then only its effect: a withdrawn send, or a peer that closed
-// after leaving), else err. A withdrawal is always explained by a note,
-// sent before it; explain waits up to noteWait for it to arrive.
+// its requests. When err may be only the effect of a peer's leaving — a
+// withdrawn send, or a lost peer, which may have closed after it left —
+// it is the note of the peer that left first, if one came; otherwise, as
+// when this rank found a mismatch itself, err. A withdrawal is always
+// explained by a note, sent before it; explain waits up to noteWait for
+// it to arrive.
 func (c *Comm) explain(st *callState, err error) error {
 	var w *WithdrawnError
 	withdrawn := errors.As(err, &w)
+	if !withdrawn && !errors.Is(err, ErrPeerLost) {
+		return err
+	}
 	co := c.coord()
 	for deadline := time.Now().Add(noteWait); ; time.Sleep(time.Millisecond) {
 		c.drainNotes()

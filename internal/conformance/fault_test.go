@@ -1,7 +1,6 @@
 package conformance
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -163,7 +162,8 @@ func TestKillCollective(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/n=%d/%s", tr.name, n, fc), func(t *testing.T) {
 					for run := range runs {
 						dir := t.TempDir()
-						out, err := runFaultJob(t, n, dir+";"+fc.String(), tr.env)
+						// The launcher must not end the survivors before they report.
+						out, err := runJobGrace(t, n, faultHold+2*time.Second, "killcoll", dir+";"+fc.String(), tr.env)
 						var re *launch.RankError
 						if !errors.As(err, &re) || re.Rank != faultVictim || re.Signal != syscall.SIGKILL {
 							t.Fatalf("run %d: launcher error %v, want rank %d killed by SIGKILL\n%s", run, err, faultVictim, out)
@@ -199,25 +199,4 @@ func TestKillCollective(t *testing.T) {
 			}
 		}
 	}
-}
-
-// runFaultJob is runJob with a grace long enough for the survivors'
-// hold: the launcher must not end them before they report.
-func runFaultJob(t *testing.T, n int, arg string, env ...string) (string, error) {
-	t.Helper()
-	var out bytes.Buffer
-	err := launch.Run(context.Background(), launch.Options{
-		N:    n,
-		Args: []string{os.Args[0]},
-		Env: append([]string{
-			rankModeEnv + "=killcoll", rankArgEnv + "=" + arg,
-			"GORACE=atexit_sleep_ms=0",
-			"COMMTUNE_PROFILE=off",
-		}, env...),
-		KillGrace: faultHold + 2*time.Second,
-		Prefix:    true,
-		Stdout:    &out,
-		Stderr:    &out,
-	})
-	return out.String(), err
 }

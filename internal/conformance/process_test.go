@@ -226,6 +226,13 @@ func countFromEnv(t *testing.T, name string, def, short int) int {
 // and returns their output.
 func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error) {
 	t.Helper()
+	return runJobGrace(t, n, 0, mode, arg, env...)
+}
+
+// runJobGrace is runJob with the launcher's kill grace (0: its default):
+// how long the other ranks may run after one fails.
+func runJobGrace(t *testing.T, n int, grace time.Duration, mode, arg string, env ...string) (string, error) {
+	t.Helper()
 	var out bytes.Buffer
 	err := launch.Run(context.Background(), launch.Options{
 		N:    n,
@@ -238,9 +245,10 @@ func runJob(t *testing.T, n int, mode, arg string, env ...string) (string, error
 			// machine's tuning profile.
 			"COMMTUNE_PROFILE=off",
 		}, env...),
-		Prefix: true,
-		Stdout: &out,
-		Stderr: &out,
+		KillGrace: grace,
+		Prefix:    true,
+		Stdout:    &out,
+		Stderr:    &out,
 	})
 	return out.String(), err
 }
