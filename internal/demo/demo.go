@@ -58,9 +58,12 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 			break
 		}
 		buf := make([]byte, n)
+		if err := settlePingPong(ctx, c, buf, peer); err != nil {
+			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
+		}
 		r := reps(n)
 		d := make([]time.Duration, 0, r)
-		for i := -2; i < r; i++ { // two warm-up round trips
+		for i := 0; i < r; i++ {
 			t0 := time.Now()
 			var err error
 			if c.Rank()%2 == 0 {
@@ -75,9 +78,7 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 			if err != nil {
 				return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 			}
-			if i >= 0 {
-				d = append(d, time.Since(t0)/2)
-			}
+			d = append(d, time.Since(t0)/2)
 		}
 		out = append(out, Result{Op: "pingpong", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, peer, n)})
 	}
@@ -91,9 +92,12 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 		// (a 256 KiB allreduce measured 80 µs to 1.3 ms from one run to
 		// the next) and hid the paths the profile chose between.
 		v, sum := make([]float64, n/8), make([]float64, n/8)
+		if err := settleAllreduce(ctx, c, v, sum); err != nil {
+			return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
+		}
 		r := reps(n)
 		d := make([]time.Duration, 0, r)
-		for i := -1; i < r; i++ {
+		for i := 0; i < r; i++ {
 			for j := range v {
 				v[j] = float64(c.Rank()*len(v) + j)
 			}
@@ -104,9 +108,7 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 			if err := commtune.Allreduce(ctx, c, v, sum, commtune.Sum, ringAllreduce); err != nil {
 				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
 			}
-			if i >= 0 {
-				d = append(d, time.Since(t0))
-			}
+			d = append(d, time.Since(t0))
 			if err := checkSum(sum, c.Size()); err != nil {
 				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
 			}
@@ -114,6 +116,77 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 		out = append(out, Result{Op: "allreduce", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
 	}
 	return out, nil
+}
+
+// settleTime is how long each operation runs, unrecorded, before it is
+// timed: the steady state a program sending the same messages over and
+// over sees, and what the sampling pass measures (it settles each method
+// as long). The change of path from one operation to the next lingers for
+// several hundred microseconds (background goroutines of the previous
+// path still awake on two processors); two warm-up round trips of a small
+// message covered a few microseconds of it.
+const settleTime = time.Millisecond
+
+// tagSettled marks the last unrecorded round trip of a ping-pong.
+const tagSettled = 2
+
+// settlePingPong runs round trips of buf between c's rank and peer (0 and
+// 1) for settleTime as rank 0 counts it; rank 0 sends the last with
+// tagSettled, so its peer knows where they end.
+func settlePingPong(ctx context.Context, c *commtune.Comm, buf []byte, peer int) error {
+	if c.Rank()%2 == 0 {
+		t0 := time.Now()
+		for {
+			tag := tagPing
+			if time.Since(t0) >= settleTime {
+				tag = tagSettled
+			}
+			if err := c.Send(ctx, buf, peer, tag); err != nil {
+				return err
+			}
+			if _, err := c.Recv(ctx, buf, peer, tag); err != nil {
+				return err
+			}
+			if tag == tagSettled {
+				return nil
+			}
+		}
+	}
+	for {
+		st, err := c.Recv(ctx, buf, peer, commtune.AnyTag)
+		if err != nil {
+			return err
+		}
+		if err := c.Send(ctx, buf, peer, st.Tag); err != nil {
+			return err
+		}
+		if st.Tag == tagSettled {
+			return nil
+		}
+	}
+}
+
+// settleAllreduce runs allreduces of v into sum for settleTime as rank 0
+// counts it. Rank 0 says whether to go on in the first element of its
+// vector (the others add 0 there): every rank reads the decision in the
+// sum, so all stop after the same call.
+func settleAllreduce(ctx context.Context, c *commtune.Comm, v, sum []float64) error {
+	if len(v) == 0 {
+		return nil
+	}
+	t0 := time.Now()
+	for {
+		clear(v)
+		if c.Rank() == 0 && time.Since(t0) < settleTime {
+			v[0] = 1
+		}
+		if err := commtune.Allreduce(ctx, c, v, sum, commtune.Sum, ringAllreduce); err != nil {
+			return err
+		}
+		if sum[0] == 0 {
+			return nil
+		}
+	}
 }
 
 // checkSum verifies the sum of the ranks' vectors: element j is

@@ -31,7 +31,7 @@ func Memcpy(plan Plan) profile.Curve {
 			}
 			d = append(d, time.Since(t0)/time.Duration(batch))
 		}
-		c = append(c, point(size, d))
+		c = append(c, point(size, [][]time.Duration{d}))
 	}
 	return c
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"time"
 
@@ -29,10 +30,11 @@ type sampler struct {
 	// clock, while set, reports progress instead of counting blocks: the
 	// share of a refinement's time spent, on steps from base to base+span.
 	clock           func() float64
+	rounds          uint64 // blocks timed so far: the seed of the next order
 	base, span      int
 	transport       string
 	eagerMax        int64
-	rtts            map[string]map[int64][]time.Duration // by method and size, over every round
+	rtts            map[string]map[int64][][]time.Duration // by method and size, block by block
 	out, in         []byte
 	out2, in2       []byte
 	vec, sum        []float64 // a collective's vectors
@@ -45,7 +47,7 @@ func newSampler(ctx context.Context, c *commtune.Comm, plan Plan, progress Progr
 	ep := control.Of(c)
 	me := c.Rank()
 	s := &sampler{ctx: ctx, c: c, ep: ep, me: me, peer: 1 - me, plan: plan, progress: progress, total: total,
-		rtts: map[string]map[int64][]time.Duration{}}
+		rtts: map[string]map[int64][][]time.Duration{}}
 	s.transport = ep.Transport(s.peer)
 	s.saved = ep.Policy(s.peer)
 	return s
@@ -60,9 +62,8 @@ type item struct {
 // phase times every item's methods at its size, in rounds: each round
 // times one block of every item, each block one method after another
 // (starting with the next method each round, so that none always runs
-// first or right after the same one). A block of one method is an
-// unrecorded round trip — the switch of method, and of the peer's state,
-// is not part of the next one — then plan.Reps round trips.
+// first or right after the same one). A block of one method settles first
+// (settle), then times plan.Reps round trips.
 //
 // Taking the sizes in turn, round after round, rather than one size after
 // another spreads each point's round trips over the whole phase: this
@@ -78,7 +79,8 @@ func (s *sampler) phase(items []item, blocks int) error {
 		}
 	}
 	for b := 0; b < blocks; b++ {
-		for _, it := range items {
+		for _, it := range shuffled(items, s.rounds) {
+			s.rounds++
 			s.buffers(it.size)
 			reps := s.plan.Reps(it.size)
 			for j := range it.methods {
@@ -86,21 +88,36 @@ func (s *sampler) phase(items []item, blocks int) error {
 				if err := s.use(m); err != nil {
 					return err
 				}
-				if _, err := s.roundTrip(m); err != nil {
+				if err := s.settle(m, it.size); err != nil {
 					return err
 				}
-				for i := 0; i < reps; i++ {
+				block := make([]time.Duration, reps)
+				for i := range block {
 					d, err := s.roundTrip(m)
 					if err != nil {
 						return err
 					}
-					s.record(m.Name, it.size, d)
+					block[i] = d
 				}
+				s.record(m.Name, it.size, block)
 			}
 			s.step(fmt.Sprintf("%s %s", s.transport, units.FormatSize(it.size)))
 		}
 	}
 	return nil
+}
+
+// shuffled returns items in an order drawn from seed, the same on both
+// ranks. Each round takes the sizes in a new order, so that what precedes
+// a block — the previous size's messages, where they left the rings and
+// the caches — changes from one block of a point to the next: in a fixed
+// order a point met the same state every round, and one 1 MiB point of a
+// pass came out five times its neighbours in all its blocks.
+func shuffled(items []item, seed uint64) []item {
+	out := slices.Clone(items)
+	r := rand.New(rand.NewPCG(seed, 0x636f6d6d74756e65))
+	r.Shuffle(len(out), func(i, j int) { out[i], out[j] = out[j], out[i] })
+	return out
 }
 
 // step reports one finished block to the progress callback.
@@ -116,13 +133,14 @@ func (s *sampler) step(what string) {
 	s.progress(done, s.total, what)
 }
 
-func (s *sampler) record(method string, size int64, d time.Duration) {
+// record keeps one block of method's round trips at size.
+func (s *sampler) record(method string, size int64, block []time.Duration) {
 	bySize := s.rtts[method]
 	if bySize == nil {
-		bySize = map[int64][]time.Duration{}
+		bySize = map[int64][][]time.Duration{}
 		s.rtts[method] = bySize
 	}
-	bySize[size] = append(bySize[size], d)
+	bySize[size] = append(bySize[size], block)
 }
 
 // curve returns method's points so far, by size.
@@ -251,6 +269,60 @@ func (s *sampler) collective() (time.Duration, error) {
 	return time.Since(t0), err
 }
 
+// settleTime is how long a block runs its method unrecorded before timing
+// it. A program sends its messages of one size one way, over and over; a
+// pass switches method every block, and the switch lingers: after a block
+// of a large-message method (a pull, a vmsplice, a cache-bypassing copy)
+// the next method's round trips ran 20–100% slower for several hundred
+// microseconds — its rail writers, consumer and the runtime's spare threads
+// still awake, a third and fourth runnable thread on two processors —
+// which one unrecorded round trip did not cover: 32 KiB by iovec measured
+// 4.3–7.1 µs interleaved with the others against 2.2–2.4 µs alone, as a
+// program sees it. After 1 ms it measured 2.2–3.0 µs.
+const settleTime = time.Millisecond
+
+// settle runs round trips of m, unrecorded, for at least settleTime as
+// rank 0 counts it; rank 0 sends the last with another tag, so rank 1
+// knows where it ends. They are ping-pongs under m's policy and strategy
+// of the size m moves per message (a pair's each, a collective's half).
+func (s *sampler) settle(m Method, size int64) error {
+	n := size
+	if m.Op != "" {
+		n = size / 2
+	}
+	buf := s.out[:n]
+	if s.me == 0 {
+		t0 := time.Now()
+		for {
+			tag := tagPing
+			if time.Since(t0) >= settleTime {
+				tag = tagSettled
+			}
+			if err := s.c.Send(s.ctx, buf, s.peer, tag); err != nil {
+				return err
+			}
+			if _, err := s.c.Recv(s.ctx, buf, s.peer, tag); err != nil {
+				return err
+			}
+			if tag == tagSettled {
+				return nil
+			}
+		}
+	}
+	for {
+		st, err := s.c.Recv(s.ctx, buf, s.peer, commtune.AnyTag)
+		if err != nil {
+			return err
+		}
+		if err := s.c.Send(s.ctx, buf, s.peer, st.Tag); err != nil {
+			return err
+		}
+		if st.Tag == tagSettled {
+			return nil
+		}
+	}
+}
+
 // ringAllreduce is the algorithm of profile.Collective.
 var ringAllreduce = commtune.WithAlgorithm(profile.Collective)
 
@@ -292,16 +364,49 @@ func (s *sampler) exchange(v int64) (int64, error) {
 	return int64(binary.LittleEndian.Uint64(b[:])), nil
 }
 
-// point reduces one size's one-way times to a sample.
-func point(size int64, d []time.Duration) profile.Sample {
-	d = slices.Clone(d)
-	slices.Sort(d)
-	q := func(f float64) float64 {
-		return float64(d[int(f*float64(len(d)-1)+0.5)].Nanoseconds())
+// slowBlock is how much slower than a point's fastest block a block may
+// be and still count: more, and something else had the processors.
+//
+// This machine is shared, and so is the host under it: for stretches of a
+// few hundred milliseconds everything two ranks do takes 2–10 times as
+// long, with no other process running here (a quick pass measured 32 KiB
+// by iovec at 2.3 µs in one quarter of its blocks and 13 µs in the rest,
+// and 8 MiB by copy at 3.2 ms for 0.4 ms). Every method is slowed alike,
+// so a comparison in one block stays fair, but a point whose median falls
+// in such a stretch predicts what a program sees in the next one, not
+// what it sees. Blocks of one point vary by 5–20% otherwise.
+const slowBlock = 1.5
+
+// point reduces one size's blocks of one-way times to a sample: the median
+// and quartiles of the round trips of every block whose median is within
+// slowBlock of the fastest block's.
+func point(size int64, blocks [][]time.Duration) profile.Sample {
+	meds := make([]time.Duration, len(blocks))
+	for i, b := range blocks {
+		meds[i] = quantile(b, 0.5)
 	}
+	fastest := slices.Min(meds)
+	var d []time.Duration
+	for i, b := range blocks {
+		if float64(meds[i]) <= slowBlock*float64(fastest) {
+			d = append(d, b...)
+		}
+	}
+	slices.Sort(d)
+	q := func(f float64) float64 { return float64(quantile(d, f).Nanoseconds()) }
 	p := profile.Sample{Size: size, Median: q(0.5), P25: q(0.25), P75: q(0.75), Reps: len(d)}
 	// A timer reading of 0 ns is possible on a fast path; the profile wants
 	// positive times.
 	p.P25, p.Median, p.P75 = max(p.P25, 1), max(p.Median, 1), max(p.P75, 1)
 	return p
+}
+
+// quantile returns the f-quantile of d (nearest rank), sorting a copy
+// unless d is sorted already.
+func quantile(d []time.Duration, f float64) time.Duration {
+	if !slices.IsSorted(d) {
+		d = slices.Clone(d)
+		slices.Sort(d)
+	}
+	return d[int(f*float64(len(d)-1)+0.5)]
 }

@@ -39,7 +39,7 @@ func NewPlan(quick bool) Plan {
 	// share of each.
 	p := Plan{Quick: quick, Blocks: 25, MinRep: 1, MaxRep: 60, Refine: 4 * time.Second}
 	if quick {
-		p.Blocks, p.MinRep, p.MaxRep, p.Refine = 7, 1, 30, time.Second
+		p.Blocks, p.MinRep, p.MaxRep, p.Refine = 4, 1, 30, 600*time.Millisecond
 	}
 	for s := int64(1); s <= MaxSize; s *= 2 {
 		p.Sizes = append(p.Sizes, s)
@@ -70,7 +70,7 @@ func (p Plan) Units() int {
 	if p.Refine > 0 {
 		n += 2 * refineUnits
 	}
-	return n + len(collectiveSizes(p))*min(p.Blocks, collBlocks)
+	return n + len(collectiveSizes(p))*p.collBlocks()
 }
 
 // refineUnits is the progress steps of one refinement stage, which

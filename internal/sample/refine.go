@@ -70,8 +70,10 @@ func (s *sampler) probes(methods []Method, left time.Duration) []item {
 		for _, m := range methods {
 			if slices.Contains(p.Methods, m.Name) && p.Size <= m.MaxSize {
 				ms = append(ms, m)
-				oneWay := time.Duration(s.curve(m.Name).At(float64(p.Size)))
-				d += time.Duration(s.refineBlocks()*(s.plan.Reps(p.Size)+1)) * 2 * oneWay
+				// A block settles for settleTime or one round trip, then
+				// times Reps of them.
+				rt := 2 * time.Duration(s.curve(m.Name).At(float64(p.Size)))
+				d += time.Duration(s.refineBlocks()) * (max(settleTime, rt) + time.Duration(s.plan.Reps(p.Size))*rt)
 			}
 		}
 		if len(ms) == 0 {

@@ -20,6 +20,8 @@ const (
 	tagA    = 2
 	tagB    = 3
 	tagCtl  = 4
+	// tagSettled marks the last round trip a block runs unrecorded.
+	tagSettled = 5
 )
 
 // Method is one way of moving messages that a pass times: how the sender

@@ -24,10 +24,12 @@ func TestPlan(t *testing.T) {
 		{"small messages get the most round trips", full.Reps(8), full.MaxRep},
 		{"16M gets the fewest", full.Reps(16 << 20), full.MinRep},
 		{"256K moves the block budget", full.Reps(256 << 10), budgetBytes / (256 << 10)},
-		// 19 sizes ≤ 256K take part in the pair phase, 15 (1K to 16M) in
-		// the collective one; two refinement stages.
-		{"units", quick.Units(), quick.Blocks*(25+19) + 15*min(quick.Blocks, collBlocks) + 2*refineUnits},
-		{"collective sizes", len(collectiveSizes(quick)), 15},
+		// 19 sizes ≤ 256K take part in the pair phase, 8 (the powers of
+		// four from 1K to 16M) in the collective one; two refinement
+		// stages.
+		{"units", quick.Units(), quick.Blocks*(25+19) + 8*3 + 2*refineUnits},
+		{"quick collective sizes", len(collectiveSizes(quick)), 8},
+		{"full collective sizes", len(collectiveSizes(full)), 29}, // 1K to 16M: 15 powers of two, 14 midpoints
 	}
 	for _, tc := range tests {
 		if tc.got != tc.want {
@@ -37,14 +39,25 @@ func TestPlan(t *testing.T) {
 }
 
 func TestPoint(t *testing.T) {
-	d := []time.Duration{50, 10, 40, 20, 30} // ns, unsorted
-	p := point(64, d)
-	if p != (profile.Sample{Size: 64, Median: 30, P25: 20, P75: 40, Reps: 5}) {
-		t.Fatalf("point = %+v", p)
+	b := func(ns ...time.Duration) []time.Duration { return ns }
+	tests := []struct {
+		name   string
+		blocks [][]time.Duration
+		want   profile.Sample
+	}{
+		{"one block, unsorted", [][]time.Duration{b(50, 10, 40, 20, 30)}, profile.Sample{Size: 64, Median: 30, P25: 20, P75: 40, Reps: 5}},
+		// 41 is more than slowBlock × 11: that block ran while something
+		// else had the processors.
+		{"a slow block is left out", [][]time.Duration{b(40, 41, 42), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 11, P75: 12, Reps: 3}},
+		{"blocks within slowBlock are pooled", [][]time.Duration{b(10, 11, 12), b(14, 15, 16)}, profile.Sample{Size: 64, Median: 14, P25: 11, P75: 15, Reps: 6}},
+		// A timer reading of 0 ns (below the clock's resolution) becomes
+		// 1 ns.
+		{"zero times", [][]time.Duration{b(0, 0, 0)}, profile.Sample{Size: 64, Median: 1, P25: 1, P75: 1, Reps: 3}},
 	}
-	// A 0 ns reading (below the clock's resolution) becomes 1 ns.
-	if p := point(1, []time.Duration{0, 0, 0}); p.Median != 1 || p.P25 != 1 {
-		t.Fatalf("zero times give %+v", p)
+	for _, tc := range tests {
+		if p := point(64, tc.blocks); p != tc.want {
+			t.Errorf("%s: point = %+v, want %+v", tc.name, p, tc.want)
+		}
 	}
 }
 
@@ -100,7 +113,7 @@ func TestRunLocal(t *testing.T) {
 			continue
 		}
 		for _, s := range c {
-			if s.Median <= 0 || s.Reps != plan.Blocks*plan.Reps(s.Size) {
+			if r := plan.Reps(s.Size); s.Median <= 0 || s.Reps%r != 0 || s.Reps < r || s.Reps > plan.Blocks*r { // whole blocks, a slow one left out
 				t.Errorf("%s: sample %+v", m, s)
 			}
 		}
