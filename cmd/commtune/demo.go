@@ -217,14 +217,20 @@ func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int, p *profile.Profile
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	leftOut := 0
+	for _, c := range v.Rows {
+		leftOut += c.LeftOut
+	}
 	_, err := fmt.Fprintf(w, "(ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
-		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns; predicted: by the profile's\n"+
-		"curve of that path, for ping-pong, and of the allreduce over it, for allreduce.\n"+
-		"Noise: where both took the same path their medians differed by up to %.0f%%.)\n"+
+		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns, leaving out runs more than\n"+
+		"%.1f times slower than the operation's fastest, which other work slowed (%d of %d here), as the sampling\n"+
+		"pass leaves out such blocks; predicted: by the profile's curve of that path, for ping-pong, and of the\n"+
+		"allreduce over it, for allreduce.\n"+
+		"Noise: where both took the same path their runs differed by up to %.0f%%.)\n"+
 		"Predictions within %.0f%% of the measured time: %d of %d (the farthest %.0f%% off: %s).\n"+
 		"Where the profile chose differently from the defaults (%d of %d operations), tuned was faster beyond noise on %d\n"+
 		"and slower beyond noise on %d.\n",
-		rounds, 100*v.Noise, 100*predictionTolerance, within, predicted, 100*worst, worstAt,
+		rounds, demo.SlowRun, leftOut, 2*rounds*len(v.Rows), 100*v.Noise, 100*predictionTolerance, within, predicted, 100*worst, worstAt,
 		v.Differ, len(v.Rows), v.Faster, len(v.Lost))
 	return err
 }

@@ -10,13 +10,18 @@ import (
 // Comparison is one operation measured on the tuned profile and on the
 // built-in defaults, over runs taken in turns.
 type Comparison struct {
-	Tuned, Defaults Result // each with the median of the runs' medians
+	// Tuned and Defaults hold each the median of the runs' medians, among
+	// the runs not slowed by other work (Steady).
+	Tuned, Defaults Result
 	// Ratios are defaults/tuned, run by run (paired: the two runs of a
 	// round ran back to back, so the machine's drift falls on both).
 	Ratios []float64
 	Ratio  float64 // their median; above 1: tuned was faster
 	// SlowerRuns counts the rounds in which tuned was the slower.
 	SlowerRuns int
+	// LeftOut counts the runs, of either configuration, that Steady left
+	// out of its time.
+	LeftOut int
 }
 
 // SamePath reports whether both configurations sent the messages the same
@@ -67,7 +72,10 @@ func Compare(tuned, defaults [][]Result) (*Verdict, error) {
 				c.SlowerRuns++
 			}
 		}
-		c.Tuned.NS, c.Defaults.NS, c.Ratio = median(tns), median(dns), median(c.Ratios)
+		var lt, ld int
+		c.Tuned.NS, lt = Steady(tns)
+		c.Defaults.NS, ld = Steady(dns)
+		c.Ratio, c.LeftOut = median(c.Ratios), lt+ld
 		if c.SamePath() {
 			v.Noise = max(v.Noise, math.Abs(c.Ratio-1))
 		}
@@ -86,6 +94,28 @@ func Compare(tuned, defaults [][]Result) (*Verdict, error) {
 		}
 	}
 	return v, nil
+}
+
+// SlowRun is how much slower than the fastest run of an operation a run
+// may be and still count toward its time, as the sampling pass counts its
+// blocks: on this shared machine (and host) everything two ranks do takes
+// 2–10 times as long for stretches of a few hundred milliseconds, and a
+// run caught in one times that, not the paths compared. Runs of one
+// operation vary by 5–20% otherwise.
+const SlowRun = 1.5
+
+// Steady returns the median of the times within SlowRun of the fastest, and
+// how many it left out. The verdict does not use it: it pairs the runs of a
+// round, which drift together.
+func Steady(ns []float64) (float64, int) {
+	fastest := slices.Min(ns)
+	var kept []float64
+	for _, x := range ns {
+		if x <= SlowRun*fastest {
+			kept = append(kept, x)
+		}
+	}
+	return median(kept), len(ns) - len(kept)
 }
 
 // LostRuns is how many of runs rounds tuned must lose for a loss to count:

@@ -73,3 +73,20 @@ func TestLostRuns(t *testing.T) {
 		}
 	}
 }
+
+func TestSteady(t *testing.T) {
+	for _, tc := range []struct {
+		ns      []float64
+		want    float64
+		leftOut int
+	}{
+		{[]float64{100, 104, 98, 103, 101}, 101, 0},
+		{[]float64{100, 400, 98, 103, 900}, 100, 2}, // two runs caught in a slow stretch
+		{[]float64{100, 149, 150, 151}, 149, 1},     // 150 is within 1.5 × 100; 151 is not
+		{[]float64{7}, 7, 0},
+	} {
+		if got, left := Steady(tc.ns); got != tc.want || left != tc.leftOut {
+			t.Errorf("Steady(%v) = %v, %d left out; want %v, %d", tc.ns, got, left, tc.want, tc.leftOut)
+		}
+	}
+}

@@ -284,13 +284,13 @@ const settleTime = time.Millisecond
 // settle runs round trips of m, unrecorded, for at least settleTime as
 // rank 0 counts it; rank 0 sends the last with another tag, so rank 1
 // knows where it ends. They are ping-pongs under m's policy and strategy
-// of the size m moves per message (a pair's each, a collective's half).
+// of the size m moves per message (a pair's each), or the collective
+// itself (settleCollective).
 func (s *sampler) settle(m Method, size int64) error {
-	n := size
 	if m.Op != "" {
-		n = size / 2
+		return s.settleCollective()
 	}
-	buf := s.out[:n]
+	buf := s.out[:size]
 	if s.me == 0 {
 		t0 := time.Now()
 		for {
@@ -318,6 +318,26 @@ func (s *sampler) settle(m Method, size int64) error {
 			return err
 		}
 		if st.Tag == tagSettled {
+			return nil
+		}
+	}
+}
+
+// settleCollective runs allreduces of s.vec for at least settleTime as
+// rank 0 counts it. Rank 0 says whether to go on in the first element of
+// its vector (rank 1 adds 0 there): both read the decision in the sum, so
+// both stop after the same call.
+func (s *sampler) settleCollective() error {
+	t0 := time.Now()
+	for {
+		s.vec[0] = 0
+		if s.me == 0 && time.Since(t0) < settleTime {
+			s.vec[0] = 1
+		}
+		if err := commtune.Allreduce(s.ctx, s.c, s.vec, s.sum, commtune.Sum, ringAllreduce); err != nil {
+			return err
+		}
+		if s.sum[0] == 0 {
 			return nil
 		}
 	}
