@@ -57,7 +57,13 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) ([]Result, error) {
 		if c.Rank() > 1 {
 			break
 		}
+		// Data, as a program sends: a buffer never written holds zeros,
+		// and cache-bypassing copies of zeros measured 10% faster here
+		// than of anything else.
 		buf := make([]byte, n)
+		for i := range buf {
+			buf[i] = byte(i*7 + c.Rank())
+		}
 		if err := settlePingPong(ctx, c, buf, peer); err != nil {
 			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 		}

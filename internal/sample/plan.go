@@ -39,7 +39,7 @@ func NewPlan(quick bool) Plan {
 	// share of each.
 	p := Plan{Quick: quick, Blocks: 25, MinRep: 1, MaxRep: 60, Refine: 4 * time.Second}
 	if quick {
-		p.Blocks, p.MinRep, p.MaxRep, p.Refine = 4, 1, 30, 600*time.Millisecond
+		p.Blocks, p.MinRep, p.MaxRep, p.Refine = 4, 2, 30, 600*time.Millisecond
 	}
 	for s := int64(1); s <= MaxSize; s *= 2 {
 		p.Sizes = append(p.Sizes, s)

@@ -23,12 +23,13 @@ func TestPlan(t *testing.T) {
 		{"last size", full.Sizes[len(full.Sizes)-1], int64(MaxSize)},
 		{"small messages get the most round trips", full.Reps(8), full.MaxRep},
 		{"16M gets the fewest", full.Reps(16 << 20), full.MinRep},
+		{"a quick pass times two at least", quick.Reps(16 << 20), 2},
 		{"256K moves the block budget", full.Reps(256 << 10), budgetBytes / (256 << 10)},
-		// 19 sizes ≤ 256K take part in the pair phase, 8 (the powers of
-		// four from 1K to 16M) in the collective one; two refinement
+		// 19 sizes ≤ 256K take part in the pair phase, 7 (the powers of
+		// four from 1K to 4M) in the collective one; two refinement
 		// stages.
-		{"units", quick.Units(), quick.Blocks*(25+19) + 8*3 + 2*refineUnits},
-		{"quick collective sizes", len(collectiveSizes(quick)), 8},
+		{"units", quick.Units(), quick.Blocks*(25+19) + 7*quick.Blocks + 2*refineUnits},
+		{"quick collective sizes", len(collectiveSizes(quick)), 7},
 		{"full collective sizes", len(collectiveSizes(full)), 29}, // 1K to 16M: 15 powers of two, 14 midpoints
 	}
 	for _, tc := range tests {
@@ -57,6 +58,37 @@ func TestPoint(t *testing.T) {
 	for _, tc := range tests {
 		if p := point(64, tc.blocks); p != tc.want {
 			t.Errorf("%s: point = %+v, want %+v", tc.name, p, tc.want)
+		}
+	}
+}
+
+func TestDropBumps(t *testing.T) {
+	c := func(ms ...float64) profile.Curve {
+		out := make(profile.Curve, len(ms))
+		for i, m := range ms {
+			out[i] = profile.Sample{Size: int64(1) << i, Median: m, P25: m, P75: m, Reps: 1}
+		}
+		return out
+	}
+	medians := func(c profile.Curve) []float64 {
+		var out []float64
+		for _, s := range c {
+			out = append(out, s.Median)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name     string
+		in, want []float64
+	}{
+		{"rising", []float64{1, 2, 4, 8}, []float64{1, 2, 4, 8}},
+		{"a slowed point between two", []float64{8, 79, 12, 20}, []float64{8, 12, 20}},
+		{"a step is kept", []float64{8, 9, 30, 31}, []float64{8, 9, 30, 31}},
+		{"a rise within 1.5 times of the larger neighbour", []float64{8, 17, 12}, []float64{8, 17, 12}},
+		{"the ends are kept", []float64{50, 2, 3, 90}, []float64{50, 2, 3, 90}},
+	} {
+		if got := medians(dropBumps(c(tc.in...))); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+			t.Errorf("%s: dropBumps(%v) = %v, want %v", tc.name, tc.in, got, tc.want)
 		}
 	}
 }
