@@ -11,15 +11,19 @@ import (
 func TestRunLocal(t *testing.T) {
 	cfg := Config{PingPong: []int64{1, 4096, 100000}, Allreduce: []int64{8, 8 * 1000, 8 * 100003}}
 	var res []Result
+	var probe float64
 	err := commtune.Local(4, func(c *commtune.Comm) error {
 		r, err := Run(t.Context(), c, cfg)
-		if c.Rank() == 0 {
-			res = r
+		if c.Rank() == 0 && r != nil {
+			res, probe = r.Results, r.Copy
 		}
 		return err
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+	if probe <= 0 {
+		t.Errorf("no copy probe: %v", probe)
 	}
 	if len(res) != 6 {
 		t.Fatalf("%d results: %+v", len(res), res)

@@ -27,12 +27,14 @@ var MinStep = math.Pow(2, 1.0/8)
 //     midpoint, with the methods compared there, until the two are
 //     MinStep apart (curves that cross more than once are sampled densely
 //     around every crossing);
-//  2. sizes a threshold leaves on a method slower beyond noise (only where
-//     the curves cross more than once: Decision.Slower), and sizes where
-//     two compared methods differ by more than the least noise (5%) but
-//     within the noise of their points: the same size again, with both
-//     methods, so that their points' standard errors shrink — as long as
-//     either holds fewer than enough(size) round trips there.
+//  2. the two sampled sizes on either side of each such threshold or
+//     crossing, sizes a threshold leaves on a method slower beyond noise
+//     (only where the curves cross more than once: Decision.Slower), and
+//     sizes where two compared methods differ by more than the least noise
+//     (5%) but within the noise of their points: the same size again, with
+//     both methods, so that a displaced point is outvoted and their points'
+//     standard errors shrink — as long as either holds fewer than
+//     enough(size) round trips there.
 //
 // Ranges where one method is clearly faster, or where the compared methods
 // are within 5% of each other (as good as each other), need nothing more.
@@ -171,6 +173,12 @@ func (r *refiner) split(g []int64, x float64, a, b func(float64) string) {
 		return // at or beyond the sampled ends
 	}
 	x0, x1 := float64(g[i-1]), float64(g[i])
+	// The two samples that place it are sampled again as well: one
+	// displaced point (a pass's eager-iovec at 4 KiB, 36% above what a
+	// program measured) makes a crossing by itself, and more blocks, in
+	// another stretch of time, undo it.
+	r.again(g[i-1], a(x0), b(x0))
+	r.again(g[i], a(x1), b(x1))
 	if x1/x0 <= MinStep {
 		return
 	}

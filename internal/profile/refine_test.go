@@ -55,6 +55,22 @@ func TestRefine(t *testing.T) {
 			want:    []Probe{{mid(8192, 16384), []string{EagerCopy, EagerIovec}}},
 		},
 		{
+			// The same, with room for more round trips: the two samples
+			// that place the crossing are sampled again too.
+			name: "the samples on either side of a threshold, again",
+			edit: func(t *Transport) {
+				coarse := pow2(1, 512<<10)
+				t.Methods[EagerCopy] = curve(coarse, line(1000, 0.1))
+				t.Methods[EagerIovec] = curve(coarse, line(1500, 0.05))
+			},
+			maxReps: 200,
+			want: []Probe{
+				{mid(8192, 16384), []string{EagerCopy, EagerIovec}},
+				{8192, []string{EagerCopy, EagerIovec}},
+				{16384, []string{EagerCopy, EagerIovec}},
+			},
+		},
+		{
 			// cachefree faster from 2M to 8M, slower again at 16M: two
 			// crossings, each sampled around.
 			name: "curves that cross twice",

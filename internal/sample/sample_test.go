@@ -47,10 +47,11 @@ func TestPoint(t *testing.T) {
 		want   profile.Sample
 	}{
 		{"one block, unsorted", [][]time.Duration{b(50, 10, 40, 20, 30)}, profile.Sample{Size: 64, Median: 30, P25: 20, P75: 40, Reps: 5}},
-		// 41 is more than slowBlock × 11: that block ran while something
-		// else had the processors.
+		// 41, and 15, are more than slowBlock × 11: those blocks ran while
+		// something else had the processors.
 		{"a slow block is left out", [][]time.Duration{b(40, 41, 42), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 11, P75: 12, Reps: 3}},
-		{"blocks within slowBlock are pooled", [][]time.Duration{b(10, 11, 12), b(14, 15, 16)}, profile.Sample{Size: 64, Median: 14, P25: 11, P75: 15, Reps: 6}},
+		{"a block a third slower is left out", [][]time.Duration{b(14, 15, 16), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 11, P75: 12, Reps: 3}},
+		{"blocks within slowBlock are pooled", [][]time.Duration{b(10, 11, 12), b(12, 13, 14)}, profile.Sample{Size: 64, Median: 12, P25: 11, P75: 13, Reps: 6}},
 		// A timer reading of 0 ns (below the clock's resolution) becomes
 		// 1 ns.
 		{"zero times", [][]time.Duration{b(0, 0, 0)}, profile.Sample{Size: 64, Median: 1, P25: 1, P75: 1, Reps: 3}},
