@@ -107,9 +107,10 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 			return err
 		}
 		if len(aside) > 0 {
-			fmt.Fprintf(w, "%d round(s) set aside: the machine copied memory %s times as fast as when it was sampled (a neighbour on\n"+
-				"the host holding the shared cache and the memory bus, or letting go of them), and in that state the methods rank\n"+
-				"otherwise; the profile describes the state it was sampled in.\n", len(aside), driftList(aside))
+			fmt.Fprintf(w, "%d round(s) set aside: messages between the ranks ran %s times as fast as when the machine was sampled\n"+
+				"(a %s ping-pong of %s, against the profile's own curve: the shared host in another state, where the\n"+
+				"methods rank otherwise); the profile describes the state it was sampled in.\n",
+				len(aside), driftList(aside), demo.ProbePath, units.FormatSize(demo.ProbeSize))
 		}
 		if len(tuned) >= rounds || attempt > 0 {
 			break
@@ -160,7 +161,7 @@ func sampleForDemo(ctx context.Context, w, status io.Writer, fp profile.Fingerpr
 // alike. It returns the rounds kept and, for each round set aside, how far
 // the machine had drifted from p's state (demo.Drift).
 func demoRounds(ctx context.Context, status io.Writer, ranks int, cfg demo.Config, profilePath string, rounds int, p *profile.Profile) (tuned, untuned [][]demo.Result, aside []float64, err error) {
-	ref, haveRef := demo.Reference(p)
+	ref, haveRef := demo.Reference(p, "shm")
 	for r := 0; len(tuned) < rounds && r < 2*rounds; r++ {
 		t, err := demoJob(ctx, ranks, cfg, profilePath)
 		if err != nil {
@@ -170,13 +171,13 @@ func demoRounds(ctx context.Context, status io.Writer, ranks int, cfg demo.Confi
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("untuned run: %w", err)
 		}
-		if haveRef && !demo.InState(t.Copy, u.Copy, ref) {
-			d := max(demo.Drift(t.Copy, ref), demo.Drift(u.Copy, ref))
-			if max(t.Copy, u.Copy) < ref {
+		if haveRef && !demo.InState(t.Probe, u.Probe, ref) {
+			d := max(demo.Drift(t.Probe, ref), demo.Drift(u.Probe, ref))
+			if max(t.Probe, u.Probe) < ref {
 				d = 1 / d
 			}
 			aside = append(aside, d)
-			fmt.Fprintf(status, "  round %d set aside: memory copies ran at %.2f of the sampled speed\n", r+1, 1/d)
+			fmt.Fprintf(status, "  round %d set aside: messages between the ranks ran at %.2f of the sampled speed\n", r+1, 1/d)
 			continue
 		}
 		tuned, untuned = append(tuned, t.Results), append(untuned, u.Results)

@@ -15,7 +15,7 @@ func TestRunLocal(t *testing.T) {
 	err := commtune.Local(4, func(c *commtune.Comm) error {
 		r, err := Run(t.Context(), c, cfg)
 		if c.Rank() == 0 && r != nil {
-			res, probe = r.Results, r.Copy
+			res, probe = r.Results, r.Probe
 		}
 		return err
 	})
@@ -23,7 +23,7 @@ func TestRunLocal(t *testing.T) {
 		t.Fatal(err)
 	}
 	if probe <= 0 {
-		t.Errorf("no copy probe: %v", probe)
+		t.Errorf("no state probe: %v", probe)
 	}
 	if len(res) != 6 {
 		t.Fatalf("%d results: %+v", len(res), res)

@@ -6,15 +6,15 @@ import (
 	"github.com/commtune/commtune/internal/profile"
 )
 
-// Reference returns the time the profile's own memcpy curve gives a copy of
-// CopyProbeSize bytes: how fast the machine moved memory while it was
-// sampled, to hold each run's CopyProbe against.
-func Reference(p *profile.Profile) (float64, bool) {
-	c := p.Host[profile.Memcpy]
-	if len(c) == 0 {
+// Reference returns what profile p predicts for StateProbe's message over
+// transport: the state the machine was sampled in, to hold each run's
+// probe against.
+func Reference(p *profile.Profile, transport string) (float64, bool) {
+	d, err := p.Predict(transport, ProbePath, ProbeSize)
+	if err != nil || d <= 0 {
 		return 0, false
 	}
-	return c.At(CopyProbeSize), true
+	return float64(d), true
 }
 
 // Drift is how far apart two states of the machine are: the ratio of two
@@ -26,10 +26,9 @@ func Drift(a, b float64) float64 {
 	return max(a/b, b/a)
 }
 
-// InState reports whether a round whose two runs' probes are tuned and
-// defaults ran in the state the profile was sampled in (reference): both
-// within SlowRun of it, the rule the sampling pass and Steady apply to
-// blocks and runs. A round outside it compares the configurations in a
+// InState reports whether a round whose two runs' probes (StateProbe) are
+// tuned and defaults ran in the state the profile was sampled in
+// (reference): both within SlowRun of it, either way. A round outside it compares the configurations in a
 // state the profile does not describe: its verdict would be about another
 // machine.
 func InState(tuned, defaults, reference float64) bool {
