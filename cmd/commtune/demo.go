@@ -186,8 +186,8 @@ func demoRounds(ctx context.Context, status io.Writer, ranks int, cfg demo.Confi
 	return tuned, untuned, aside, nil
 }
 
-// driftList formats how far each set-aside round drifted: "0.2×, 0.15×"
-// (speed relative to the sampled state).
+// driftList formats how fast each set-aside round ran against the sampled
+// state: "0.20, 0.15".
 func driftList(aside []float64) string {
 	var b strings.Builder
 	for i, d := range aside {

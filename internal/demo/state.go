@@ -18,7 +18,7 @@ func Reference(p *profile.Profile, transport string) (float64, bool) {
 }
 
 // Drift is how far apart two states of the machine are: the ratio of two
-// copy probes, larger over smaller (1: the same).
+// probes' times, larger over smaller (1: the same).
 func Drift(a, b float64) float64 {
 	if a <= 0 || b <= 0 {
 		return math.Inf(1)
@@ -28,9 +28,9 @@ func Drift(a, b float64) float64 {
 
 // InState reports whether a round whose two runs' probes (StateProbe) are
 // tuned and defaults ran in the state the profile was sampled in
-// (reference): both within SlowRun of it, either way. A round outside it compares the configurations in a
-// state the profile does not describe: its verdict would be about another
-// machine.
+// (reference): both within SlowRun of it, either way. A round outside it
+// compares the configurations in a state the profile does not describe:
+// its verdict would be about another machine.
 func InState(tuned, defaults, reference float64) bool {
 	return Drift(tuned, reference) <= SlowRun && Drift(defaults, reference) <= SlowRun
 }
