@@ -231,14 +231,22 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 }
 
 // waitRoom waits for the peer to free ring space: briefly polling, then on
-// the ring's futex.
+// the ring's futex. Meanwhile it takes in what every inbound ring holds:
+// the peer may be waiting for room in ours just as this rank waits in its,
+// each with its consumer asleep because a waiter polls (the one writing
+// here) — two ranks sending each other a message larger than a ring, or a
+// cycle of them, would otherwise wait for each other forever. The peer's
+// own waitRoom drains this ring in turn, which wakes the futex.
 func (rl *rail) waitRoom() {
 	for i := 0; i < 64; i++ {
 		if rl.out.free() >= 2*rl.t.cfg.ChunkSize+2*recHeader {
 			return
 		}
-		runtime.Gosched()
+		if !rl.t.drainAll() {
+			runtime.Gosched()
+		}
 	}
+	rl.t.drainAll()
 	rl.out.waitSpace(rl.t.cfg.ChunkSize+recHeader+payloadAln, 10*time.Millisecond)
 }
 
