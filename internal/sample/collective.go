@@ -8,6 +8,11 @@ import "github.com/commtune/commtune/internal/profile"
 const (
 	minCollective = 1 << 10
 	collBlocks    = 5
+	// collMinRep is the fewest calls a block of a collective times: a
+	// 4 MiB allreduce moves a quick block's budget in two, and the median
+	// of two is the slower — one call held up by a writer waking took a
+	// quick pass's point to twice what a program measured.
+	collMinRep = 5
 )
 
 // collectiveSizes returns the planned sizes a collective phase times: a

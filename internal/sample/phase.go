@@ -34,20 +34,22 @@ type sampler struct {
 	base, span      int
 	transport       string
 	eagerMax        int64
-	rtts            map[string]map[int64][][]time.Duration // by method and size, block by block
+	rtts            map[string]map[int64][]block // by method and size
+	states          []time.Duration              // every state probe of the pass (rank 0)
 	out, in         []byte
 	out2, in2       []byte
 	vec, sum        []float64 // a collective's vectors
 	outAll, inAll   []byte    // the buffers' storage, allocated once
 	out2All, in2All []byte
 	vecAll, sumAll  []float64
+	probeBuf        [probeSize]byte // the state probe's message
 }
 
 func newSampler(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress, total int) *sampler {
 	ep := control.Of(c)
 	me := c.Rank()
 	s := &sampler{ctx: ctx, c: c, ep: ep, me: me, peer: 1 - me, plan: plan, progress: progress, total: total,
-		rtts: map[string]map[int64][][]time.Duration{}}
+		rtts: map[string]map[int64][]block{}}
 	s.transport = ep.Transport(s.peer)
 	s.saved = ep.Policy(s.peer)
 	return s
@@ -72,6 +74,11 @@ type item struct {
 // instead of every block of a few sizes, which it keeps — a quick pass
 // taken size after size moved a whole octave of sizes 3–10 times up while
 // a build ran.
+//
+// Each item's blocks of a round are timed with a state probe (probe): a
+// point keeps the blocks that ran in the machine's usual state, and the
+// items none of whose blocks of some method did are timed again, in up to
+// maxRedo more rounds of their own, before the phase ends.
 func (s *sampler) phase(items []item, blocks int) error {
 	if len(items) > 0 {
 		if err := s.warmUp(items[0]); err != nil {
@@ -80,32 +87,56 @@ func (s *sampler) phase(items []item, blocks int) error {
 	}
 	for b := 0; b < blocks; b++ {
 		for _, it := range shuffled(items, s.rounds) {
-			s.rounds++
-			s.buffers(it.size)
-			reps := s.plan.Reps(it.size)
-			if it.methods[0].Op != "" {
-				reps = s.plan.Reps(it.size / 2) // what a rank sends each round
-			}
-			for j := range it.methods {
-				m := it.methods[(b+j)%len(it.methods)]
-				if err := s.use(m); err != nil {
-					return err
-				}
-				if err := s.settle(m, it.size); err != nil {
-					return err
-				}
-				block := make([]time.Duration, reps)
-				for i := range block {
-					d, err := s.roundTrip(m)
-					if err != nil {
-						return err
-					}
-					block[i] = d
-				}
-				s.record(m.Name, it.size, block)
+			if err := s.blocks(it, b); err != nil {
+				return err
 			}
 			s.step(fmt.Sprintf("%s %s", s.transport, units.FormatSize(it.size)))
 		}
+	}
+	for r := 0; r < maxRedo; r++ {
+		redo, err := s.agreeItems(s.outOfState(items))
+		if err != nil || len(redo) == 0 {
+			return err
+		}
+		for _, i := range redo {
+			if err := s.blocks(items[i], blocks+r); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// blocks times one block of each of it's methods at its size, the b-th
+// round of the item, after a state probe.
+func (s *sampler) blocks(it item, b int) error {
+	s.rounds++
+	probe, err := s.stateProbe()
+	if err != nil {
+		return err
+	}
+	s.buffers(it.size)
+	reps := s.plan.Reps(it.size)
+	if it.methods[0].Op != "" {
+		reps = max(s.plan.Reps(it.size/2), collMinRep) // by what a rank sends each round
+	}
+	for j := range it.methods {
+		m := it.methods[(b+j)%len(it.methods)]
+		if err := s.use(m); err != nil {
+			return err
+		}
+		if err := s.settle(m, it.size, settleTime); err != nil {
+			return err
+		}
+		rtts := make([]time.Duration, reps)
+		for i := range rtts {
+			d, err := s.roundTrip(m)
+			if err != nil {
+				return err
+			}
+			rtts[i] = d
+		}
+		s.record(m.Name, it.size, block{rtts, probe})
 	}
 	return nil
 }
@@ -137,13 +168,13 @@ func (s *sampler) step(what string) {
 }
 
 // record keeps one block of method's round trips at size.
-func (s *sampler) record(method string, size int64, block []time.Duration) {
+func (s *sampler) record(method string, size int64, b block) {
 	bySize := s.rtts[method]
 	if bySize == nil {
-		bySize = map[int64][][]time.Duration{}
+		bySize = map[int64][]block{}
 		s.rtts[method] = bySize
 	}
-	bySize[size] = append(bySize[size], block)
+	bySize[size] = append(bySize[size], b)
 }
 
 // curve returns method's points so far, by size.
@@ -155,8 +186,9 @@ func (s *sampler) curve(method string) profile.Curve {
 	}
 	slices.Sort(sizes)
 	var c profile.Curve
+	usual := s.usualState()
 	for _, sz := range sizes {
-		c = append(c, point(sz, bySize[sz]))
+		c = append(c, point(sz, inState(bySize[sz], usual)))
 	}
 	return dropBumps(c)
 }
@@ -302,12 +334,12 @@ func (s *sampler) collective() (time.Duration, error) {
 // program sees it. After 1 ms it measured 2.2–3.0 µs.
 const settleTime = time.Millisecond
 
-// settle runs round trips of m, unrecorded, for at least settleTime as
-// rank 0 counts it; rank 0 sends the last with another tag, so rank 1
+// settle runs round trips of m, unrecorded, for at least d as rank 0
+// counts it; rank 0 sends the last with another tag, so rank 1
 // knows where it ends. They are ping-pongs under m's policy and strategy
 // of the size m moves per message (a pair's each), or the collective
 // itself (settleCollective).
-func (s *sampler) settle(m Method, size int64) error {
+func (s *sampler) settle(m Method, size int64, d time.Duration) error {
 	if m.Op != "" {
 		return s.settleCollective()
 	}
@@ -316,7 +348,7 @@ func (s *sampler) settle(m Method, size int64) error {
 		t0 := time.Now()
 		for {
 			tag := tagPing
-			if time.Since(t0) >= settleTime {
+			if time.Since(t0) >= d {
 				tag = tagSettled
 			}
 			if err := s.c.Send(s.ctx, buf, s.peer, tag); err != nil {

@@ -79,6 +79,9 @@ func (s *sampler) probes(methods []Method, left time.Duration) []item {
 		if len(ms) == 0 {
 			continue
 		}
+		// Each round of the item starts with a state probe: its settling
+		// and a few small round trips.
+		d += time.Duration(s.refineBlocks()) * 2 * probeSettle
 		if len(items) > 0 && cost+d > left {
 			break
 		}
