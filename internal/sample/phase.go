@@ -177,8 +177,12 @@ func (s *sampler) record(method string, size int64, b block) {
 	bySize[size] = append(bySize[size], b)
 }
 
-// curve returns method's points so far, by size.
-func (s *sampler) curve(method string) profile.Curve {
+// curve returns method's points so far, by size, for a profile: without
+// the points a slow stretch displaced (dropBumps).
+func (s *sampler) curve(method string) profile.Curve { return dropBumps(s.points(method)) }
+
+// points returns method's points so far, by size: every size measured.
+func (s *sampler) points(method string) profile.Curve {
 	bySize := s.rtts[method]
 	sizes := make([]int64, 0, len(bySize))
 	for sz := range bySize {
@@ -190,7 +194,7 @@ func (s *sampler) curve(method string) profile.Curve {
 	for _, sz := range sizes {
 		c = append(c, point(sz, inState(bySize[sz], usual)))
 	}
-	return dropBumps(c)
+	return c
 }
 
 // dropBumps leaves out of c each inner point more than bumpFactor times

@@ -177,7 +177,9 @@ func Measure(ctx context.Context, c *commtune.Comm, methods []Method, sizes []in
 	}
 	out := map[string]profile.Curve{}
 	for _, m := range methods {
-		if c := s.curve(m.Name); len(c) > 0 {
+		// Every size of every method, so that callers compare them size
+		// by size: a bump left out of one curve would shift the others.
+		if c := s.points(m.Name); len(c) > 0 {
 			out[m.Name] = c
 		}
 	}
