@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -99,6 +100,7 @@ func TestHaloMismatchEndsEverywhere(t *testing.T) {
 					case <-time.After(10 * haloMismatchBound):
 						t.Fatalf("the job did not end; errors so far %v", errs)
 					}
+					t.Logf("slowest rank's error after %v", slices.Max(took))
 					for r := range n {
 						switch {
 						case errs[r] == nil:
