@@ -85,23 +85,9 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) (*Report, error) {
 			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 		}
 		r := reps(n)
-		d := make([]time.Duration, 0, r)
-		for i := 0; i < r; i++ {
-			t0 := time.Now()
-			var err error
-			if c.Rank()%2 == 0 {
-				if err = c.Send(ctx, buf, peer, tagPing); err == nil {
-					_, err = c.Recv(ctx, buf, peer, tagPing)
-				}
-			} else {
-				if _, err = c.Recv(ctx, buf, peer, tagPing); err == nil {
-					err = c.Send(ctx, buf, peer, tagPing)
-				}
-			}
-			if err != nil {
-				return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
-			}
-			d = append(d, time.Since(t0)/2)
+		d, err := pingPongs(ctx, c, buf, peer, r)
+		if err != nil {
+			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 		}
 		out = append(out, Result{Op: "pingpong", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, peer, n)})
 	}
@@ -263,11 +249,24 @@ func StateProbe(ctx context.Context, c *commtune.Comm) (float64, error) {
 	if err := settlePingPong(ctx, c, buf, peer); err != nil {
 		return 0, fmt.Errorf("state probe: %w", err)
 	}
-	d := make([]time.Duration, probeReps)
+	d, err := pingPongs(ctx, c, buf, peer, probeReps)
+	if err != nil {
+		return 0, fmt.Errorf("state probe: %w", err)
+	}
+	if c.Rank() != 0 {
+		return 0, nil
+	}
+	return medianNS(d), nil
+}
+
+// pingPongs times n round trips of buf between c's rank and peer, the
+// even rank of the two sending first, and returns their one-way times.
+func pingPongs(ctx context.Context, c *commtune.Comm, buf []byte, peer, n int) ([]time.Duration, error) {
+	d := make([]time.Duration, n)
 	for i := range d {
 		t0 := time.Now()
 		var err error
-		if c.Rank() == 0 {
+		if c.Rank()%2 == 0 {
 			if err = c.Send(ctx, buf, peer, tagPing); err == nil {
 				_, err = c.Recv(ctx, buf, peer, tagPing)
 			}
@@ -277,14 +276,11 @@ func StateProbe(ctx context.Context, c *commtune.Comm) (float64, error) {
 			}
 		}
 		if err != nil {
-			return 0, fmt.Errorf("state probe: %w", err)
+			return nil, err
 		}
 		d[i] = time.Since(t0) / 2
 	}
-	if c.Rank() != 0 {
-		return 0, nil
-	}
-	return medianNS(d), nil
+	return d, nil
 }
 
 // checkSum verifies the sum of the ranks' vectors: element j is
