@@ -142,8 +142,8 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 	h := &Halo{cart: cart, shape: s, data: Bytes(data), nb: cartNeighbors(cart), execs: map[string]*haloExec{}}
 	// Every geometry is planned now, so that a bad shape fails here and
 	// not in the middle of a selection.
-	for _, m := range []haloImpl{{partners: haloAAO}, {partners: haloPair}} {
-		if _, err := m.plan(s, h.nb); err != nil {
+	for _, m := range []halo.Impl{{Partners: halo.AllAtOnce}, {Partners: halo.Pairwise}} {
+		if _, err := m.Plan(s, h.nb); err != nil {
 			return nil, fmt.Errorf("commtune: NewHalo: %w", err)
 		}
 	}
@@ -200,7 +200,7 @@ func (h *Halo) exec(name string) (*haloExec, error) {
 	if !ok {
 		return nil, fmt.Errorf("unknown halo implementation %q", name)
 	}
-	plan, err := e.Impl.plan(h.shape, h.nb)
+	plan, err := e.Impl.Plan(h.shape, h.nb)
 	if err != nil {
 		return nil, err
 	}

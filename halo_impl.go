@@ -10,116 +10,24 @@ import (
 	"github.com/commtune/commtune/internal/tune"
 )
 
-// The halo implementations are entries of a tune.Registry, named and
-// characterised as ADCL's neighbourhood exchanges are, so that a selector
-// can later reason on their attributes and new variants (derived datatypes
-// instead of packing, one-sided Put or Get) are new entries.
+// The halo implementations (halo.Impls) are entries of a tune.Registry,
+// named and characterised as ADCL's neighbourhood exchanges are, so that
+// a selector reasons on their attributes.
 
-// Attribute keys of the halo registry's entries.
-const (
-	haloAttrPartners  = "partners"  // neighbours in flight at a time: aao or pair
-	haloAttrPrimitive = "primitive" // the point-to-point calls that move the data
-	haloAttrData      = "data"      // how a non-contiguous box travels: pack
-)
-
-// haloPartners is how many neighbours an implementation talks to at once.
-type haloPartners string
-
-const (
-	// haloAAO: every neighbour, corners included, in one phase (halo.PlanAll).
-	haloAAO haloPartners = "aao"
-	// haloPair: one dimension per phase (halo.PlanPhased), and within it
-	// one neighbour after the other.
-	haloPair haloPartners = "pair"
-)
-
-// haloPrimitive is the point-to-point calls an implementation uses.
-type haloPrimitive string
-
-const (
-	haloIsendIrecv haloPrimitive = "IsendIrecv" // post the receives, then the sends, then wait for all
-	haloSendIrecv  haloPrimitive = "SendIrecv"  // post the receives, send blocking, then wait for the receives
-	haloSendRecv   haloPrimitive = "SendRecv"   // blocking Send and Recv, in an order that cannot deadlock
-	haloSendrecv   haloPrimitive = "Sendrecv"   // Comm.Sendrecv with each neighbour
-)
-
-// haloData is how the boxes, not contiguous in the array, travel.
-type haloData string
-
-const (
-	// haloPack: each box is packed into a buffer of its own, allocated
-	// once, and received boxes unpacked from one.
-	haloPack haloData = "pack"
-	// haloDDT: each box travels in place as the list of its runs in the
-	// array (MPI's derived datatypes): the core gathers them into the
-	// message and scatters the message into the receiving box's runs, with
-	// no pack copy.
-	haloDDT haloData = "ddt"
-)
-
-// haloImpl is one halo exchange implementation: the value its registry
-// entry holds.
-type haloImpl struct {
-	partners  haloPartners
-	primitive haloPrimitive
-	data      haloData
-}
-
-// haloImplTable lists the implementations in registration order, the
-// default first: twelve two-sided, then the eight one-sided. Sending and
-// receiving blocking with every partner at once has no order free of
-// deadlock, so SendRecv and Sendrecv come in pair form only, as in ADCL.
-var haloImplTable = []haloImpl{
-	{haloAAO, haloIsendIrecv, haloPack},
-	{haloAAO, haloSendIrecv, haloPack},
-	{haloPair, haloIsendIrecv, haloPack},
-	{haloPair, haloSendIrecv, haloPack},
-	{haloPair, haloSendRecv, haloPack},
-	{haloPair, haloSendrecv, haloPack},
-	{haloAAO, haloIsendIrecv, haloDDT},
-	{haloAAO, haloSendIrecv, haloDDT},
-	{haloPair, haloIsendIrecv, haloDDT},
-	{haloPair, haloSendIrecv, haloDDT},
-	{haloPair, haloSendRecv, haloDDT},
-	{haloPair, haloSendrecv, haloDDT},
-	{haloAAO, haloPut, haloPack},
-	{haloPair, haloPut, haloPack},
-	{haloAAO, haloGet, haloPack},
-	{haloPair, haloGet, haloPack},
-	{haloAAO, haloPut, haloDDT},
-	{haloPair, haloPut, haloDDT},
-	{haloAAO, haloGet, haloDDT},
-	{haloPair, haloGet, haloDDT},
-}
-
-// Name returns the implementation's name, as ADCL spells it:
-// primitive_partners_data.
-func (m haloImpl) Name() string {
-	return string(m.primitive) + "_" + string(m.partners) + "_" + string(m.data)
-}
-
-// entry returns m as its registry entry.
-func (m haloImpl) entry() tune.Entry[haloImpl] {
-	return tune.Entry[haloImpl]{Name: m.Name(), Impl: m, Attrs: []tune.Attr{
-		{Key: haloAttrPartners, Value: string(m.partners)},
-		{Key: haloAttrPrimitive, Value: string(m.primitive)},
-		{Key: haloAttrData, Value: string(m.data)},
+// haloEntry returns m as its registry entry.
+func haloEntry(m halo.Impl) tune.Entry[halo.Impl] {
+	return tune.Entry[halo.Impl]{Name: m.Name(), Impl: m, Attrs: []tune.Attr{
+		{Key: halo.AttrPartners, Value: string(m.Partners)},
+		{Key: halo.AttrPrimitive, Value: string(m.Primitive)},
+		{Key: halo.AttrData, Value: string(m.Data)},
 	}}
 }
 
-// plan returns the calling rank's plan for the implementation's geometry.
-func (m haloImpl) plan(s halo.Shape, nb halo.Neighbors) (halo.Plan, error) {
-	if m.partners == haloAAO {
-		return halo.PlanAll(s, nb)
-	}
-	return halo.PlanPhased(s, nb)
-}
-
-var haloRegistry = sync.OnceValue(func() *tune.Registry[haloImpl] {
-	r := new(tune.Registry[haloImpl])
-	for _, m := range haloImplTable {
-		if err := r.Add(m.entry()); err != nil {
-			panic(err) // two entries of haloImplTable share a name
+var haloRegistry = sync.OnceValue(func() *tune.Registry[halo.Impl] {
+	r := new(tune.Registry[halo.Impl])
+	for _, m := range halo.Impls {
+		if err := r.Add(haloEntry(m)); err != nil {
+			panic(err) // two entries of halo.Impls share a name
 		}
 	}
 	return r
@@ -135,7 +43,7 @@ var haloRegistry = sync.OnceValue(func() *tune.Registry[haloImpl] {
 // within a watch or two, instead of waiting forever on a neighbour that
 // has gone.
 type haloExec struct {
-	impl    haloImpl
+	impl    halo.Impl
 	comm    *Comm
 	data    []byte          // the user's array
 	phases  [][]haloXfer    // each in the order this rank carries it out
@@ -166,8 +74,8 @@ type haloXfer struct {
 
 // newHaloExec prepares plan on data: the runs of every box and a buffer
 // for each, and for pair implementations the order of every phase.
-func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, plan halo.Plan) (*haloExec, error) {
-	if m.partners == haloAAO && len(plan.Phases) != 1 {
+func newHaloExec(m halo.Impl, comm *Comm, cart *Cart, s halo.Shape, data []byte, plan halo.Plan) (*haloExec, error) {
+	if m.Partners == halo.AllAtOnce && len(plan.Phases) != 1 {
 		return nil, fmt.Errorf("all-at-once plan has %d phases, want 1", len(plan.Phases))
 	}
 	me := comm.Rank()
@@ -203,7 +111,7 @@ func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, 
 		}
 		x.phases[p] = ts
 	}
-	if m.data == haloDDT {
+	if m.Data == halo.InPlace {
 		for _, ts := range x.phases {
 			for i := range ts {
 				t := &ts[i]
@@ -248,7 +156,7 @@ func newHaloExec(m haloImpl, comm *Comm, cart *Cart, s halo.Shape, data []byte, 
 // finish orders the phases of a pair plan and gives one-sided transfers
 // their memory lists.
 func (x *haloExec) finish(cart *Cart) error {
-	if x.impl.oneSided() {
+	if x.impl.OneSided() {
 		x.prepareRMA()
 	}
 	return x.order(cart)
@@ -257,7 +165,7 @@ func (x *haloExec) finish(cart *Cart) error {
 // order puts the transfers of each phase of a pair plan in the order
 // pairOrder proves free of deadlock.
 func (x *haloExec) order(cart *Cart) error {
-	if x.impl.partners == haloPair {
+	if x.impl.Partners == halo.Pairwise {
 		for d, ts := range x.phases {
 			plus := make([]int, len(x.phases))
 			plus[d] = 1
@@ -331,10 +239,10 @@ func pairOrder(ts []haloXfer, d, coord, n int, periodic bool, plusTag int) error
 // for wait. In pairs each phase sends what the one before received, so the
 // whole exchange happens here.
 func (x *haloExec) start(ctx context.Context) error {
-	if x.impl.oneSided() {
+	if x.impl.OneSided() {
 		return x.startRMA(ctx)
 	}
-	if x.impl.partners == haloPair {
+	if x.impl.Partners == halo.Pairwise {
 		return x.pairs(ctx, x.transfer)
 	}
 	ts := x.phases[0]
@@ -357,7 +265,7 @@ func (x *haloExec) start(ctx context.Context) error {
 		if t.local >= 0 {
 			continue
 		}
-		if x.impl.primitive == haloSendIrecv {
+		if x.impl.Primitive == halo.SendIrecv {
 			if err := x.send(ctx, t); err != nil {
 				return sendErr(t, err)
 			}
@@ -409,7 +317,7 @@ func (x *haloExec) isendTo(peer, tag int, segs [][]byte, buf []byte) (*core.Requ
 	if err := c.checkSend(peer, tag); err != nil {
 		return nil, err
 	}
-	if x.impl.data == haloDDT && segs != nil {
+	if x.impl.Data == halo.InPlace && segs != nil {
 		return c.ep.eng.IsendV(c.ctx, c.group[peer], tag, segs), nil
 	}
 	return c.ep.eng.Isend(c.ctx, c.group[peer], tag, buf), nil
@@ -423,7 +331,7 @@ func (x *haloExec) irecvFrom(peer, tag int, segs [][]byte, buf []byte) (*core.Re
 	if err != nil {
 		return nil, err
 	}
-	if x.impl.data == haloDDT && segs != nil {
+	if x.impl.Data == halo.InPlace && segs != nil {
 		return c.ep.eng.IrecvV(c.ctx, w, tag, segs), nil
 	}
 	return c.ep.eng.Irecv(c.ctx, w, tag, buf), nil
@@ -495,10 +403,10 @@ func (x *haloExec) awaitPending(ctx context.Context) ([]Status, error) {
 // wait completes what start left in flight: the receives (first in
 // pending) and sends of an all-at-once exchange, then unpacks.
 func (x *haloExec) wait(ctx context.Context) error {
-	if x.impl.partners == haloPair {
+	if x.impl.Partners == halo.Pairwise {
 		return nil
 	}
-	if x.impl.oneSided() {
+	if x.impl.OneSided() {
 		return x.waitRMA(ctx)
 	}
 	sts, err := x.awaitPending(ctx)
@@ -517,14 +425,14 @@ func (x *haloExec) wait(ctx context.Context) error {
 // with the implementation's primitive, and unpacks what it received.
 func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 	var st Status
-	switch x.impl.primitive {
-	case haloIsendIrecv, haloSendIrecv:
+	switch x.impl.Primitive {
+	case halo.IsendIrecv, halo.SendIrecv:
 		rr, err := x.irecv(t)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending[:0], rr)
-		if x.impl.primitive == haloSendIrecv {
+		if x.impl.Primitive == halo.SendIrecv {
 			if err := x.send(ctx, t); err != nil {
 				return sendErr(t, err)
 			}
@@ -540,7 +448,7 @@ func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 			return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
 		}
 		st = sts[0]
-	case haloSendRecv:
+	case halo.SendRecv:
 		// pairOrder's argument: the +e_d end sends first, the −e_d end
 		// receives first, so the two ends' first blocking calls match.
 		var err error
@@ -557,13 +465,13 @@ func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 				return sendErr(t, err)
 			}
 		}
-	case haloSendrecv:
+	case halo.Sendrecv:
 		var err error
 		if st, err = x.sendrecv(ctx, t); err != nil {
 			return fmt.Errorf("commtune: halo exchange with rank %d: %w", t.peer, err)
 		}
 	default:
-		return fmt.Errorf("commtune: halo: primitive %q has no executor", x.impl.primitive)
+		return fmt.Errorf("commtune: halo: primitive %q has no executor", x.impl.Primitive)
 	}
 	return x.received(t, st)
 }
@@ -573,7 +481,7 @@ func (x *haloExec) transfer(ctx context.Context, t *haloXfer) error {
 // overlap none of its send boxes, so the copies change nothing another
 // transfer of the phase reads.
 func (x *haloExec) pack(ts []haloXfer) error {
-	if x.impl.data == haloDDT {
+	if x.impl.Data == halo.InPlace {
 		for i := range ts {
 			if j := ts[i].local; j >= 0 {
 				halo.CopySegments(ts[j].recvSegs, ts[i].sendSegs)
@@ -602,7 +510,7 @@ func (x *haloExec) received(t *haloXfer, st Status) error {
 		return fmt.Errorf("commtune: halo: %w: rank %d sent %d bytes for a %d-byte box; do the ranks agree on extents, width, components and element type?",
 			ErrSizeMismatch, t.peer, st.Count, want)
 	}
-	if x.impl.data == haloDDT {
+	if x.impl.Data == halo.InPlace {
 		return nil // it landed in place
 	}
 	_, err := halo.Unpack(x.data, t.recvBuf, t.recvRuns)

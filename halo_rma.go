@@ -8,6 +8,7 @@ import (
 
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/halo"
 )
 
 // One-sided halo implementations, ADCL's Put and Get variants, in
@@ -28,12 +29,6 @@ import (
 // and the owner's exchange ends when all its readers are. A neighbour this
 // rank cannot read (another node, goroutine ranks) is served by the owner
 // putting its box into the reader's exposed receive box: on the wire, Put.
-
-// The one-sided primitives.
-const (
-	haloPut haloPrimitive = "Put" // the owner puts into the reader's exposed receive box
-	haloGet haloPrimitive = "Get" // the reader reads the owner's send box in place
-)
 
 // Tags of the Get synchronisation messages on the Halo's communicator,
 // above the direction tags (halo.DirectionIndex, < 27) the data carry;
@@ -57,8 +52,6 @@ type haloRMA struct {
 	readBy           bool          // Get: the neighbour reads this rank's send box
 }
 
-func (m haloImpl) oneSided() bool { return m.primitive == haloPut || m.primitive == haloGet }
-
 // prepareRMA gives each transfer its memory lists: the boxes' runs in
 // place (ddt) or their packed buffers.
 func (x *haloExec) prepareRMA() {
@@ -66,7 +59,7 @@ func (x *haloExec) prepareRMA() {
 	for _, ts := range x.phases {
 		for i := range ts {
 			t := &ts[i]
-			if x.impl.data == haloDDT {
+			if x.impl.Data == halo.InPlace {
 				t.rma.sendMem, t.rma.recvMem = t.sendSegs, t.recvSegs
 			} else {
 				t.rma.sendMem, t.rma.recvMem = [][]byte{t.sendBuf}, [][]byte{t.recvBuf}
@@ -210,12 +203,12 @@ func segsLen(segs [][]byte) int {
 // exposed (or its owner's post awaited) before any data moves, and the
 // reads are left for wait; in pairs, the whole exchange happens here.
 func (x *haloExec) startRMA(ctx context.Context) error {
-	if x.impl.primitive == haloGet && !x.connected {
+	if x.impl.Primitive == halo.Get && !x.connected {
 		if err := x.connectGet(ctx); err != nil {
 			return fmt.Errorf("commtune: halo: connecting the Get windows: %w", err)
 		}
 	}
-	if x.impl.partners == haloPair {
+	if x.impl.Partners == halo.Pairwise {
 		return x.pairs(ctx, x.transferRMA)
 	}
 	ts := x.phases[0]
@@ -229,7 +222,7 @@ func (x *haloExec) startRMA(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if t.rma.read && x.impl.primitive == haloGet {
+			if t.rma.read && x.impl.Primitive == halo.Get {
 				x.reads = append(x.reads, haloRead{t, r})
 				continue
 			}
@@ -257,7 +250,7 @@ type haloRead struct {
 // receiveSide starts t's receiving half: the exposure of its receive box,
 // or, for a Get read, the receive of the owner's post.
 func (x *haloExec) receiveSide(t *haloXfer) (*core.Request, error) {
-	if x.impl.primitive == haloGet && t.rma.read {
+	if x.impl.Primitive == halo.Get && t.rma.read {
 		return x.irecvFrom(t.peer, haloTagPost+t.recvTag, nil, nil)
 	}
 	return x.comm.ep.eng.Expose(x.rmaCtx, x.comm.group[t.peer], t.recvTag, t.rma.recvMem), nil
@@ -267,7 +260,7 @@ func (x *haloExec) receiveSide(t *haloXfer) (*core.Request, error) {
 // put of the send box, or, when the neighbour reads it, the receive of its
 // "done" and the post that the box is ready.
 func (x *haloExec) sendSide(t *haloXfer) error {
-	if x.impl.primitive == haloGet && t.rma.readBy {
+	if x.impl.Primitive == halo.Get && t.rma.readBy {
 		done, err := x.irecvFrom(t.peer, haloTagDone+t.sendTag, nil, nil)
 		if err != nil {
 			return err
@@ -330,7 +323,7 @@ func (x *haloExec) transferRMA(ctx context.Context, t *haloXfer) error {
 	if err != nil {
 		return err
 	}
-	reading := x.impl.primitive == haloGet && t.rma.read
+	reading := x.impl.Primitive == halo.Get && t.rma.read
 	x.pending = x.pending[:0]
 	if !reading {
 		x.pending = append(x.pending, recv)

@@ -473,7 +473,7 @@ func TestHaloImpls(t *testing.T) {
 	}
 	for _, e := range haloRegistry().Entries() {
 		a := e.AttrMap()
-		if name := a[haloAttrPrimitive] + "_" + a[haloAttrPartners] + "_" + a[haloAttrData]; name != e.Name {
+		if name := a[halo.AttrPrimitive] + "_" + a[halo.AttrPartners] + "_" + a[halo.AttrData]; name != e.Name {
 			t.Errorf("entry %q has attributes naming it %q", e.Name, name)
 		}
 	}
