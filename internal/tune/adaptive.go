@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // The exploration methods of an Adaptive.
@@ -351,18 +353,7 @@ func (a *Adaptive) watch(avg float64) {
 		a.history = append(a.history[:0], a.history[1:]...)
 	}
 	a.history = append(a.history, avg)
-	a.baseline = medianOf(a.history)
-}
-
-// medianOf returns the median of xs (not empty), leaving xs as it is.
-func medianOf(xs []float64) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return s[n/2]
-	}
-	return (s[n/2-1] + s[n/2]) / 2
+	a.baseline = stats.Median(a.history)
 }
 
 // Winner returns the implementation chosen and its reduced time: the time
