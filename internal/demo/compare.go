@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // Comparison is one operation measured on the tuned profile and on the
@@ -75,7 +77,7 @@ func Compare(tuned, defaults [][]Result) (*Verdict, error) {
 		var lt, ld int
 		c.Tuned.NS, lt = Steady(tns)
 		c.Defaults.NS, ld = Steady(dns)
-		c.Ratio, c.LeftOut = median(c.Ratios), lt+ld
+		c.Ratio, c.LeftOut = stats.Median(c.Ratios), lt+ld
 		if c.SamePath() {
 			v.Noise = max(v.Noise, math.Abs(c.Ratio-1))
 		}
@@ -115,18 +117,9 @@ func Steady(ns []float64) (float64, int) {
 			kept = append(kept, x)
 		}
 	}
-	return median(kept), len(ns) - len(kept)
+	return stats.Median(kept), len(ns) - len(kept)
 }
 
 // LostRuns is how many of runs rounds tuned must lose for a loss to count:
 // four in five. A real loss repeats; a noisy one does not.
 func LostRuns(runs int) int { return runs - runs/5 }
-
-func median(v []float64) float64 {
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}

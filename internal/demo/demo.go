@@ -8,12 +8,12 @@ package demo
 import (
 	"context"
 	"fmt"
-	"slices"
 	"time"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // Result is one timed operation, as rank 0 measured it.
@@ -89,7 +89,7 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 		}
-		out = append(out, Result{Op: "pingpong", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, peer, n)})
+		out = append(out, Result{Op: "pingpong", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, peer, n)})
 	}
 	if err := c.Barrier(ctx); err != nil {
 		return nil, err
@@ -125,13 +125,13 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) (*Report, error) {
 				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
 			}
 		}
-		out = append(out, Result{Op: "allreduce", Bytes: n, NS: medianNS(d), Reps: r, Path: sendPath(c, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
+		out = append(out, Result{Op: "allreduce", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
 	}
 	rep.Results = out
 	if probes[2], err = StateProbe(ctx, c); err != nil {
 		return nil, err
 	}
-	rep.Probe = median(probes[:])
+	rep.Probe = stats.Median(probes[:])
 	return rep, nil
 }
 
@@ -256,7 +256,7 @@ func StateProbe(ctx context.Context, c *commtune.Comm) (float64, error) {
 	if c.Rank() != 0 {
 		return 0, nil
 	}
-	return medianNS(d), nil
+	return stats.Median(d), nil
 }
 
 // pingPongs times n round trips of buf between c's rank and peer, the
@@ -300,11 +300,6 @@ func checkSum(v []float64, size int) error {
 // bandwidth-optimal schedule), so that the path reported is that of one
 // chunk. It is the collective the sampling pass times (profile.Collective).
 var ringAllreduce = commtune.WithAlgorithm(profile.Collective)
-
-func medianNS(d []time.Duration) float64 {
-	slices.Sort(d)
-	return float64(d[len(d)/2].Nanoseconds())
-}
 
 // sendPath names how c's rank sends n bytes to peer under its policy.
 func sendPath(c *commtune.Comm, peer int, n int64) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -466,32 +467,21 @@ const bumpFactor = 1.5
 // and quartiles of the round trips of every block whose median is within
 // slowBlock of the fastest block's.
 func point(size int64, blocks [][]time.Duration) profile.Sample {
-	meds := make([]time.Duration, len(blocks))
+	meds := make([]float64, len(blocks))
 	for i, b := range blocks {
-		meds[i] = quantile(b, 0.5)
+		meds[i] = stats.Median(b)
 	}
 	fastest := slices.Min(meds)
 	var d []time.Duration
 	for i, b := range blocks {
-		if float64(meds[i]) <= slowBlock*float64(fastest) {
+		if meds[i] <= slowBlock*fastest {
 			d = append(d, b...)
 		}
 	}
-	slices.Sort(d)
-	q := func(f float64) float64 { return float64(quantile(d, f).Nanoseconds()) }
-	p := profile.Sample{Size: size, Median: q(0.5), P25: q(0.25), P75: q(0.75), Reps: len(d)}
+	q := stats.Quantiles(d, 0.25, 0.5, 0.75) // in ns
+	p := profile.Sample{Size: size, Median: q[1], P25: q[0], P75: q[2], Reps: len(d)}
 	// A timer reading of 0 ns is possible on a fast path; the profile wants
 	// positive times.
 	p.P25, p.Median, p.P75 = max(p.P25, 1), max(p.Median, 1), max(p.P75, 1)
 	return p
-}
-
-// quantile returns the f-quantile of d (nearest rank), sorting a copy
-// unless d is sorted already.
-func quantile(d []time.Duration, f float64) time.Duration {
-	if !slices.IsSorted(d) {
-		d = slices.Clone(d)
-		slices.Sort(d)
-	}
-	return d[int(f*float64(len(d)-1)+0.5)]
 }

@@ -49,9 +49,13 @@ func TestPoint(t *testing.T) {
 		{"one block, unsorted", [][]time.Duration{b(50, 10, 40, 20, 30)}, profile.Sample{Size: 64, Median: 30, P25: 20, P75: 40, Reps: 5}},
 		// 41, and 15, are more than slowBlock × 11: those blocks ran while
 		// something else had the processors.
-		{"a slow block is left out", [][]time.Duration{b(40, 41, 42), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 11, P75: 12, Reps: 3}},
-		{"a block a third slower is left out", [][]time.Duration{b(14, 15, 16), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 11, P75: 12, Reps: 3}},
-		{"blocks within slowBlock are pooled", [][]time.Duration{b(10, 11, 12), b(12, 13, 14)}, profile.Sample{Size: 64, Median: 12, P25: 11, P75: 13, Reps: 6}},
+		{"a slow block is left out", [][]time.Duration{b(40, 41, 42), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 10.5, P75: 11.5, Reps: 3}},
+		{"a block a third slower is left out", [][]time.Duration{b(14, 15, 16), b(10, 11, 12)}, profile.Sample{Size: 64, Median: 11, P25: 10.5, P75: 11.5, Reps: 3}},
+		{"blocks within slowBlock are pooled", [][]time.Duration{b(10, 11, 12), b(12, 13, 14)}, profile.Sample{Size: 64, Median: 12, P25: 11.25, P75: 12.75, Reps: 6}},
+		// The quantiles interpolate between the two closest round trips
+		// (stats.Quantile): the median of an even count is the mean of
+		// the middle two.
+		{"even count", [][]time.Duration{b(13, 10, 12, 11)}, profile.Sample{Size: 64, Median: 11.5, P25: 10.75, P75: 12.25, Reps: 4}},
 		// A timer reading of 0 ns (below the clock's resolution) becomes
 		// 1 ns.
 		{"zero times", [][]time.Duration{b(0, 0, 0)}, profile.Sample{Size: 64, Median: 1, P25: 1, P75: 1, Reps: 3}},

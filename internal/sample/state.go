@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"time"
+
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // The machine's state. The host under this machine changes state for
@@ -61,7 +63,7 @@ func (s *sampler) stateProbe() (time.Duration, error) {
 			return 0, err
 		}
 	}
-	p := quantile(d, 0.5)
+	p := time.Duration(stats.Median(d)) // whole ns, as the round trips were
 	if s.me == 0 {
 		s.states = append(s.states, p)
 	}
@@ -74,7 +76,7 @@ func (s *sampler) usualState() time.Duration {
 	if len(s.states) == 0 {
 		return 0
 	}
-	return quantile(s.states, usualQuantile)
+	return time.Duration(stats.Quantile(s.states, usualQuantile))
 }
 
 // inState returns the round trips of the blocks that ran within stateSlack

@@ -49,8 +49,8 @@ func TestOutOfState(t *testing.T) {
 	}}
 	// Probes of the pass: mostly 100–110, a slow stretch at 300–500.
 	s.states = []time.Duration{100, 101, 105, 110, 300, 400, 500}
-	if u := s.usualState(); u != 105 {
-		t.Fatalf("usual state %v, want 105", u)
+	if u := s.usualState(); u != 103 { // position ¼·(7−1) = 1.5: halfway from 101 to 105
+		t.Fatalf("usual state %v, want 103", u)
 	}
 	if got := s.outOfState(items); !slices.Equal(got, []int{1, 2}) {
 		t.Errorf("out of state: %v, want [1 2] (b at 64 and a at 512 ran only in the slow stretch)", got)
