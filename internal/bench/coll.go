@@ -10,6 +10,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -117,8 +118,8 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			}
 			if c.Rank() == 0 {
 				decided := coll.Decide(cfg.Op, n, size, true).Name()
-				r := CollResult{Algo: a, Bytes: size, TimeUS: median(slowest) / 1e3, Auto: a == decided,
-					P90US: quantile(slowest, 0.9) / 1e3, P99US: quantile(slowest, 0.99) / 1e3}
+				q := stats.Quantiles(slowest, 0.5, 0.9, 0.99)
+				r := CollResult{Algo: a, Bytes: size, TimeUS: q[0] / 1e3, Auto: a == decided, P90US: q[1] / 1e3, P99US: q[2] / 1e3}
 				if a == Auto {
 					r.Algo, r.Auto = decided, true
 				}

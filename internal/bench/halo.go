@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // The halo benchmark is seed 003's experiment (Fig. 2–4): a 3-D solver
@@ -181,7 +182,7 @@ func (r *HaloReport) Summarize() []HaloSummary {
 	}
 	for i := range out {
 		ts := times[out[i].Name]
-		out[i].Median, out[i].Runs = median(ts), len(ts)
+		out[i].Median, out[i].Runs = stats.Median(ts), len(ts)
 	}
 	return out
 }

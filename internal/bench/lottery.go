@@ -10,6 +10,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -169,13 +170,13 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		if c.Rank() != 0 {
 			continue
 		}
-		run := LotteryRun{Bytes: size, MeanUS: mean(slowest[0]) / 1e3, MedianUS: median(slowest[0]) / 1e3}
+		run := LotteryRun{Bytes: size, MeanUS: mean(slowest[0]) / 1e3, MedianUS: stats.Median(slowest[0]) / 1e3}
 		for j, t := range slowest[0] {
 			run.Calls = append(run.Calls, LotteryCall{At: starts[j], TimeUS: t / 1e3, Algo: drawn[j], Leader: leaders[j]})
 		}
 		run.Settled, run.Leader = settled(leaders)
 		for i, a := range cands {
-			f := FixedResult{Algo: a.Name(), MeanUS: mean(slowest[i+1]) / 1e3, MedianUS: median(slowest[i+1]) / 1e3, Table: i == 0}
+			f := FixedResult{Algo: a.Name(), MeanUS: mean(slowest[i+1]) / 1e3, MedianUS: stats.Median(slowest[i+1]) / 1e3, Table: i == 0}
 			for b, at := range blockStarts[i+1] {
 				t := slowest[i+1][b*lotteryBlock : min((b+1)*lotteryBlock, len(slowest[i+1]))]
 				f.Blocks = append(f.Blocks, FixedBlock{At: at, MeanUS: mean(t) / 1e3})

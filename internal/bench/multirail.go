@@ -4,11 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/sched"
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // MultirailConfig says what `commtune bench multirail` measures.
@@ -111,7 +111,7 @@ func Multirail(ctx context.Context, c *commtune.Comm, cfg MultirailConfig) (*Mul
 	for _, r := range rails {
 		rep.Rails = append(rep.Rails, r.Name)
 	}
-	samples := map[[2]int][]time.Duration{} // (mode, size index) → one median per round
+	samples := map[[2]int][]float64{} // (mode, size index) → one median (ns) per round
 	for round := 0; round < rounds; round++ {
 		for si, size := range cfg.Sizes {
 			reps := cfg.Reps
@@ -129,7 +129,7 @@ func Multirail(ctx context.Context, c *commtune.Comm, cfg MultirailConfig) (*Mul
 					return nil, fmt.Errorf("%s at %d bytes: %w", modes[mi].name, size, err)
 				}
 				k := [2]int{mi, si}
-				samples[k] = append(samples[k], Median(rtts))
+				samples[k] = append(samples[k], stats.Median(rtts))
 			}
 		}
 	}
@@ -143,7 +143,7 @@ func Multirail(ctx context.Context, c *commtune.Comm, cfg MultirailConfig) (*Mul
 	for mi, m := range modes {
 		for si, size := range cfg.Sizes {
 			row := MultirailRow{Mode: m.name, Bytes: size,
-				BandwidthMBps: float64(size) / (Median(samples[[2]int{mi, si}]).Seconds() / 2) / 1e6}
+				BandwidthMBps: float64(size) / (stats.Median(samples[[2]int{mi, si}]) / 1e9 / 2) / 1e6}
 			if m.split {
 				row.Chunks, _ = sched.PlanSplit(m.rule, models, busy, size, 0)
 			}

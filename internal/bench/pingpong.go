@@ -14,6 +14,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // Result is one message size's measurement.
@@ -188,35 +189,22 @@ func double(ds []time.Duration) []time.Duration {
 }
 
 func result(size int, rtts []time.Duration) Result {
-	half := func(d time.Duration) float64 { return float64(d) / 2 / float64(time.Microsecond) }
-	lat := half(Median(rtts)) // sorts rtts
+	half := func(ns float64) float64 { return ns / 2 / float64(time.Microsecond) }
+	q := stats.Quantiles(rtts, 0.5, 0.99)
+	lat := half(q[0])
 	var sum time.Duration
 	for _, d := range rtts {
 		sum += d
 	}
 	r := Result{Bytes: size, LatencyUS: lat}
 	if n := len(rtts); n > 0 {
-		r.MeanUS = half(sum / time.Duration(n))
-		r.P99US = half(rtts[min(n-1, n*99/100)])
+		r.MeanUS = half(float64(sum / time.Duration(n)))
+		r.P99US = half(q[1])
 	}
 	if lat > 0 {
 		r.BandwidthMBps = float64(size) / lat
 	}
 	return r
-}
-
-// Median returns the median of ds (the mean of the middle two for an even
-// count); ds is sorted in place.
-func Median(ds []time.Duration) time.Duration {
-	if len(ds) == 0 {
-		return 0
-	}
-	slices.Sort(ds)
-	m := len(ds) / 2
-	if len(ds)%2 == 1 {
-		return ds[m]
-	}
-	return (ds[m-1] + ds[m]) / 2
 }
 
 const tagPingPong = 1

@@ -7,27 +7,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/commtune/commtune"
 )
-
-func TestMedian(t *testing.T) {
-	tests := []struct {
-		in   []time.Duration
-		want time.Duration
-	}{
-		{nil, 0},
-		{[]time.Duration{5}, 5},
-		{[]time.Duration{9, 1, 5}, 5},
-		{[]time.Duration{4, 1, 3, 2}, 2},
-	}
-	for _, tc := range tests {
-		if got := Median(tc.in); got != tc.want {
-			t.Errorf("Median(%v) = %v, want %v", tc.in, got, tc.want)
-		}
-	}
-}
 
 func TestIterations(t *testing.T) {
 	if Iterations(8, 1000) != 1000 || Iterations(64<<20, 1000) != 20 || Iterations(1<<20, 1000) != 256 {

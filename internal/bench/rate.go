@@ -10,6 +10,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/sched"
+	"github.com/commtune/commtune/internal/stats"
 )
 
 // RateConfig says what `commtune bench rate` measures.
@@ -145,8 +146,8 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 	rep := &RateReport{Bench: "rate", Transport: ep.Transport(1), Window: cfg.Window, Rounds: rounds, Max: cfg.Max}
 	for si, size := range cfg.Sizes {
 		rate := func(mi int) float64 {
-			d := Median(elapsed[[2]int{si, mi}])
-			return float64(cfg.Window) * float64(iters[si][mi]) / max(d.Seconds(), 1e-9)
+			secs := stats.Median(elapsed[[2]int{si, mi}]) / 1e9
+			return float64(cfg.Window) * float64(iters[si][mi]) / max(secs, 1e-9)
 		}
 		perFrame := func(mi int) float64 {
 			k := [2]int{si, mi}

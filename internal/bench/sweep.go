@@ -13,6 +13,7 @@ import (
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sample"
+	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -183,12 +184,12 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 			}
 		}
 		tunedPath := control.Path(first.Policies[Tuned], s.Size, first.Transport)
-		row := SweepRow{Size: s.Size, Path: tunedPath, TunedNS: median(times[tunedPath]), BestNS: math.Inf(1)}
+		row := SweepRow{Size: s.Size, Path: tunedPath, TunedNS: stats.Median(times[tunedPath]), BestNS: math.Inf(1)}
 		for p, ts := range times {
 			if names[p] == "" {
 				continue // only the tuned configuration sends it this way
 			}
-			t := median(ts)
+			t := stats.Median(ts)
 			if t < row.BestNS || t == row.BestNS && p < row.BestPath {
 				row.Best, row.BestPath, row.BestNS = names[p], p, t
 			}
@@ -200,25 +201,6 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 		sum.Rows = append(sum.Rows, row)
 	}
 	return sum, nil
-}
-
-// quantile returns the q-quantile of v (nearest rank), 0 for none.
-func quantile(v []float64, q float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	return v[min(len(v)-1, int(math.Ceil(q*float64(len(v))))-1)]
-}
-
-func median(v []float64) float64 {
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if n := len(v); n%2 == 0 {
-		return (v[n/2-1] + v[n/2]) / 2
-	}
-	return v[len(v)/2]
 }
 
 // WriteSweep prints a summary as a table: per size the tuned time, the

@@ -70,26 +70,3 @@ func TestSweepSizes(t *testing.T) {
 		t.Errorf("sizes %v not sorted", got)
 	}
 }
-
-func TestQuantile(t *testing.T) {
-	hundred := make([]float64, 100)
-	for i := range hundred {
-		hundred[i] = float64(100 - i) // 100 … 1, unsorted
-	}
-	for _, tc := range []struct {
-		v    []float64
-		q    float64
-		want float64
-	}{
-		{nil, 0.9, 0},
-		{[]float64{7}, 0.99, 7},
-		{hundred, 0.5, 50},
-		{hundred, 0.9, 90},
-		{hundred, 0.99, 99},
-		{hundred, 1, 100},
-	} {
-		if got := quantile(tc.v, tc.q); got != tc.want {
-			t.Errorf("quantile(%d values, %v) = %v, want %v", len(tc.v), tc.q, got, tc.want)
-		}
-	}
-}

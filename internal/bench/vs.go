@@ -5,6 +5,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -43,7 +44,7 @@ func VsRows(sizes []int, ours, ref [][]float64) []VsRow {
 		for k := range ref {
 			b = append(b, ref[k][i])
 		}
-		rows[i] = VsRow{Bytes: s, CommtuneUS: median(a), RefUS: median(b)}
+		rows[i] = VsRow{Bytes: s, CommtuneUS: stats.Median(a), RefUS: stats.Median(b)}
 		if rows[i].RefUS > 0 {
 			rows[i].Ratio = rows[i].CommtuneUS / rows[i].RefUS
 		}
