@@ -12,10 +12,10 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"slices"
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -67,11 +67,11 @@ func run(laps, size int) error {
 	}
 	if c.Rank() == 0 {
 		hops := laps * c.Size()
-		slices.Sort(lapTimes)
-		perHop := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(c.Size()) }
+		q := stats.Quantiles(lapTimes, 0.5, 0.9, 0.99)
+		perHop := func(ns float64) float64 { return ns / 1e3 / float64(c.Size()) }
 		fmt.Printf("%d ranks, %d-byte token: %.2f µs per hop on average over %d hops; per hop by lap: median %.2f, p90 %.2f, p99 %.2f µs\n",
 			c.Size(), size, float64(time.Since(start).Nanoseconds())/1e3/float64(hops), hops,
-			perHop(lapTimes[len(lapTimes)/2]), perHop(lapTimes[len(lapTimes)*9/10]), perHop(lapTimes[len(lapTimes)*99/100]))
+			perHop(q[0]), perHop(q[1]), perHop(q[2]))
 	}
 	return c.Close()
 }
