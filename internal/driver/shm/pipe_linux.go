@@ -3,7 +3,6 @@ package shm
 import (
 	"fmt"
 	"os"
-	"path/filepath"
 	"time"
 	"unsafe"
 
@@ -14,10 +13,6 @@ import (
 // pipeSize is what the vmsplice pipes are grown to: the most an
 // unprivileged process may ask for here (/proc/sys/fs/pipe-max-size).
 const pipeSize = 1 << 20
-
-func pipePath(dir, job string, from, to int) string {
-	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d-%d.pipe", job, from, to))
-}
 
 // makePipe creates the FIFO from a sender and opens its read end (opening
 // it first lets the sender open the write end without blocking).
@@ -149,32 +144,4 @@ func (rl *rail) readPipe(region, offset, n uint64) error {
 	}, recHeader)
 	h.PutDone(rl.peer, region, int64(offset), int(n))
 	return nil
-}
-
-// pipeAcked counts pipe bytes the peer read; when all are in, that half of
-// the frame's completion is done. The bytes are owed before they enter the
-// pipe, so acknowledging more than is owed breaks the protocol.
-func (rl *rail) pipeAcked(n uint64) error {
-	if owed := rl.pipeOwed.Load(); n == 0 || n > uint64(owed) {
-		return driver.ProtocolError("shm pipe acknowledgment of %d bytes, %d owed", n, owed)
-	}
-	if rl.pipeOwed.Add(-int64(n)) == 0 {
-		rl.pipeStep()
-	}
-	return nil
-}
-
-// pipeStep records one of the two events a vmsplice frame waits for (all
-// spliced, all acknowledged); the second completes the frame.
-func (rl *rail) pipeStep() {
-	if rl.pipeSteps.Add(-1) != 0 {
-		return
-	}
-	rl.wmu.Lock()
-	busy := rl.busy
-	rl.rest, rl.busy = putState{}, false
-	rl.wmu.Unlock()
-	if busy {
-		rl.t.cfg.Handler.Idle(rl, nil)
-	}
 }

@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"sync/atomic"
 	"unsafe"
-
-	"golang.org/x/sys/unix"
 )
 
 // Segment layout (docs/wire-shm.md). Words written by different processes
@@ -67,6 +65,13 @@ func SegmentPath(dir, job string, rank int) string {
 	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d", job, rank))
 }
 
+// pipePath returns the path of the FIFO the vmsplice method uses from
+// world rank from to world rank to in job; it shares the segments' prefix,
+// so RemoveJobFiles finds it too.
+func pipePath(dir, job string, from, to int) string {
+	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d-%d.pipe", job, from, to))
+}
+
 // createSegment creates and maps a new segment (0600; it must not exist).
 func createSegment(path string, rank int, senders []int, capacity int) (*segment, error) {
 	if len(senders) > maxRings {
@@ -91,7 +96,7 @@ func createSegment(path string, rank int, senders []int, capacity int) (*segment
 	// fault every few messages (on a virtual machine a fault on fresh
 	// memory costs tens of µs: the first thousand 2 KiB allreduces ran
 	// 10–40× slower than the next).
-	if err := unix.Fallocate(int(f.Fd()), 0, 0, int64(size)); err != nil {
+	if err := allocate(f, size); err != nil {
 		os.Remove(path)
 		return nil, fmt.Errorf("shm: allocating %d bytes for %s (is %s full?): %w", size, path, filepath.Dir(path), err)
 	}
@@ -134,17 +139,10 @@ func openSegment(path string) (*segment, error) {
 	}
 	s := &segment{mem: mem, path: path}
 	if err := s.check(int(st.Size())); err != nil {
-		unix.Munmap(mem)
+		unmapMem(mem)
 		return nil, fmt.Errorf("shm: %s: %w", path, err)
 	}
 	return s, nil
-}
-
-// mapSegment maps size bytes of f shared, with their page-table entries
-// filled in now (MAP_POPULATE): each process that maps a segment would
-// otherwise fault on each page at its first touch.
-func mapSegment(f *os.File, size int) ([]byte, error) {
-	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
 }
 
 // prefault writes the whole of a ring this process produces into, before
@@ -207,7 +205,7 @@ func (s *segment) unmap() error {
 	if s.mem == nil {
 		return nil
 	}
-	err := unix.Munmap(s.mem)
+	err := unmapMem(s.mem)
 	s.mem = nil
 	return err
 }

@@ -128,8 +128,12 @@ func (cfg *Config) sizeRings() error {
 
 // New creates this rank's inbound segment (and the pipes the vmsplice
 // method reads from). Every local rank must have called New before any
-// calls Connect: exchange a fence in between.
+// calls Connect: exchange a fence in between. Off Linux it returns
+// Supported's error.
 func New(cfg Config) (*Transport, error) {
+	if err := Supported(); err != nil {
+		return nil, err
+	}
 	if cfg.Dir == "" {
 		cfg.Dir = DefaultDir
 	}
