@@ -2,7 +2,6 @@ package tune
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -95,20 +94,4 @@ func shuffledMeans(rng *rand.Rand, means []float64) []float64 {
 	m := slices.Clone(means)
 	rng.Shuffle(len(m), func(i, j int) { m[i], m[j] = m[j], m[i] })
 	return m
-}
-
-func median(xs []int) float64 {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	n := len(s)
-	if n%2 == 1 {
-		return float64(s[n/2])
-	}
-	return float64(s[n/2-1]+s[n/2]) / 2
-}
-
-func percentile(xs []int, p float64) int {
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	return s[min(len(s)-1, int(math.Ceil(p*float64(len(s))))-1)]
 }

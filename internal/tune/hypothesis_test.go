@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/stats"
 )
 
 var (
@@ -203,7 +205,7 @@ func TestHypothesisSeparable(t *testing.T) {
 			}
 		}
 	}
-	mh, mb := median(hcalls), median(bcalls)
+	mh, mb := stats.Median(hcalls), stats.Median(bcalls)
 	t.Logf("hypothesis: true best in %d of %d seeds (%d of the %d where the per-attribute optimum exists); brute force: %d",
 		found, seeds, foundExists, exists, bruteFound)
 	t.Logf("median calls: hypothesis %.0f (max %d), brute force %.0f; %d reductions for %d pairwise comparisons",
@@ -381,7 +383,7 @@ func TestHypothesisNonSeparable(t *testing.T) {
 				}
 			}
 			t.Logf("%s: true best in %d of %d seeds, within 10%% in %d; median calls %.0f, max %d (bound %d)",
-				tt.name, found, seeds, near, median(calls), slices.Max(calls), n*len(entries))
+				tt.name, found, seeds, near, stats.Median(calls), slices.Max(calls), n*len(entries))
 		})
 	}
 }

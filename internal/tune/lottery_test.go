@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/commtune/commtune/internal/stats"
 )
 
 const seeds = 1000
@@ -81,11 +83,11 @@ func TestConvergence(t *testing.T) {
 	z := float64(len(means))
 	ei := z * math.Log2(z) / (1 - DefaultAlpha)
 	share := float64(bestCalls) / float64(postCalls)
-	t.Logf("convergence over %d seeds: median %.0f draws (p99 %d), %.0f calls (p99 %d); E[I] = |Z| lg|Z| / (1-α) = %.0f, (|Z|-1)/(1-α) = %.0f",
-		seeds, median(convDraws), percentile(convDraws, .99), median(convCalls), percentile(convCalls, .99), ei, (z-1)/(1-DefaultAlpha))
+	t.Logf("convergence over %d seeds: median %.0f draws (p99 %.0f), %.0f calls (p99 %.0f); E[I] = |Z| lg|Z| / (1-α) = %.0f, (|Z|-1)/(1-α) = %.0f",
+		seeds, stats.Median(convDraws), stats.Quantile(convDraws, .99), stats.Median(convCalls), stats.Quantile(convCalls, .99), ei, (z-1)/(1-DefaultAlpha))
 	t.Logf("fastest ran %.2f %% of the %d calls after convergence (worst seed %d: %.2f %%)",
 		100*share, after, worstSeed, 100*worstShare)
-	if m := median(convDraws); m > ei {
+	if m := stats.Median(convDraws); m > ei {
 		t.Errorf("median draws to convergence %.0f > E[I] = %.0f", m, ei)
 	}
 	if share < 0.95 {
@@ -232,11 +234,11 @@ func TestStepChange(t *testing.T) {
 			if len(found) == 0 {
 				return
 			}
-			t.Logf("new fastest best for good after median %.0f calls (p99 %d, max %d at seed %d; bound %d)",
-				median(found), percentile(found, .99), slices.Max(found), worstSeed, tc.bound)
+			t.Logf("new fastest best for good after median %.0f calls (p99 %.0f, max %d at seed %d; bound %d)",
+				stats.Median(found), stats.Quantile(found, .99), slices.Max(found), worstSeed, tc.bound)
 			if len(started) > 0 {
-				t.Logf("re-exploration started after median %.0f calls (p99 %d, max %d; bound %d); in %d seeds a retry found the new fastest first",
-					median(started), percentile(started, .99), slices.Max(started), tc.reexplore, retried)
+				t.Logf("re-exploration started after median %.0f calls (p99 %.0f, max %d; bound %d); in %d seeds a retry found the new fastest first",
+					stats.Median(started), stats.Quantile(started, .99), slices.Max(started), tc.reexplore, retried)
 			}
 			if m := slices.Max(found); m > tc.bound {
 				t.Errorf("new fastest best for good only after %d calls, bound %d", m, tc.bound)
@@ -610,7 +612,7 @@ func TestUnluckySampleRetried(t *testing.T) {
 	}
 	share := float64(ran) / (200 * tail)
 	t.Logf("the fastest, first measured at 1.5×, becomes the best after median %.0f calls (max %d) and runs %.1f %% of the last %d calls",
-		median(took), slices.Max(took), 100*share, tail)
+		stats.Median(took), slices.Max(took), 100*share, tail)
 	if share < 0.9 {
 		t.Errorf("the fastest ran %.1f %% of the last %d calls, want ≥ 90 %%", 100*share, tail)
 	}
