@@ -1,3 +1,7 @@
+//go:build linux
+
+// The launcher these tests start is Linux only (internal/launch/proc_other.go).
+
 package main
 
 import (
