@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/config"
 )
 
 // TestCollectivesVector runs the v-variants through the public API with
@@ -250,24 +251,17 @@ func TestForcedCollectives(t *testing.T) {
 	env := func(vals map[string]string) func(string) (string, bool) {
 		return func(k string) (string, bool) { v, ok := vals[k]; return v, ok }
 	}
-	var c Config
-	if err := c.applyEnv(env(map[string]string{"COMMTUNE_COLL_BCAST": "knomial:k=3:seg=4K", "COMMTUNE_COLL_ALLREDUCE": "ring"})); err != nil {
+	c, err := config.Build(env(map[string]string{"COMMTUNE_COLL_BCAST": "knomial:k=3:seg=4K", "COMMTUNE_COLL_ALLREDUCE": "ring"}), nil)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.parseCollectives(); err != nil {
-		t.Fatal(err)
+	if a, _ := c.Forced(coll.OpBcast); a.Name() != "bcast/knomial/k=3/seg=4K" {
+		t.Fatalf("forced bcast %q", a.Name())
 	}
-	if got := c.collForced[coll.OpBcast].Name(); got != "bcast/knomial/k=3/seg=4K" {
-		t.Fatalf("forced bcast %q", got)
-	}
-	c = Config{}
-	if err := c.applyEnv(env(map[string]string{"COMMTUNE_COLL_BCAST": "ring"})); err != nil {
-		t.Fatal(err)
-	}
-	if err := c.parseCollectives(); err == nil || !strings.Contains(err.Error(), "COMMTUNE_COLL_BCAST") {
+	if _, err := config.Build(env(map[string]string{"COMMTUNE_COLL_BCAST": "ring"}), nil); err == nil || !strings.Contains(err.Error(), "COMMTUNE_COLL_BCAST") {
 		t.Fatalf("bad forced algorithm: %v", err)
 	}
-	err := Local(3, func(cm *Comm) error {
+	err = Local(3, func(cm *Comm) error {
 		a, auto, err := cm.algorithm(coll.OpAllreduce, 1<<20, true, collOptions{})
 		if err != nil || a.Name() != "allreduce/ring" || auto {
 			return fmt.Errorf("commutative: %v %v (auto %v)", a, err, auto)

@@ -93,7 +93,7 @@ func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, o collO
 		}
 		return a, false, nil
 	}
-	if a, ok := c.ep.collForced[op]; ok && (commutative || !a.Commutative()) {
+	if a, ok := c.ep.cfg.Forced(op); ok && (commutative || !a.Commutative()) {
 		return a, false, nil
 	}
 	return coll.Decide(op, len(c.group), bytes, commutative), true, nil

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/tune"
 )
@@ -73,7 +74,6 @@ const tagSelectFirst = tagCollFirst + tagCollSpan
 const (
 	reportSize = 16
 	choiceSize = 24
-	maxTTL     = 1 << 16
 	// windowsKept is how many windows' records rank 0 keeps: the window
 	// being drawn for, the one running, the one whose reports are due.
 	windowsKept = 3
@@ -328,7 +328,7 @@ func (s *selection) drawFor(ctx context.Context, c *Comm, v int) error {
 			idx = i
 		}
 	}
-	ttl := min(max(ch.TTL, 1), maxTTL)
+	ttl := min(max(ch.TTL, 1), config.MaxTTL)
 	s.plan[v%windowsKept] = struct{ idx, ttl int }{idx, ttl}
 	buf, sends := s.choice[v%2], s.pending[v%2]
 	if err := settle(ctx, c, sends); err != nil {
@@ -399,7 +399,7 @@ func (s *selection) follow(ctx context.Context, c *Comm, x *exchanger) error {
 		return fmt.Errorf("%w: rank 0 calls %s with a message of size class 2^%d, this rank with 2^%d (do all ranks pass the same sizes?)",
 			ErrSizeMismatch, s.key.Op, class, s.key.SizeClass)
 	}
-	if count != len(s.cands) || idx >= count || ttl < 1 || ttl > maxTTL {
+	if count != len(s.cands) || idx >= count || ttl < 1 || ttl > config.MaxTTL {
 		return fmt.Errorf("%w: rank 0 chose candidate %d of %d for %d calls of %s, where this rank has %d candidates (do all ranks set %s alike?)",
 			ErrSizeMismatch, idx, count, ttl, s.key, len(s.cands), EnvCollSelect)
 	}

@@ -9,7 +9,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/inproc"
@@ -25,15 +24,15 @@ type endpoint struct {
 	eng        *core.Engine
 	sched      *sched.Scheduler
 	transports []driver.Transport
-	release    func() error                      // boot resources (the key-value connection)
-	shmPeers   []int                             // world ranks reached through shared memory
-	profile    *profile.Profile                  // the tuning profile, nil on defaults
-	cpus       map[int][]int                     // CPUs each rank of this node may run on
-	collForced map[coll.Operation]coll.Algorithm // COMMTUNE_COLL_<OP>
-	lottery    *tune.Lottery                     // draws collective algorithms; nil: the fixed table
-	tuneStore  *tuneStore                        // where the lottery's learning persists (tunestate.go); nil: nowhere
-	halo       haloSettings                      // how Halos select their implementation (halo_select.go)
-	models     [][]*sched.RailModel              // by peer, by rail: what splits predict from (multirail.go)
+	release    func() error         // boot resources (the key-value connection)
+	shmPeers   []int                // world ranks reached through shared memory
+	profile    *profile.Profile     // the tuning profile, nil on defaults
+	cpus       map[int][]int        // CPUs each rank of this node may run on
+	cfg        Config               // the settings it was made with
+	lottery    *tune.Lottery        // draws collective algorithms; nil: the fixed table
+	tuneStore  *tuneStore           // where the lottery's learning persists (tunestate.go); nil: nowhere
+	halo       haloSettings         // how Halos select their implementation (halo_select.go)
+	models     [][]*sched.RailModel // by peer, by rail: what splits predict from (multirail.go)
 
 	closeOnce sync.Once
 	closeErr  error
@@ -45,14 +44,14 @@ const drainTimeout = 10 * time.Second
 
 func newEndpoint(rank, size int, cfg Config) (*endpoint, error) {
 	sc := sched.New(size, nil)
-	eng, err := core.NewEngine(rank, size, cfg.coreConfig(), sc)
+	eng, err := core.NewEngine(rank, size, cfg.CoreConfig(), sc)
 	if err != nil {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
 	sc.AddRail(inproc.Self(rank, eng))
-	ep := &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}, collForced: cfg.collForced}
+	ep := &endpoint{eng: eng, sched: sc, cpus: map[int][]int{}, cfg: cfg}
 	if cfg.CollSelect == CollSelectLottery {
-		if ep.lottery, err = tune.NewLottery(cfg.lotteryConfig()); err != nil {
+		if ep.lottery, err = tune.NewLottery(cfg.LotteryConfig()); err != nil {
 			return nil, fmt.Errorf("commtune: %w", err)
 		}
 	}

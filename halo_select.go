@@ -25,51 +25,6 @@ import (
 // communicator of the Halo whose exchange completes the measurement, and
 // one broadcast of the persisted winner, if any, at the first exchange.
 
-// The Config.HaloSelect methods; any other value names an implementation.
-const (
-	HaloSelectBrute      = tune.MethodBrute
-	HaloSelectHypothesis = tune.MethodHypothesis
-)
-
-// HaloStateOff is the Config.HaloState value that keeps no halo decisions.
-const HaloStateOff = "off"
-
-// The orders of a halo selection's measurements (Config.HaloOrder).
-const (
-	HaloOrderInterleaved = "interleaved" // one exchange of each implementation in turn
-	HaloOrderConsecutive = "consecutive" // HaloSamples exchanges of each in a row, as ADCL
-)
-
-// maxHaloSamples bounds Config.HaloSamples: a selection over every
-// implementation costs samples × 20 exchanges.
-const maxHaloSamples = 1000
-
-// checkHalo validates the halo fields and fills their defaults.
-func (c *Config) checkHalo() error {
-	switch c.HaloSelect {
-	case "":
-		c.HaloSelect = HaloSelectBrute
-	case HaloSelectBrute, HaloSelectHypothesis:
-	default:
-		if _, ok := haloRegistry().Lookup(c.HaloSelect); !ok {
-			return fmt.Errorf("commtune: halo selection %q (%s): want %s, %s or an implementation: %s",
-				c.HaloSelect, EnvHaloSelect, HaloSelectBrute, HaloSelectHypothesis, strings.Join(HaloImpls(), ", "))
-		}
-	}
-	switch c.HaloOrder {
-	case "":
-		c.HaloOrder = HaloOrderInterleaved
-	case HaloOrderInterleaved, HaloOrderConsecutive:
-	default:
-		return fmt.Errorf("commtune: halo measurement order %q (%s): want %s or %s",
-			c.HaloOrder, EnvHaloOrder, HaloOrderInterleaved, HaloOrderConsecutive)
-	}
-	if c.HaloSamples < 0 || c.HaloSamples > maxHaloSamples {
-		return fmt.Errorf("commtune: HaloSamples %d: want 1 to %d (0 for the default)", c.HaloSamples, maxHaloSamples)
-	}
-	return nil
-}
-
 // haloSettings is what an endpoint's Halos take from its Config.
 type haloSettings struct {
 	method   string // HaloSelectBrute, HaloSelectHypothesis or an implementation's name
@@ -88,7 +43,7 @@ func (ep *endpoint) haloSettingsFor(cfg Config) {
 	if cfg.HaloState == HaloStateOff {
 		return
 	}
-	fp := platform(cfg)
+	fp := cfg.Platform()
 	ep.halo.platform = fp.ID
 	if cfg.HaloState != "" {
 		ep.halo.path = cfg.HaloState
@@ -97,25 +52,12 @@ func (ep *endpoint) haloSettingsFor(cfg Config) {
 	if ep.eng.Size() < 2 || ep.Transport((ep.eng.Rank()+1)%ep.eng.Size()) == "inproc" {
 		return
 	}
-	path, err := haloStatePath(cfg)
+	path, err := cfg.HaloStatePath(fp)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "commtune: halo decisions are not kept (%v); set %s to a file path\n", err, EnvHaloState)
 		return
 	}
 	ep.halo.path = path
-}
-
-// haloStatePath is where the halo decisions of platform live by default:
-// next to the profile, <profile without .json>.halo.json.
-func haloStatePath(cfg Config) (string, error) {
-	if cfg.Profile == ProfileOff {
-		cfg.Profile = ""
-	}
-	p, err := profilePath(cfg, platform(cfg))
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(p, ".json") + ".halo.json", nil
 }
 
 // haloSelection is the selection shared by the Halos of one Cart with one
@@ -361,13 +303,12 @@ func init() {
 		if err != nil || cfg.HaloState == HaloStateOff {
 			return nil, "", err
 		}
-		path := cfg.HaloState
-		if path == "" {
-			if path, err = haloStatePath(cfg); err != nil {
-				return nil, "", err
-			}
+		fp := cfg.Platform()
+		path, err := cfg.HaloStatePath(fp)
+		if err != nil {
+			return nil, "", err
 		}
-		m, err := tune.LoadDecisions(path, platform(cfg).ID)
+		m, err := tune.LoadDecisions(path, fp.ID)
 		return m, path, err
 	}
 }

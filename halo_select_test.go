@@ -26,9 +26,9 @@ func TestHaloSelectionExact(t *testing.T) {
 			haloSelectionExact(t, method, order)
 		}
 	}
-	// A bad order is refused with the variable's name.
+	// A bad order set by an Option is refused naming its field.
 	err := Local(1, func(*Comm) error { return nil }, func(c *Config) { c.HaloOrder = "sideways" })
-	if err == nil || !strings.Contains(err.Error(), EnvHaloOrder) {
+	if err == nil || !strings.Contains(err.Error(), "Config.HaloOrder") {
 		t.Fatalf("order sideways: %v", err)
 	}
 }
@@ -184,7 +184,7 @@ func TestHaloSelectionPersisted(t *testing.T) {
 	if !strings.Contains(strings.Join(second[0].Explain, "\n"), "resumed on "+won.Impl) {
 		t.Fatalf("explanation %q does not say it resumed", second[0].Explain)
 	}
-	m, err := tune.LoadDecisions(path, platform(Config{}).ID)
+	m, err := tune.LoadDecisions(path, (&Config{}).Platform().ID)
 	if err != nil || len(m) != 1 {
 		t.Fatalf("decisions file: %v, %v", m, err)
 	}

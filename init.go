@@ -30,7 +30,7 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("commtune: init: %w", err)
 	}
-	cfg.defaultSpin(job.LocalSize, runtime.NumCPU())
+	cfg.DefaultSpin(job.LocalSize, runtime.NumCPU())
 	ep, err := newEndpoint(job.Rank, job.Size, cfg)
 	if err != nil {
 		job.Close()

@@ -23,7 +23,7 @@ func Local(n int, fn func(c *Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	cfg.defaultSpin(n, runtime.GOMAXPROCS(0))
+	cfg.DefaultSpin(n, runtime.GOMAXPROCS(0))
 	fabric := inproc.NewFabric(n)
 	comms := make([]*Comm, n)
 	transports := make([]*inproc.Transport, n)

@@ -80,7 +80,7 @@ func localShm(t *testing.T, n int, fn func(c *Comm) error, opts ...Option) error
 	if err != nil {
 		return err
 	}
-	cfg.defaultSpin(n, runtime.GOMAXPROCS(0))
+	cfg.DefaultSpin(n, runtime.GOMAXPROCS(0))
 	dir := t.TempDir()
 	local := make([]int, n)
 	for i := range local {

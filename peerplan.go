@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
@@ -51,9 +52,9 @@ func planPeer(prof *profile.Profile, f peerFacts, cfg Config, agg aggregation) p
 	var pl peerPlan
 	switch f.transport {
 	case "tcp":
-		pl.Policy, pl.Tuning, pl.TuneErr = cfg.tcpPolicy(prof)
+		pl.Policy, pl.Tuning, pl.TuneErr = tcpPolicy(&cfg, prof)
 	case "shm":
-		pl.Policy, pl.Tuning, pl.TuneErr = cfg.shmPolicy(f.shmPeer(), prof)
+		pl.Policy, pl.Tuning, pl.TuneErr = shmPolicy(&cfg, f.shmPeer(), prof)
 	}
 	pl.peerScheduling = schedulingFor(prof, f.transport, f.rails, cfg, agg)
 	return pl
@@ -78,7 +79,7 @@ func (f peerFacts) shmPeer() shmPeer {
 // tcpPolicy is how messages to a peer over TCP travel: the profile's
 // thresholds where the configuration sets none, else the defaults. It
 // returns what the profile decided, or why it could not.
-func (c *Config) tcpPolicy(prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
+func tcpPolicy(c *Config, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
 	p := core.Policy{Rendezvous: core.DefaultRendezvousThreshold, Iovec: core.DefaultIovecThreshold}
 	var tu *profile.Tuning
 	var err error
@@ -124,7 +125,7 @@ func (sp shmPeer) available() []string {
 // the eager limit, then by the large-message method for their size. The
 // profile decides what the configuration leaves unset; without one, the
 // defaults and seed 004's rule apply.
-func (c *Config) shmPolicy(sp shmPeer, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
+func shmPolicy(c *Config, sp shmPeer, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
 	var tu *profile.Tuning
 	var err error
 	if prof != nil && (c.Shm.Method == "auto" || c.Shm.Method == "") {
@@ -293,7 +294,7 @@ func nominalPlan(prof *profile.Profile, transport string) (control.Plan, error) 
 	f := peerFacts{transport: transport}
 	switch transport {
 	case "tcp":
-		names := railIdentities(cfg.Rails)
+		names := config.RailIdentities(cfg.Rails)
 		if len(cfg.Rails) == 0 && prof != nil && prof.Transports["tcp"] != nil {
 			if rails := prof.Transports["tcp"].Rails; len(rails) > 0 {
 				names = slices.Sorted(maps.Keys(rails))

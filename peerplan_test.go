@@ -158,7 +158,7 @@ func TestShmPolicyRule(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{Shm: ShmConfig{Method: tc.method}}
-			p, _, _ := cfg.shmPolicy(tc.peer, nil)
+			p, _, _ := shmPolicy(&cfg, tc.peer, nil)
 			if g := largeText(p); g != tc.want {
 				t.Fatalf("Large = %s, want %s", g, tc.want)
 			}

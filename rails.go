@@ -140,29 +140,3 @@ func listenAddrs(rails []string) ([]string, error) {
 	}
 	return out, nil
 }
-
-// railIdentities names configured rails for the platform fingerprint
-// (interface and family, as driver.Caps.Name); "auto" when none is set.
-func railIdentities(rails []string) []string {
-	if len(rails) == 0 {
-		return []string{"auto"}
-	}
-	out := make([]string, len(rails))
-	for i, r := range rails {
-		host := r
-		if h, _, err := net.SplitHostPort(r); err == nil {
-			host = h
-		}
-		if a, err := netip.ParseAddr(host); err == nil {
-			if it, err := netif.ByAddr(a); err == nil {
-				out[i] = it.Identity()
-				continue
-			}
-		} else if it, err := netif.ByName(host); err == nil {
-			out[i] = it.Identity()
-			continue
-		}
-		out[i] = host
-	}
-	return out
-}

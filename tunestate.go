@@ -3,10 +3,8 @@ package commtune
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/commtune/commtune/internal/control"
-	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -32,12 +30,12 @@ func init() {
 		if err != nil {
 			return nil, "", err
 		}
-		fp := platform(cfg)
-		path, err := tuneStatePath(cfg, fp)
+		fp := cfg.Platform()
+		path, err := cfg.TuneStatePath(fp)
 		if err != nil || path == "" {
 			return nil, path, err
 		}
-		l, err := tune.NewLottery(cfg.lotteryConfig())
+		l, err := tune.NewLottery(cfg.LotteryConfig())
 		if err != nil {
 			return nil, path, err
 		}
@@ -54,27 +52,6 @@ type tuneStore struct {
 	path     string
 	platform string     // the platform fingerprint's id, checked against the file's
 	base     tune.State // what was loaded, which the save must not count again
-}
-
-// tuneStatePath returns where this platform's lottery state lives under
-// cfg, or "" when cfg turns persistence off. By default it is next to the
-// profile, named by the same fingerprint: <profile without .json>.tune.json.
-func tuneStatePath(cfg Config, fp profile.Fingerprint) (string, error) {
-	switch cfg.TuneState {
-	case TuneStateOff:
-		return "", nil
-	case "":
-	default:
-		return cfg.TuneState, nil
-	}
-	if cfg.Profile == ProfileOff { // no profile is read, but its place is still the default
-		cfg.Profile = ""
-	}
-	p, err := profilePath(cfg, fp)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSuffix(p, ".json") + ".tune.json", nil
 }
 
 // keepsTuneState reports whether this endpoint persists its lottery's
@@ -94,8 +71,8 @@ func (ep *endpoint) openTuneState(cfg Config) {
 	if !ep.keepsTuneState() {
 		return
 	}
-	fp := platform(cfg)
-	path, err := tuneStatePath(cfg, fp)
+	fp := cfg.Platform()
+	path, err := cfg.TuneStatePath(fp)
 	switch {
 	case err != nil:
 		fmt.Fprintf(os.Stderr, "commtune: the lottery's learning is not kept (%v); set %s to a file path\n", err, EnvTuneState)

@@ -10,36 +10,8 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune/internal/coll"
-	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/tune"
 )
-
-func TestTuneStatePath(t *testing.T) {
-	cache := t.TempDir()
-	t.Setenv("XDG_CACHE_HOME", cache)
-	fp := profile.Fingerprint{ID: "f00d"}
-	def := filepath.Join(cache, "commtune", "f00d.tune.json")
-	tests := []struct {
-		name string
-		cfg  Config
-		want string
-	}{
-		{"next to the default profile", Config{}, def},
-		{"next to the default profile when it is off", Config{Profile: ProfileOff}, def},
-		{"next to a profile set", Config{Profile: "/p/machine.json"}, "/p/machine.tune.json"},
-		{"a profile not named .json", Config{Profile: "/p/machine.prof"}, "/p/machine.prof.tune.json"},
-		{"set", Config{TuneState: "/q/jobs.json", Profile: "/p/machine.json"}, "/q/jobs.json"},
-		{"off", Config{TuneState: TuneStateOff}, ""},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got, err := tuneStatePath(tc.cfg, fp)
-			if err != nil || got != tc.want {
-				t.Fatalf("tuneStatePath = %q, %v; want %q", got, err, tc.want)
-			}
-		})
-	}
-}
 
 // TestKeepsTuneState: goroutine ranks and single-rank jobs keep nothing,
 // with the lottery on or not.

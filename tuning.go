@@ -3,9 +3,6 @@ package commtune
 import (
 	"errors"
 	"fmt"
-	"os"
-	"runtime"
-	"strings"
 
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile"
@@ -17,33 +14,11 @@ func init() {
 		if err != nil {
 			return profile.Fingerprint{}, "", err
 		}
-		fp := platform(cfg)
-		path, err := profilePath(cfg, fp)
+		fp := cfg.Platform()
+		path, err := cfg.ProfilePath(fp)
 		return fp, path, err
 	}
 	control.PlanFor = nominalPlan
-}
-
-// platform returns this machine's fingerprint. The transports it names are
-// those present and how they are set up, not the ones a job selects, so a
-// pass that samples them one at a time and a job that uses both agree.
-func platform(cfg Config) profile.Fingerprint {
-	var ts []string
-	if runtime.GOOS == "linux" {
-		ts = append(ts, "shm")
-	}
-	ts = append(ts, "tcp rails="+strings.Join(railIdentities(cfg.Rails), ","))
-	return profile.Machine(ts)
-}
-
-// profilePath is where this platform's profile lives under cfg.
-func profilePath(cfg Config, fp profile.Fingerprint) (string, error) {
-	return profile.Path(fp, func(k string) string {
-		if k == profile.EnvPath {
-			return cfg.Profile
-		}
-		return os.Getenv(k)
-	})
 }
 
 // loadProfile returns the profile this job runs on, or nil and the line
@@ -52,8 +27,8 @@ func loadProfile(cfg Config) (*profile.Profile, string) {
 	if cfg.Profile == ProfileOff {
 		return nil, ""
 	}
-	fp := platform(cfg)
-	path, err := profilePath(cfg, fp)
+	fp := cfg.Platform()
+	path, err := cfg.ProfilePath(fp)
 	if err != nil {
 		return nil, fmt.Sprintf("commtune: no tuning profile (%v); running on defaults", err)
 	}

@@ -1,11 +1,4 @@
-package commtune
-
-import (
-	"math"
-	"strings"
-
-	"github.com/commtune/commtune/internal/units"
-)
+package config
 
 // ShmConfig tunes the shared-memory transport between ranks of one node.
 // Zero fields mean their defaults.
@@ -81,49 +74,3 @@ var ShmMethods = []string{"auto", "copy", "cma", "vmsplice", "cachefree"}
 // DefaultTransports is Config.Transports' default: shared memory between
 // ranks of one node, TCP between nodes.
 var DefaultTransports = []string{"shm", "tcp"}
-
-// applyShmEnv reads the shared-memory transport's variables and
-// COMMTUNE_TRANSPORTS, each checked alone.
-func (c *Config) applyShmEnv(e *envReader) {
-	if ts, ok := e.list(EnvTransports, true, validTransports, transportsWant); ok {
-		c.Transports = ts
-	}
-	if n, ok := e.size(EnvShmEager, 0, math.MaxInt, ""); ok {
-		c.Shm.Eager = int(n)
-		if n == 0 {
-			c.Shm.Eager = -1 // "0" in the environment: nothing eager
-		}
-	}
-	if n, ok := e.size(EnvShmIovec, 0, math.MaxInt, "never"); ok {
-		c.Shm.Iovec = int(n) // never: -1
-		if n == 0 {
-			c.Shm.Iovec = 1 // every payload; 0 would mean the default
-		}
-	}
-	if n, ok := e.size(EnvShmDMAMin, 0, math.MaxInt64, ""); ok {
-		c.Shm.DMAMin = n
-	}
-	if v, ok := e.get(EnvShmRing); ok {
-		if n, err := units.ParseSize(v); err != nil || !validRing(n) {
-			e.fail(EnvShmRing, v, "%s", ringWant)
-		} else {
-			c.Shm.Ring = int(n)
-		}
-	}
-	if n, ok := e.size(EnvShmChunk, 1, maxChunk, ""); ok {
-		c.Shm.Chunk = int(n)
-	}
-	if v, ok := e.oneOf(EnvShmMethod, ShmMethods...); ok {
-		c.Shm.Method = v
-	}
-	if v, ok := e.get(EnvShmCMA); ok {
-		switch strings.ToLower(v) {
-		case "off", "0", "false", "no":
-			c.Shm.NoCMA = true
-		case "on", "1", "true", "yes":
-			c.Shm.NoCMA = false
-		default:
-			e.fail(EnvShmCMA, v, "on or off")
-		}
-	}
-}

@@ -1,0 +1,54 @@
+package config
+
+import (
+	"time"
+
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/tune"
+)
+
+// Forced returns the algorithm Collectives (or COMMTUNE_COLL_<OP>) forces
+// for op, if any.
+func (c *Config) Forced(op coll.Operation) (coll.Algorithm, bool) {
+	a, ok := c.collForced[op]
+	return a, ok
+}
+
+// oversubscribedSpin is how long a waiter polls, yielding its processor
+// between polls, when ranks outnumber processors: long enough to cover a
+// collective's rounds among ranks taking turns on the processors, short
+// enough that a rank waiting for input does not keep taking turns.
+const oversubscribedSpin = 2 * time.Millisecond
+
+// DefaultSpin sets the waiting defaults for localRanks ranks sharing cpus
+// processors: when they are oversubscribed, waiters poll and yield the
+// processor between polls (the default budget is then
+// oversubscribedSpin).
+func (c *Config) DefaultSpin(localRanks, cpus int) {
+	if localRanks <= cpus {
+		return
+	}
+	c.yieldWait = true
+	if c.SpinWait == 0 {
+		c.SpinWait = oversubscribedSpin
+	}
+}
+
+// CoreConfig is what the matching core takes of c.
+func (c *Config) CoreConfig() core.Config {
+	return core.Config{
+		RendezvousThreshold: c.RendezvousThreshold,
+		IovecThreshold:      c.IovecThreshold,
+		UnexpectedLimit:     c.UnexpectedLimit,
+		SpinWait:            c.SpinWait,
+		YieldWait:           c.yieldWait,
+	}
+}
+
+// LotteryConfig is the lottery's policy; the selector seeds its draws
+// from the clock, as only rank 0 of a communicator draws.
+func (c *Config) LotteryConfig() tune.LotteryConfig {
+	return tune.LotteryConfig{Alpha: c.LotteryAlpha, Weight: c.LotteryWeight, MinTTL: c.LotteryMinTTL, MaxTTL: c.LotteryMaxTTL,
+		Seed: uint64(time.Now().UnixNano())}
+}
