@@ -427,14 +427,6 @@ func (s *Scheduler) Fail(peer int, err error) {
 	}
 }
 
-// Pending returns the number of packets queued or in flight to peer.
-func (s *Scheduler) Pending(peer int) int {
-	d := s.dests[peer]
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	return d.pendingLocked()
-}
-
 // Drain waits until every queue to a live peer is empty and no frame is in
 // flight, or ctx ends. Orderly shutdown uses it so that nothing is lost.
 func (s *Scheduler) Drain(ctx context.Context) error {
@@ -461,6 +453,8 @@ func (s *Scheduler) Drain(ctx context.Context) error {
 	}
 }
 
+// pendingLocked returns the number of packets queued or in flight to d;
+// d.mu is held.
 func (d *dest) pendingLocked() int {
 	n := d.q.Len()
 	for i := range d.states {

@@ -10,6 +10,14 @@ import (
 	"github.com/commtune/commtune/internal/driver"
 )
 
+// pending returns the number of packets queued or in flight to peer.
+func pending(s *Scheduler, peer int) int {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.pendingLocked()
+}
+
 // rail is a fake rail: synchronous ones finish inside Post, asynchronous
 // ones keep the frame until the test calls finish.
 type rail struct {
@@ -76,7 +84,7 @@ func TestFIFOAndCompletion(t *testing.T) {
 		}
 		if async {
 			for i := 0; i < 3; i++ {
-				if s.Pending(1) == 0 {
+				if pending(s, 1) == 0 {
 					t.Fatal("nothing pending while a frame is in flight")
 				}
 				r.mu.Lock()
@@ -92,7 +100,7 @@ func TestFIFOAndCompletion(t *testing.T) {
 		if len(o.sent) != 3 || o.sent[1] != "b!" {
 			t.Fatalf("async=%v completions %v", async, o.sent)
 		}
-		if s.Pending(1) != 0 {
+		if pending(s, 1) != 0 {
 			t.Fatal("pending after all completed")
 		}
 	}
@@ -232,8 +240,8 @@ func TestSubmitBeforeRail(t *testing.T) {
 	s := New(2, nil)
 	o := &owner{}
 	s.Submit(1, eager(o, "early", ""))
-	if len(o.sent) != 0 || s.Pending(1) != 1 {
-		t.Fatalf("early packet: sent %v pending %d", o.sent, s.Pending(1))
+	if len(o.sent) != 0 || pending(s, 1) != 1 {
+		t.Fatalf("early packet: sent %v pending %d", o.sent, pending(s, 1))
 	}
 	r := &rail{peer: 1}
 	s.AddRail(r)
@@ -269,8 +277,8 @@ func TestAggregateAndCork(t *testing.T) {
 			s.Submit(1, eager(o, "c", "3"))
 			s.Submit(1, &Packet{Kind: Bulk, Body: []byte("data"), Region: 1, Owner: o})
 			s.Submit(1, eager(o, "d", "4"))
-			if len(r.frames) != 0 || s.Pending(1) != 5 {
-				t.Fatalf("corked queue sent %v, %d pending", r.frames, s.Pending(1))
+			if len(r.frames) != 0 || pending(s, 1) != 5 {
+				t.Fatalf("corked queue sent %v, %d pending", r.frames, pending(s, 1))
 			}
 			s.Uncork(1)
 			if len(r.frames) != len(tc.want) {
@@ -281,8 +289,8 @@ func TestAggregateAndCork(t *testing.T) {
 					t.Fatalf("frames %v, want %v", r.frames, tc.want)
 				}
 			}
-			if len(o.sent) != 5 || s.Pending(1) != 0 {
-				t.Fatalf("%d packets completed, %d pending", len(o.sent), s.Pending(1))
+			if len(o.sent) != 5 || pending(s, 1) != 0 {
+				t.Fatalf("%d packets completed, %d pending", len(o.sent), pending(s, 1))
 			}
 			if f, p := s.EagerFrames(1); f != tc.eagerFrames || p != 4 {
 				t.Fatalf("EagerFrames = %d frames, %d packets; want %d, 4", f, p, tc.eagerFrames)

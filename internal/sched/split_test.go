@@ -499,8 +499,8 @@ func TestSingle(t *testing.T) {
 		if got := r[tc.want].frames; !slices.Equal(got, []string{"P:a", "P:b", "U:1@0:4"}) {
 			t.Fatalf("%s: frames %v", tc.s.Name(), got)
 		}
-		if len(o.sent) != 3 || sc.Pending(1) != 0 {
-			t.Fatalf("%s: %d sent, %d pending", tc.s.Name(), len(o.sent), sc.Pending(1))
+		if len(o.sent) != 3 || pending(sc, 1) != 0 {
+			t.Fatalf("%s: %d sent, %d pending", tc.s.Name(), len(o.sent), pending(sc, 1))
 		}
 	}
 }
@@ -617,7 +617,7 @@ func TestSplitScheduler(t *testing.T) {
 					}
 					boom := errors.New("boom")
 					var failed *Packet
-					for step := 0; s.Pending(1) > 0; step++ {
+					for step := 0; pending(s, 1) > 0; step++ {
 						if step > 1000 {
 							t.Fatal("no progress")
 						}
