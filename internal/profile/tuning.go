@@ -130,19 +130,6 @@ func (tu *Tuning) Decision(name string) (Decision, bool) {
 	return Decision{}, false
 }
 
-// MethodFor names the path a message of size bytes takes under tu.
-func (tu *Tuning) MethodFor(size int64) string {
-	switch {
-	case size > tu.Rendezvous && len(tu.Large) > 0:
-		return MethodAt(tu.Large, size)
-	case size > tu.Rendezvous:
-		return Rendezvous
-	case size >= tu.Iovec:
-		return EagerIovec
-	}
-	return EagerCopy
-}
-
 // String summarizes tu on one line.
 func (tu *Tuning) String() string {
 	var b strings.Builder

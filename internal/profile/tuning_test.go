@@ -45,11 +45,6 @@ func TestTune(t *testing.T) {
 	if tu.Iovec != 1000 || tu.Rendezvous != 195999 || tu.Aggregation != 30000 || len(tu.Large) != 0 {
 		t.Fatalf("tcp: %v", tu)
 	}
-	for size, want := range map[int64]string{999: EagerCopy, 1000: EagerIovec, 195999: EagerIovec, 196000: Rendezvous} {
-		if got := tu.MethodFor(size); got != want {
-			t.Errorf("tcp MethodFor(%d) = %s, want %s", size, got, want)
-		}
-	}
 
 	// shm: eager (300 + x/20) meets rendezvous by copy (2000 + x/30) at
 	// x = 102000, the eager limit + 1. Above it cachefree (12000 + x/40)
