@@ -147,7 +147,7 @@ func meshJob(ctx context.Context, ep *endpoint, t *tcp.Transport, job *boot.Job,
 // node.
 func setupShm(ctx context.Context, ep *endpoint, job *boot.Job, cfg Config, local []int) (*shm.Transport, error) {
 	var s *shm.Transport
-	if len(local) > 1 {
+	if len(local) > 1 && shmUsable(shm.Supported(), job.Rank, local, os.Stderr) {
 		var err error
 		s, err = shm.New(shm.Config{
 			Rank: job.Rank, Job: job.ID, Local: local, Handler: ep.eng,
