@@ -25,7 +25,7 @@ func benchImpls() []impl {
 			impls = append(impls, impl{"NT-" + k.String(), func(d, s []byte) int { return ntWith(k, d, s) }})
 		}
 	}
-	return append(impls, impl{"Parallel2", func(d, s []byte) int { return Parallel(d, s, 2) }})
+	return impls
 }
 
 // arenaSize is the size of each of the cold source and destination arenas:

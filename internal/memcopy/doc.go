@@ -1,7 +1,6 @@
-// Package memcopy provides the copies behind the shared-memory driver's
-// large-message methods: NT, a copy whose stores bypass the cache (the
-// CPU-only stand-in for the I/OAT DMA offload of seed 004 §3.2), and
-// Parallel, a copy split over several goroutines, kept for comparison.
+// Package memcopy provides NT, the copy behind the shared-memory driver's
+// "cachefree" large-message method: a copy whose stores bypass the cache
+// (the CPU-only stand-in for the I/OAT DMA offload of seed 004 §3.2).
 //
 // # Why
 //
@@ -33,7 +32,9 @@
 // go test -bench . -benchtime 0.5s, six interleaved runs, medians by
 // benchstat (run-to-run spread mostly ±5–15%). "hot" reuses one buffer
 // pair; "cold" cycles through 2 × 256 MiB arenas (16 × L3). Nothing
-// allocates: 0 allocs/op for every row.
+// allocates: 0 allocs/op for every row. Par(2) is a copy split in two
+// halves, one copied by the caller and one by a pooled goroutine, measured
+// against NT and not kept (see the end).
 //
 //	size     hot: copy    NT  Par(2)   cold: copy    NT  Par(2)   GiB/s
 //	64 KiB        52.0  51.0    36.2         12.7  18.1     9.0
@@ -92,8 +93,9 @@
 // explicitly above 1 MiB because copy()'s choice depends on the runtime
 // version and the CPU vendor.
 //
-// Parallel is not a cache-free method: it gains 20–32% bandwidth only from
-// 16 MiB up, by using a second core that an MPI job gives to another rank,
-// loses 19–37% below 4 MiB to the goroutine hand-off (tens of µs on this
-// VM, more from a pinned thread), and pollutes at least as much as copy().
+// A copy split over goroutines (Par(2)) is not a cache-free method: it
+// gains 20–32% bandwidth only from 16 MiB up, by using a second core that
+// an MPI job gives to another rank, loses 19–37% below 4 MiB to the
+// goroutine hand-off (tens of µs on this VM, more from a pinned thread),
+// and pollutes at least as much as copy(). So the package has none.
 package memcopy

@@ -18,11 +18,3 @@ func ExampleNT() {
 	fmt.Println(n, msg[12345] == ring[12345])
 	// Output: 2097152 true
 }
-
-// Parallel splits one copy over the caller and pool workers.
-func ExampleParallel() {
-	src := make([]byte, 1<<20)
-	dst := make([]byte, len(src))
-	fmt.Println(memcopy.Parallel(dst, src, 2))
-	// Output: 1048576
-}

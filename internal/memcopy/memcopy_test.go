@@ -14,19 +14,15 @@ type impl struct {
 	copy func(dst, src []byte) int
 }
 
-// testImpls returns NT (default kernel), NT forced onto every kernel this
-// CPU supports, and Parallel with several worker counts, so that each
-// assembly kernel and the generic fallback are tested on every machine that
-// can run them.
+// testImpls returns NT (default kernel) and NT forced onto every kernel
+// this CPU supports, so that each assembly kernel and the generic fallback
+// are tested on every machine that can run them.
 func testImpls() []impl {
 	impls := []impl{{"NT", NT}}
 	for _, k := range []kernel{kernelGeneric, kernelAVX2, kernelAVX512} {
 		if supported(k) {
 			impls = append(impls, impl{"NT/" + k.String(), func(d, s []byte) int { return ntWith(k, d, s) }})
 		}
-	}
-	for _, w := range []int{1, 2, 3, 8} {
-		impls = append(impls, impl{fmt.Sprintf("Parallel/%d", w), func(d, s []byte) int { return Parallel(d, s, w) }})
 	}
 	return impls
 }
@@ -161,41 +157,11 @@ func TestNTOverlap(t *testing.T) {
 	}
 }
 
-// TestParallelConcurrent runs Parallel from several goroutines at once, so
-// that the race detector sees the pool shared between calls.
-func TestParallelConcurrent(t *testing.T) {
-	const n = 300000
-	src := make([]byte, n)
-	pattern(src)
-	t.Run("group", func(t *testing.T) {
-		for g := range 4 {
-			t.Run(fmt.Sprint(g), func(t *testing.T) {
-				t.Parallel()
-				dst := make([]byte, n)
-				for range 50 {
-					clear(dst)
-					Parallel(dst, src, g+2)
-					if !bytes.Equal(dst, src) {
-						t.Fatalf("differs at %d", firstDiff(dst, src))
-					}
-				}
-			})
-		}
-	})
-}
-
-// TestParallelAllocs checks Parallel's documented steady state: no
-// allocation once the pool is started.
-func TestParallelAllocs(t *testing.T) {
-	if raceEnabled {
-		t.Skip("the race detector allocates in sync.Pool")
-	}
+// TestNTAllocs: NT is the shared-memory driver's cache-free copy, run on
+// every message that method carries, so it must not allocate.
+func TestNTAllocs(t *testing.T) {
 	src := make([]byte, 1<<20)
 	dst := make([]byte, 1<<20)
-	Parallel(dst, src, 4)
-	if a := testing.AllocsPerRun(100, func() { Parallel(dst, src, 4) }); a != 0 {
-		t.Errorf("Parallel allocates %v times per call", a)
-	}
 	if a := testing.AllocsPerRun(100, func() { NT(dst, src) }); a != 0 {
 		t.Errorf("NT allocates %v times per call", a)
 	}
