@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/halo"
 	"github.com/commtune/commtune/internal/tune"
 )
@@ -295,20 +294,4 @@ func (t *HaloTimer) Stop(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-func init() {
-	control.HaloDecisions = func() (map[string]tune.Decision, string, error) {
-		cfg, err := buildConfig(nil)
-		if err != nil || cfg.HaloState == HaloStateOff {
-			return nil, "", err
-		}
-		fp := cfg.Platform()
-		path, err := cfg.HaloStatePath(fp)
-		if err != nil {
-			return nil, "", err
-		}
-		m, err := tune.LoadDecisions(path, fp.ID)
-		return m, path, err
-	}
 }

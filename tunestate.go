@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -23,29 +22,6 @@ import (
 // an empty start; so does a failure to save, which does not fail Close:
 // like the profile, the state only tunes, and the job's communication went
 // through.
-
-func init() {
-	control.LotteryState = func() (*tune.Lottery, string, error) {
-		cfg, err := buildConfig(nil)
-		if err != nil {
-			return nil, "", err
-		}
-		fp := cfg.Platform()
-		path, err := cfg.TuneStatePath(fp)
-		if err != nil || path == "" {
-			return nil, path, err
-		}
-		l, err := tune.NewLottery(cfg.LotteryConfig())
-		if err != nil {
-			return nil, path, err
-		}
-		s, err := tune.LoadState(path, fp.ID)
-		if err == nil {
-			err = l.Restore(s)
-		}
-		return l, path, err
-	}
-}
 
 // tuneStore is where a rank's lottery keeps its learning between jobs.
 type tuneStore struct {

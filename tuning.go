@@ -9,15 +9,6 @@ import (
 )
 
 func init() {
-	control.Platform = func() (profile.Fingerprint, string, error) {
-		cfg, err := buildConfig(nil)
-		if err != nil {
-			return profile.Fingerprint{}, "", err
-		}
-		fp := cfg.Platform()
-		path, err := cfg.ProfilePath(fp)
-		return fp, path, err
-	}
 	control.PlanFor = nominalPlan
 }
 

@@ -13,7 +13,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sample"
@@ -40,7 +40,7 @@ func sweepMain(args []string) int {
 		ts = append(ts, t)
 	}
 	// The sweep judges a profile: without one there is nothing to judge.
-	fp, path, err := control.Platform()
+	fp, path, err := config.Platform()
 	if err == nil && path == commtune.ProfileOff {
 		err = fmt.Errorf("%s=off: the sweep compares the profile's thresholds with fixed ones", commtune.EnvProfile)
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/demo"
 	"github.com/commtune/commtune/internal/launch"
@@ -67,7 +68,7 @@ func demoMain(args []string) int {
 
 func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int) error {
 	start := time.Now()
-	fp, path, err := control.Platform()
+	fp, path, err := config.Platform()
 	if err != nil {
 		return err
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/setting"
 )
 
@@ -104,7 +104,7 @@ func collectLottery() *lotteryInfo {
 	if v := strings.TrimSpace(os.Getenv(commtune.EnvCollSelect)); v != "" {
 		info.Select = v
 	}
-	l, path, err := control.LotteryState()
+	l, path, err := config.LotteryState()
 	info.Path = path
 	if err != nil {
 		info.Error = err.Error()

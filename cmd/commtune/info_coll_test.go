@@ -11,7 +11,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -66,7 +66,7 @@ func TestInfoCollAlgorithms(t *testing.T) {
 // learning per key, the favourite marked, and says in its section, not as
 // a failure, when the file is off or unusable.
 func TestInfoCollLottery(t *testing.T) {
-	fp, _, err := control.Platform()
+	fp, _, err := config.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/commtune/commtune"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -42,7 +42,7 @@ func collectHalo(infoOptions) (infoReport, error) {
 	for _, e := range commtune.HaloImplAttrs() {
 		r.Implementations = append(r.Implementations, haloImplInfo{Name: e.Name, Attrs: e.Attrs})
 	}
-	m, path, err := control.HaloDecisions()
+	m, path, err := config.HaloDecisions()
 	r.Path = path
 	if err != nil {
 		r.Error = err.Error() // reported in the section: the rest stands

@@ -9,7 +9,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -20,7 +20,7 @@ import (
 func TestInfoHalo(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "halo.json")
 	t.Setenv(commtune.EnvHaloState, path)
-	fp, _, err := control.Platform()
+	fp, _, err := config.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}

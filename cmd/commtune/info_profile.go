@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
@@ -68,7 +69,7 @@ func railCurves(p *profile.Profile) ([]railCurve, map[string]int) {
 }
 
 func collectProfile(opts infoOptions) (infoReport, error) {
-	fp, path, err := control.Platform()
+	fp, path, err := config.Platform()
 	if err != nil {
 		return nil, err
 	}

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/profile/profiletest"
 )
@@ -16,7 +16,7 @@ import (
 // lineProfile is profiletest.Known for this platform.
 func lineProfile(t *testing.T) *profile.Profile {
 	t.Helper()
-	fp, _, err := control.Platform()
+	fp, _, err := config.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}

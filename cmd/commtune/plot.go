@@ -6,7 +6,7 @@ import (
 	"os"
 
 	"github.com/commtune/commtune"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/plot"
 	"github.com/commtune/commtune/internal/profile"
 )
@@ -95,7 +95,7 @@ func readProfile(path string) (*profile.Profile, int) {
 // looks for it. It returns nil and the exit status on failure, having said
 // why and what to do.
 func machineProfile() (*profile.Profile, int) {
-	fp, path, err := control.Platform()
+	fp, path, err := config.Platform()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "commtune plot: %v\n", err)
 		return nil, 1

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/profile"
 )
 
@@ -130,7 +130,7 @@ func checkFileList(t *testing.T, stdout, cwd, outDir string) {
 func TestPlot(t *testing.T) {
 	dir := t.TempDir()
 	foreign := writeProfile(t, dir, "foreign.json", plotProfile(otherMachine()))
-	fp, _, err := control.Platform()
+	fp, _, err := config.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}

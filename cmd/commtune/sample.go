@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sample"
@@ -54,7 +54,7 @@ func sampleMain(args []string) int {
 			ts = append(ts, t)
 		}
 	}
-	fp, path, err := control.Platform()
+	fp, path, err := config.Platform()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "commtune sample: %v\n", err)
 		return 1
@@ -169,7 +169,7 @@ func sampleRankMain(args []string) int {
 // nodes, with one curve per rail), and rank 0 puts the result into this
 // platform's profile, keeping what it holds of other transports.
 func sampleInJob(quick bool, out string) int {
-	fp, path, err := control.Platform()
+	fp, path, err := config.Platform()
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "commtune sample: %v\n", err)
 		return 1

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/profile"
 )
 
@@ -20,7 +20,7 @@ func TestSampleQuick(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stdout, "profile written to "+out) || !strings.Contains(r.stdout, "\ntcp  0..") {
 		t.Fatalf("exit %d\nstdout %s\nstderr %s", r.code, r.stdout, r.stderr)
 	}
-	fp, _, err := control.Platform()
+	fp, _, err := config.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile/profiletest"
 	"github.com/commtune/commtune/internal/topo"
@@ -38,7 +39,7 @@ func showPolicy(ctx context.Context, c *commtune.Comm) error {
 // explicit settings must override it. Without a usable profile a job says
 // so once; with one, it says nothing.
 func TestProfileApplied(t *testing.T) {
-	fp, _, err := control.Platform()
+	fp, _, err := config.Platform()
 	if err != nil {
 		t.Fatal(err)
 	}

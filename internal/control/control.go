@@ -10,7 +10,6 @@ import (
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
-	"github.com/commtune/commtune/internal/tune"
 )
 
 // Endpoint is one rank's machinery. Peers are world ranks.
@@ -43,23 +42,6 @@ type Endpoint interface {
 // Of returns the endpoint behind c, which must be a *commtune.Comm. Package
 // commtune sets it when it is initialized.
 var Of func(c any) Endpoint
-
-// Platform returns this machine's fingerprint and where its profile lives
-// (the environment's COMMTUNE_PROFILE, else the cache directory). Package
-// commtune sets it.
-var Platform func() (profile.Fingerprint, string, error)
-
-// LotteryState returns the lottery's learning saved for this machine
-// (COMMTUNE_TUNE_STATE, else next to the profile), loaded into a lottery
-// with this environment's policy, and the file's path; a nil lottery with
-// no error when persistence is off. Package commtune sets it.
-var LotteryState func() (*tune.Lottery, string, error)
-
-// HaloDecisions returns the winners of halo selections saved for this
-// machine (COMMTUNE_HALO_STATE, else next to the profile) and the file's
-// path; no decisions and an empty path when persistence is off. Package
-// commtune sets it.
-var HaloDecisions func() (map[string]tune.Decision, string, error)
 
 // Plan is what the library decides for one peer (PlanFor).
 type Plan struct {
