@@ -21,22 +21,17 @@ type Exchanger interface {
 	Exchange(ctx context.Context, recvs, sends []Msg) error
 }
 
-// Run carries out s with this rank's in and out buffers: for each round
-// it exchanges the round's messages, then applies its Reduce and Copy steps
-// in order. reduce may be nil for schedules without Reduce steps.
-func Run(ctx context.Context, x Exchanger, s Schedule, in, out []byte, reduce Reducer) error {
-	var r Runner
-	return r.Run(ctx, x, &s, in, out, reduce)
-}
-
-// Runner is Run with the round's message lists kept from one call to the
-// next, so that a caller running schedules over and over allocates
-// nothing. A Runner runs one schedule at a time.
+// Runner is the engine that carries out every schedule. It keeps the
+// round's message lists from one call to the next, so that a caller
+// running schedules over and over allocates nothing. The zero value is
+// ready to use; a Runner runs one schedule at a time.
 type Runner struct {
 	recvs, sends []Msg
 }
 
-// Run is the package's Run.
+// Run carries out s with this rank's in and out buffers: for each round
+// it exchanges the round's messages, then applies its Reduce and Copy steps
+// in order. reduce may be nil for schedules without Reduce steps.
 func (r *Runner) Run(ctx context.Context, x Exchanger, s *Schedule, in, out []byte, reduce Reducer) error {
 	var tmp []byte
 	if s.TmpSize > 0 {
