@@ -1,8 +1,6 @@
 package commtune
 
 import (
-	"errors"
-
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
 )
@@ -27,7 +25,7 @@ var (
 	ErrNotCommutative = coll.ErrNotCommutative
 	// ErrSizeMismatch is returned by a collective call whose ranks
 	// disagree on the sizes of what they exchange.
-	ErrSizeMismatch = errors.New("ranks disagree on the message size")
+	ErrSizeMismatch = core.ErrSizeMismatch
 )
 
 // TruncateError is the error of a truncated receive: errors.Is(err,

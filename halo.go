@@ -42,12 +42,12 @@ type Halo struct {
 	fixed string         // the implementation named for this Halo; "" when sel chooses
 	sel   *haloSelection // the selection shared with the Cart's Halos of this shape
 	timer *HaloTimer     // the Timer that times this Halo's exchanges, if any
-	execs map[string]*haloExec
+	execs map[string]*halo.Exec
 
-	x       *haloExec // the exchange under way
-	name    string    // its implementation
-	begun   time.Time // when it started
-	ran     string    // the implementation run since the Timer last stopped
+	x       *halo.Exec // the exchange under way
+	name    string     // its implementation
+	begun   time.Time  // when it started
+	ran     string     // the implementation run since the Timer last stopped
 	started bool
 	err     error // the failure that ended an exchange; the Halo is unusable after it
 
@@ -139,7 +139,7 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 		return nil, fmt.Errorf("commtune: NewHalo: data has %d elements, want %d: %v cells each with a halo of %d on both sides, times %d components",
 			len(data), want, extents, width, components)
 	}
-	h := &Halo{cart: cart, shape: s, data: Bytes(data), nb: cartNeighbors(cart), execs: map[string]*haloExec{}}
+	h := &Halo{cart: cart, shape: s, data: Bytes(data), nb: cartNeighbors(cart), execs: map[string]*halo.Exec{}}
 	// Every geometry is planned now, so that a bad shape fails here and
 	// not in the middle of a selection.
 	for _, m := range []halo.Impl{{Partners: halo.AllAtOnce}, {Partners: halo.Pairwise}} {
@@ -192,7 +192,7 @@ func (h *Halo) signature(name string) callSig {
 
 // exec returns the executor of implementation name on h, made on first
 // use: its plan, runs and buffers serve every later exchange.
-func (h *Halo) exec(name string) (*haloExec, error) {
+func (h *Halo) exec(name string) (*halo.Exec, error) {
 	if x := h.execs[name]; x != nil {
 		return x, nil
 	}
@@ -204,7 +204,8 @@ func (h *Halo) exec(name string) (*haloExec, error) {
 	if err != nil {
 		return nil, err
 	}
-	x, err := newHaloExec(e.Impl, h.comm, h.cart, h.shape, h.data, plan)
+	g := halo.Grid{Coords: h.cart.coords, Dims: h.cart.dims, Periods: h.cart.periods}
+	x, err := halo.NewExec(e.Impl, newHaloChannel(h.comm, &h.call), g, h.shape, h.data, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -289,11 +290,11 @@ func (h *Halo) Start(ctx context.Context) error {
 	h.begun = time.Now()
 	seq, _ := h.comm.nextCollCall()
 	h.comm.beginCall(&h.call, seq, h.signature(name))
-	h.inCall, x.call = true, &h.call
+	h.inCall = true
 	if err := h.comm.watchNow(&h.call); err != nil {
 		return h.fail(err) // a peer has left this exchange already
 	}
-	if err := x.start(ctx); err != nil {
+	if err := x.Start(ctx); err != nil {
 		return h.fail(err)
 	}
 	h.started = true
@@ -313,7 +314,7 @@ func (h *Halo) Wait(ctx context.Context) error {
 		return errors.New("commtune: Halo.Wait: no exchange started")
 	}
 	h.started = false
-	if err := h.x.wait(ctx); err != nil {
+	if err := h.x.Wait(ctx); err != nil {
 		return h.fail(err)
 	}
 	h.endCall()
@@ -345,7 +346,7 @@ func (h *Halo) fail(err error) error {
 	h.err = err
 	h.started = false
 	if h.x != nil {
-		h.x.abort()
+		h.x.Abort()
 	}
 	h.endCall()
 	return err
@@ -356,9 +357,6 @@ func (h *Halo) endCall() {
 	if h.inCall {
 		h.comm.endCall(h.call.seq)
 		h.inCall = false
-	}
-	if h.x != nil {
-		h.x.call = nil
 	}
 }
 

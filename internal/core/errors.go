@@ -16,6 +16,9 @@ var (
 	// ErrCanceled reports a request cancelled before it matched, or a
 	// receive whose matched sender cancelled its send (a *WithdrawnError).
 	ErrCanceled = errors.New("request canceled")
+	// ErrSizeMismatch reports ranks that disagree on the size of what they
+	// exchange in a collective call or a halo exchange.
+	ErrSizeMismatch = errors.New("ranks disagree on the message size")
 )
 
 // WithdrawnError is the error of a receive whose matched sender withdrew

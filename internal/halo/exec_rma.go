@@ -1,4 +1,4 @@
-package commtune
+package halo
 
 import (
 	"context"
@@ -8,14 +8,13 @@ import (
 
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
-	"github.com/commtune/commtune/internal/halo"
 )
 
 // One-sided halo implementations, ADCL's Put and Get variants, in
 // active-target epochs (MPI's post-start-complete-wait) renewed every
 // exchange.
 //
-// Put: the receiving rank exposes its receive box (core Engine.Expose:
+// Put: the receiving rank exposes its receive box (the Channel's Expose:
 // a post naming the region goes to the neighbour) and the neighbour puts
 // its send box straight into it, over the rails' Put path, with no
 // rendezvous handshake on the sending side. The exposure ends once every
@@ -31,21 +30,17 @@ import (
 // putting its box into the reader's exposed receive box: on the wire, Put.
 
 // Tags of the Get synchronisation messages on the Halo's communicator,
-// above the direction tags (halo.DirectionIndex, < 27) the data carry;
+// above the direction tags (DirectionIndex, < 27) the data carry;
 // each adds the direction the data travel.
 const (
-	haloTagWindow = 1 << 10 // owner → reader at the first exchange: where the send box lies
-	haloTagMode   = 2 << 10 // reader → owner at the first exchange: 1 if it will read, 0 if the owner puts
-	haloTagPost   = 3 << 10 // owner → reader: the box is ready
-	haloTagDone   = 4 << 10 // reader → owner: it is read
+	tagWindow = 1 << 10 // owner → reader at the first exchange: where the send box lies
+	tagMode   = 2 << 10 // reader → owner at the first exchange: 1 if it will read, 0 if the owner puts
+	tagPost   = 3 << 10 // owner → reader: the box is ready
+	tagDone   = 4 << 10 // reader → owner: it is read
 )
 
-// rmaSalt separates a Halo's one-sided context, where posts and puts are
-// matched and nothing else travels, from its communicator's.
-const rmaSalt = 0x0AE5_1DED
-
-// haloRMA is a transfer's one-sided state.
-type haloRMA struct {
+// rmaState is a transfer's one-sided state.
+type rmaState struct {
 	sendMem, recvMem [][]byte      // the send and receive boxes as the memory they occupy
 	remote           []driver.Span // Get, read: the neighbour's send box in its memory
 	read             bool          // Get: this rank reads its receive box from the neighbour
@@ -54,12 +49,11 @@ type haloRMA struct {
 
 // prepareRMA gives each transfer its memory lists: the boxes' runs in
 // place (ddt) or their packed buffers.
-func (x *haloExec) prepareRMA() {
-	x.rmaCtx = mix(x.comm.ctx, rmaSalt)
+func (x *Exec) prepareRMA() {
 	for _, ts := range x.phases {
 		for i := range ts {
 			t := &ts[i]
-			if x.impl.Data == halo.InPlace {
+			if x.impl.Data == InPlace {
 				t.rma.sendMem, t.rma.recvMem = t.sendSegs, t.recvSegs
 			} else {
 				t.rma.sendMem, t.rma.recvMem = [][]byte{t.sendBuf}, [][]byte{t.recvBuf}
@@ -74,15 +68,14 @@ func (x *haloExec) prepareRMA() {
 // Engine.ReadableBy: the shm rail's probe of process_vm_readv), a rail
 // to the owner reads ranges of memory (Engine.CanRead), and the box
 // described has the receive box's size.
-func (x *haloExec) connectGet(ctx context.Context) error {
+func (x *Exec) connectGet(ctx context.Context) error {
 	x.pending = x.pending[:0]
 	xfers := x.remoteXfers()
-	eng := x.comm.ep.eng
 	for _, t := range xfers {
 		// A word saying whether the neighbour may read, then the ranges.
 		msg := make([]byte, 0, 8+16*len(t.rma.sendMem))
 		var may uint64
-		if eng.ReadableBy(x.comm.group[t.peer]) {
+		if x.ch.ReadableBy(t.peer) {
 			may = 1
 		}
 		msg = binary.LittleEndian.AppendUint64(msg, may)
@@ -92,7 +85,7 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 				msg = binary.LittleEndian.AppendUint64(msg, uint64(len(b)))
 			}
 		}
-		r, err := x.isendTo(t.peer, haloTagWindow+t.sendTag, nil, msg)
+		r, err := x.isendTo(t.peer, tagWindow+t.sendTag, nil, msg)
 		if err != nil {
 			return err
 		}
@@ -100,12 +93,12 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 	}
 	modes := make([]byte, 2*len(xfers)) // what this rank tells, then what it is told
 	for i, t := range xfers {
-		st, err := x.probe(ctx, t.peer, haloTagWindow+t.recvTag)
+		st, err := x.ch.Probe(ctx, t.peer, tagWindow+t.recvTag)
 		if err != nil {
 			return err
 		}
 		msg := make([]byte, st.Count)
-		r, err := x.irecvFrom(t.peer, haloTagWindow+t.recvTag, nil, msg)
+		r, err := x.irecvFrom(t.peer, tagWindow+t.recvTag, nil, msg)
 		if err != nil {
 			return err
 		}
@@ -127,11 +120,11 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 			total += s.Len
 			t.rma.remote = append(t.rma.remote, s)
 		}
-		t.rma.read = may && eng.CanRead(x.comm.group[t.peer]) && total == segsLen(t.rma.recvMem)
+		t.rma.read = may && x.ch.CanRead(t.peer) && total == segsLen(t.rma.recvMem)
 		if t.rma.read {
 			modes[i] = 1
 		}
-		mr, err := x.isendTo(t.peer, haloTagMode+t.recvTag, nil, modes[i:i+1])
+		mr, err := x.isendTo(t.peer, tagMode+t.recvTag, nil, modes[i:i+1])
 		if err != nil {
 			return err
 		}
@@ -139,7 +132,7 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 	}
 	for i, t := range xfers {
 		told := modes[len(xfers)+i : len(xfers)+i+1]
-		r, err := x.irecvFrom(t.peer, haloTagMode+t.sendTag, nil, told)
+		r, err := x.irecvFrom(t.peer, tagMode+t.sendTag, nil, told)
 		if err != nil {
 			return err
 		}
@@ -155,32 +148,9 @@ func (x *haloExec) connectGet(ctx context.Context) error {
 	return nil
 }
 
-// probe waits until a message from peer with tag can be received, as
-// Comm.Probe does, watching the exchange every collWatch as await does.
-func (x *haloExec) probe(ctx context.Context, peer, tag int) (Status, error) {
-	w, err := x.comm.checkRecv(peer, tag)
-	if err != nil {
-		return Status{}, err
-	}
-	for {
-		pctx, cancel := context.WithTimeout(ctx, collWatch)
-		st, err := x.comm.ep.eng.Probe(pctx, x.comm.ctx, w, tag)
-		cancel()
-		switch {
-		case err == nil:
-			return x.comm.status(st), nil
-		case ctx.Err() != nil || pctx.Err() == nil:
-			return Status{}, err
-		}
-		if err := x.comm.watch(x.call); err != nil {
-			return Status{}, err
-		}
-	}
-}
-
 // remoteXfers lists the transfers with other ranks, in plan order.
-func (x *haloExec) remoteXfers() []*haloXfer {
-	var out []*haloXfer
+func (x *Exec) remoteXfers() []*xfer {
+	var out []*xfer
 	for _, ts := range x.phases {
 		for i := range ts {
 			if ts[i].local < 0 {
@@ -202,13 +172,13 @@ func segsLen(segs [][]byte) int {
 // startRMA begins a one-sided exchange. All at once, every receive box is
 // exposed (or its owner's post awaited) before any data moves, and the
 // reads are left for wait; in pairs, the whole exchange happens here.
-func (x *haloExec) startRMA(ctx context.Context) error {
-	if x.impl.Primitive == halo.Get && !x.connected {
+func (x *Exec) startRMA(ctx context.Context) error {
+	if x.impl.Primitive == Get && !x.connected {
 		if err := x.connectGet(ctx); err != nil {
 			return fmt.Errorf("commtune: halo: connecting the Get windows: %w", err)
 		}
 	}
-	if x.impl.Partners == halo.Pairwise {
+	if x.impl.Partners == Pairwise {
 		return x.pairs(ctx, x.transferRMA)
 	}
 	ts := x.phases[0]
@@ -222,8 +192,8 @@ func (x *haloExec) startRMA(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			if t.rma.read && x.impl.Primitive == halo.Get {
-				x.reads = append(x.reads, haloRead{t, r})
+			if t.rma.read && x.impl.Primitive == Get {
+				x.reads = append(x.reads, read{t, r})
 				continue
 			}
 			x.pending = append(x.pending, r)
@@ -240,63 +210,67 @@ func (x *haloExec) startRMA(ctx context.Context) error {
 	return nil
 }
 
-// haloRead is a Get read left for wait: the transfer and the receive of
+// read is a Get read left for wait: the transfer and the receive of
 // its owner's post.
-type haloRead struct {
-	t    *haloXfer
+type read struct {
+	t    *xfer
 	post *core.Request
 }
 
 // receiveSide starts t's receiving half: the exposure of its receive box,
 // or, for a Get read, the receive of the owner's post.
-func (x *haloExec) receiveSide(t *haloXfer) (*core.Request, error) {
-	if x.impl.Primitive == halo.Get && t.rma.read {
-		return x.irecvFrom(t.peer, haloTagPost+t.recvTag, nil, nil)
+func (x *Exec) receiveSide(t *xfer) (*core.Request, error) {
+	if x.impl.Primitive == Get && t.rma.read {
+		return x.irecvFrom(t.peer, tagPost+t.recvTag, nil, nil)
 	}
-	return x.comm.ep.eng.Expose(x.rmaCtx, x.comm.group[t.peer], t.recvTag, t.rma.recvMem), nil
+	return x.ch.Expose(t.peer, t.recvTag, t.rma.recvMem)
 }
 
 // sendSide starts t's sending half, adding its requests to pending: the
 // put of the send box, or, when the neighbour reads it, the receive of its
 // "done" and the post that the box is ready.
-func (x *haloExec) sendSide(t *haloXfer) error {
-	if x.impl.Primitive == halo.Get && t.rma.readBy {
-		done, err := x.irecvFrom(t.peer, haloTagDone+t.sendTag, nil, nil)
+func (x *Exec) sendSide(t *xfer) error {
+	if x.impl.Primitive == Get && t.rma.readBy {
+		done, err := x.irecvFrom(t.peer, tagDone+t.sendTag, nil, nil)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending, done)
-		post, err := x.isendTo(t.peer, haloTagPost+t.sendTag, nil, nil)
+		post, err := x.isendTo(t.peer, tagPost+t.sendTag, nil, nil)
 		if err != nil {
 			return err
 		}
 		x.pending = append(x.pending, post)
 		return nil
 	}
-	x.pending = append(x.pending, x.comm.ep.eng.PutV(x.rmaCtx, x.comm.group[t.peer], t.sendTag, t.rma.sendMem))
+	put, err := x.ch.Put(t.peer, t.sendTag, t.rma.sendMem)
+	if err != nil {
+		return err
+	}
+	x.pending = append(x.pending, put)
 	return nil
 }
 
 // read waits for the owner's post, reads t's receive box from its memory
 // and tells it so, adding that message to pending.
-func (x *haloExec) read(ctx context.Context, t *haloXfer, post *core.Request) error {
+func (x *Exec) read(ctx context.Context, t *xfer, post *core.Request) error {
 	if _, err := x.await(ctx, post); err != nil {
 		return recvErr(t, err)
 	}
-	if err := x.comm.ep.eng.ReadSpans(x.comm.group[t.peer], t.rma.recvMem, t.rma.remote); err != nil {
+	if err := x.ch.ReadSpans(t.peer, t.rma.recvMem, t.rma.remote); err != nil {
 		return fmt.Errorf("commtune: halo: get from rank %d: %w", t.peer, err)
 	}
-	done, err := x.isendTo(t.peer, haloTagDone+t.recvTag, nil, nil)
+	done, err := x.isendTo(t.peer, tagDone+t.recvTag, nil, nil)
 	if err != nil {
 		return err
 	}
 	x.pending = append(x.pending, done)
-	return x.received(t, Status{Source: t.peer, Tag: t.recvTag, Count: segsLen(t.rma.recvMem)})
+	return x.received(t, core.Status{Source: t.peer, Tag: t.recvTag, Count: segsLen(t.rma.recvMem)})
 }
 
 // waitRMA completes an all-at-once one-sided exchange: the reads, then
 // every exposure, put and synchronisation message, then the unpacking.
-func (x *haloExec) waitRMA(ctx context.Context) error {
+func (x *Exec) waitRMA(ctx context.Context) error {
 	for _, rd := range x.reads {
 		if err := x.read(ctx, rd.t, rd.post); err != nil {
 			return err
@@ -318,12 +292,12 @@ func (x *haloExec) waitRMA(ctx context.Context) error {
 // transferRMA carries out one one-sided transfer of a pair exchange. Like
 // Sendrecv it cannot wait forever (pairOrder): each side exposes its box,
 // or posts that its send box is ready, before it blocks on the other.
-func (x *haloExec) transferRMA(ctx context.Context, t *haloXfer) error {
+func (x *Exec) transferRMA(ctx context.Context, t *xfer) error {
 	recv, err := x.receiveSide(t)
 	if err != nil {
 		return err
 	}
-	reading := x.impl.Primitive == halo.Get && t.rma.read
+	reading := x.impl.Primitive == Get && t.rma.read
 	x.pending = x.pending[:0]
 	if !reading {
 		x.pending = append(x.pending, recv)
