@@ -5,6 +5,8 @@ import (
 	"math"
 	"slices"
 	"sync"
+
+	"github.com/commtune/commtune/internal/halo"
 )
 
 // ProcNull is the rank of a missing neighbour: what Cart.Shift and
@@ -138,7 +140,7 @@ type Cart struct {
 	coords  []int // the calling rank's
 
 	mu         sync.Mutex
-	selections map[string]*haloSelection // shared by the Halos of one shape (halo_select.go)
+	selections map[string]*halo.Selection // shared by the Halos of one shape (haloselect.go)
 }
 
 // Cart returns a Cartesian view of c with the given extent and periodicity

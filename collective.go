@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/comm"
 )
 
 // Collective operations. Every rank of the communicator calls the same
@@ -46,7 +47,7 @@ func Ibcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...C
 	return start(ctx)(bcastCall[T](c, buf, root, opts))
 }
 
-func bcastCall[T Number](c *Comm, buf []T, root int, opts []CollOption) (*collCall, error) {
+func bcastCall[T Number](c *Comm, buf []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -66,7 +67,7 @@ func Ireduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root
 	return start(ctx)(reduceCall[T](c, send, recv, op, root, opts))
 }
 
-func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollOption) (*collCall, error) {
+func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -75,7 +76,7 @@ func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollO
 		return nil, err
 	}
 	var out []byte
-	if c.rank == root {
+	if c.in.Rank() == root {
 		if len(recv) != len(send) {
 			return nil, fmt.Errorf("commtune: reduce: receive buffer of %d elements for %d sent", len(recv), len(send))
 		}
@@ -84,7 +85,7 @@ func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollO
 	l := coll.Layout{Root: root, Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
 	k, err := c.prepare(coll.OpReduce, l, Bytes(send), out, red, op.commutative, opts)
 	if k != nil {
-		k.post = loneLogical[T](op, red, c.Size(), out)
+		k.Post = loneLogical[T](op, red, c.Size(), out)
 	}
 	return k, err
 }
@@ -101,7 +102,7 @@ func Iallreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, o
 	return start(ctx)(allreduceCall[T](c, send, recv, op, opts))
 }
 
-func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) (*collCall, error) {
+func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -115,7 +116,7 @@ func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) 
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
 	k, err := c.prepare(coll.OpAllreduce, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
 	if k != nil {
-		k.post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+		k.Post = loneLogical[T](op, red, c.Size(), Bytes(recv))
 	}
 	return k, err
 }
@@ -132,12 +133,12 @@ func Iscatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, 
 	return start(ctx)(scatterCall[T](c, send, recv, root, opts))
 }
 
-func scatterCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) (*collCall, error) {
+func scatterCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
 	var in []byte
-	if c.rank == root {
+	if c.in.Rank() == root {
 		if len(send) != len(recv)*c.Size() {
 			return nil, fmt.Errorf("commtune: scatter: %d elements to send, want %d ranks × %d", len(send), c.Size(), len(recv))
 		}
@@ -160,12 +161,12 @@ func Igather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, o
 	return start(ctx)(gatherCall[T](c, send, recv, root, opts))
 }
 
-func gatherCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) (*collCall, error) {
+func gatherCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
 	var out []byte
-	if c.rank == root {
+	if c.in.Rank() == root {
 		if len(recv) != len(send)*c.Size() {
 			return nil, fmt.Errorf("commtune: gather: receive buffer of %d elements, want %d ranks × %d", len(recv), c.Size(), len(send))
 		}
@@ -187,7 +188,7 @@ func Iallgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...
 	return start(ctx)(allgatherCall[T](c, send, recv, opts))
 }
 
-func allgatherCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*collCall, error) {
+func allgatherCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -211,7 +212,7 @@ func Ialltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...C
 	return start(ctx)(alltoallCall[T](c, send, recv, opts))
 }
 
-func alltoallCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*collCall, error) {
+func alltoallCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -236,13 +237,13 @@ func Iscatterv[T Number](ctx context.Context, c *Comm, send []T, counts, displs 
 	return start(ctx)(scattervCall[T](c, send, counts, displs, recv, root, opts))
 }
 
-func scattervCall[T Number](c *Comm, send []T, counts, displs []int, recv []T, root int, opts []CollOption) (*collCall, error) {
+func scattervCall[T Number](c *Comm, send []T, counts, displs []int, recv []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
 	l := coll.Layout{Root: root, Elem: elemSize[T]()}
 	var in []byte
-	if c.rank == root {
+	if c.in.Rank() == root {
 		if err := c.checkBlocks("scatterv", counts, displs, len(send), "send"); err != nil {
 			return nil, err
 		}
@@ -252,7 +253,7 @@ func scattervCall[T Number](c *Comm, send []T, counts, displs []int, recv []T, r
 		l.Counts, l.Displs, in = counts, displs, Bytes(send)
 	} else {
 		l.Counts = make([]int, c.Size())
-		l.Counts[c.rank] = len(recv)
+		l.Counts[c.in.Rank()] = len(recv)
 	}
 	return c.prepare(coll.OpScatterv, l, in, Bytes(recv), nil, true, opts)
 }
@@ -269,13 +270,13 @@ func Igatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, di
 	return start(ctx)(gathervCall[T](c, send, recv, counts, displs, root, opts))
 }
 
-func gathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, root int, opts []CollOption) (*collCall, error) {
+func gathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, root int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
 	l := coll.Layout{Root: root, Elem: elemSize[T]()}
 	var out []byte
-	if c.rank == root {
+	if c.in.Rank() == root {
 		if err := c.checkBlocks("gatherv", counts, displs, len(recv), "receive"); err != nil {
 			return nil, err
 		}
@@ -285,7 +286,7 @@ func gathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, root i
 		l.Counts, l.Displs, out = counts, displs, Bytes(recv)
 	} else {
 		l.Counts = make([]int, c.Size())
-		l.Counts[c.rank] = len(send)
+		l.Counts[c.in.Rank()] = len(send)
 	}
 	return c.prepare(coll.OpGatherv, l, Bytes(send), out, nil, true, opts)
 }
@@ -303,12 +304,12 @@ func Iallgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts,
 	return start(ctx)(allgathervCall[T](c, send, recv, counts, displs, opts))
 }
 
-func allgathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, opts []CollOption) (*collCall, error) {
+func allgathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkBlocks("allgatherv", counts, displs, len(recv), "receive"); err != nil {
 		return nil, err
 	}
-	if counts[c.rank] != len(send) {
-		return nil, fmt.Errorf("commtune: allgatherv: this rank's count is %d, its send buffer %d elements", counts[c.rank], len(send))
+	if counts[c.in.Rank()] != len(send) {
+		return nil, fmt.Errorf("commtune: allgatherv: this rank's count is %d, its send buffer %d elements", counts[c.in.Rank()], len(send))
 	}
 	l := coll.Layout{Elem: elemSize[T](), Counts: counts, Displs: displs}
 	return c.prepare(coll.OpAllgatherv, l, Bytes(send), Bytes(recv), nil, true, opts)
@@ -327,15 +328,15 @@ func Ialltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, se
 	return start(ctx)(alltoallvCall[T](c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
-func alltoallvCall[T Number](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CollOption) (*collCall, error) {
+func alltoallvCall[T Number](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CollOption) (*comm.Call, error) {
 	if err := c.checkBlocks("alltoallv", sendCounts, sendDispls, len(send), "send"); err != nil {
 		return nil, err
 	}
 	if err := c.checkBlocks("alltoallv", recvCounts, recvDispls, len(recv), "receive"); err != nil {
 		return nil, err
 	}
-	if sendCounts[c.rank] != recvCounts[c.rank] {
-		return nil, fmt.Errorf("commtune: alltoallv: this rank sends itself %d elements but receives %d", sendCounts[c.rank], recvCounts[c.rank])
+	if sendCounts[c.in.Rank()] != recvCounts[c.in.Rank()] {
+		return nil, fmt.Errorf("commtune: alltoallv: this rank sends itself %d elements but receives %d", sendCounts[c.in.Rank()], recvCounts[c.in.Rank()])
 	}
 	l := coll.Layout{Elem: elemSize[T](), SendCounts: sendCounts, SendDispls: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}
 	return c.prepare(coll.OpAlltoallv, l, Bytes(send), Bytes(recv), nil, true, opts)
@@ -366,4 +367,17 @@ func (c *Comm) checkBlocks(op string, counts, displs []int, n int, which string)
 		}
 	}
 	return nil
+}
+
+// prepare checks a call and fixes everything about it before any message
+// (comm.Comm.Prepare).
+func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) (*comm.Call, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	var o comm.Options
+	if len(opts) > 0 {
+		o = readOptions(opts)
+	}
+	return c.in.Prepare(op, l, in, out, red, commutative, o)
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/config"
 )
 
@@ -262,11 +263,11 @@ func TestForcedCollectives(t *testing.T) {
 		t.Fatalf("bad forced algorithm: %v", err)
 	}
 	err = Local(3, func(cm *Comm) error {
-		a, auto, err := cm.algorithm(coll.OpAllreduce, 1<<20, true, collOptions{})
+		a, auto, err := cm.in.Algorithm(coll.OpAllreduce, 1<<20, true, comm.Options{})
 		if err != nil || a.Name() != "allreduce/ring" || auto {
 			return fmt.Errorf("commutative: %v %v (auto %v)", a, err, auto)
 		}
-		a, auto, err = cm.algorithm(coll.OpAllreduce, 1<<20, false, collOptions{})
+		a, auto, err = cm.in.Algorithm(coll.OpAllreduce, 1<<20, false, comm.Options{})
 		if err != nil || a.Commutative() || !auto {
 			return fmt.Errorf("non-commutative: %v %v (auto %v)", a, err, auto)
 		}

@@ -98,7 +98,7 @@ func TestLotteryCollectives(t *testing.T) {
 // drewSeveral checks that the lottery explored: some key of c ran more
 // than one candidate, which only the draws can have chosen.
 func drewSeveral(c *Comm) error {
-	st := c.ep.lottery.Snapshot()
+	st := c.in.Endpoint().Lottery.Snapshot()
 	for _, impls := range st.Keys {
 		if len(impls) > 1 {
 			return nil
@@ -135,10 +135,10 @@ func TestLotterySkipped(t *testing.T) {
 						return err
 					}
 				}
-				if c.sel != nil && len(c.sel.keys) > 0 {
-					return fmt.Errorf("%d keys selected", len(c.sel.keys))
+				if n := c.in.Selected(); n > 0 {
+					return fmt.Errorf("%d keys selected", n)
 				}
-				if l := c.ep.lottery; l != nil && len(l.Snapshot().Keys) > 0 {
+				if l := c.in.Endpoint().Lottery; l != nil && len(l.Snapshot().Keys) > 0 {
 					return fmt.Errorf("the lottery recorded %v", l.Snapshot().Keys)
 				}
 				return nil
@@ -160,7 +160,7 @@ func TestLotteryMismatch(t *testing.T) {
 	start := time.Now()
 	err := Local(3, func(c *Comm) error {
 		if c.Rank() == 1 {
-			c.ep.lottery = nil // as if this rank ran with COMMTUNE_COLL_SELECT=table
+			c.in.Endpoint().Lottery = nil // as if this rank ran with COMMTUNE_COLL_SELECT=table
 		}
 		v := []float64{1}
 		for range 50 {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/halo"
 )
 
@@ -39,9 +40,9 @@ type Halo struct {
 	data  []byte
 	nb    halo.Neighbors
 
-	fixed string         // the implementation named for this Halo; "" when sel chooses
-	sel   *haloSelection // the selection shared with the Cart's Halos of this shape
-	timer *HaloTimer     // the Timer that times this Halo's exchanges, if any
+	fixed string          // the implementation named for this Halo; "" when sel chooses
+	sel   *halo.Selection // the selection shared with the Cart's Halos of this shape
+	timer *HaloTimer      // the Timer that times this Halo's exchanges, if any
 	execs map[string]*halo.Exec
 
 	x       *halo.Exec // the exchange under way
@@ -52,11 +53,11 @@ type Halo struct {
 	err     error // the failure that ended an exchange; the Halo is unusable after it
 
 	// An exchange is a call of comm, watched as collective calls are
-	// (collcheck.go): call is its state while inCall, and sigs the
+	// (comm.Comm.Begin): call is its state while inCall, and sigs the
 	// signature of each implementation run.
-	call   callState
+	call   comm.CallState
 	inCall bool
-	sigs   map[string]callSig
+	sigs   map[string]comm.Sig
 }
 
 // HaloOption adjusts NewHalo.
@@ -86,13 +87,7 @@ func WithHaloSelect(method string) HaloOption {
 
 // HaloImpls returns the names of the halo exchange implementations, in the
 // order they are registered.
-func HaloImpls() []string {
-	var names []string
-	for _, e := range haloRegistry().Entries() {
-		names = append(names, e.Name)
-	}
-	return names
-}
+func HaloImpls() []string { return halo.ImplNames() }
 
 // NewHalo registers data, the calling rank's array, for halo exchanges on
 // cart. extents are the interior cells per dimension of the Cart; the full
@@ -117,14 +112,14 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 	if err := cart.comm.check(); err != nil {
 		return nil, err
 	}
-	o := haloOptions{method: cart.comm.ep.halo.method}
+	o := haloOptions{method: cart.comm.in.Endpoint().Halo.Method}
 	for _, opt := range opts {
 		if opt != nil {
 			opt(&o)
 		}
 	}
 	selecting := o.method == HaloSelectBrute || o.method == HaloSelectHypothesis
-	if _, ok := haloRegistry().Lookup(o.method); !ok && !selecting {
+	if _, ok := halo.LookupImpl(o.method); !ok && !selecting {
 		return nil, fmt.Errorf("commtune: NewHalo: unknown implementation %q; want one of %s, or the selection %s or %s",
 			o.method, strings.Join(HaloImpls(), ", "), HaloSelectBrute, HaloSelectHypothesis)
 	}
@@ -148,8 +143,8 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 		}
 	}
 	if selecting {
-		set := cart.comm.ep.halo
-		set.method = o.method
+		set := cart.comm.in.Endpoint().Halo
+		set.Method = o.method
 		sel, err := cart.selection(s, set)
 		if err != nil {
 			return nil, fmt.Errorf("commtune: NewHalo: %w", err)
@@ -176,15 +171,15 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 // components and element size. Extents may differ between ranks (an
 // uneven decomposition) as long as the faces neighbours share match;
 // those that do not show as messages of the wrong size.
-func (h *Halo) signature(name string) callSig {
+func (h *Halo) signature(name string) comm.Sig {
 	if sig, ok := h.sigs[name]; ok {
 		return sig
 	}
 	if h.sigs == nil {
-		h.sigs = map[string]callSig{}
+		h.sigs = map[string]comm.Sig{}
 	}
 	s := h.shape
-	sig := textSignature(fmt.Sprintf("halo/%s, %d dimensions, width %d, %d components of %d bytes",
+	sig := comm.TextSignature(fmt.Sprintf("halo/%s, %d dimensions, width %d, %d components of %d bytes",
 		name, len(s.Extents), s.Width, s.Components, s.ElemSize))
 	h.sigs[name] = sig
 	return sig
@@ -196,16 +191,16 @@ func (h *Halo) exec(name string) (*halo.Exec, error) {
 	if x := h.execs[name]; x != nil {
 		return x, nil
 	}
-	e, ok := haloRegistry().Lookup(name)
+	m, ok := halo.LookupImpl(name)
 	if !ok {
 		return nil, fmt.Errorf("unknown halo implementation %q", name)
 	}
-	plan, err := e.Impl.Plan(h.shape, h.nb)
+	plan, err := m.Plan(h.shape, h.nb)
 	if err != nil {
 		return nil, err
 	}
 	g := halo.Grid{Coords: h.cart.coords, Dims: h.cart.dims, Periods: h.cart.periods}
-	x, err := halo.NewExec(e.Impl, newHaloChannel(h.comm, &h.call), g, h.shape, h.data, plan)
+	x, err := halo.NewExec(m, comm.HaloChannel(h.comm.in, &h.call), g, h.shape, h.data, plan)
 	if err != nil {
 		return nil, err
 	}
@@ -238,7 +233,7 @@ func (h *Halo) Impl() string {
 	if h.sel == nil {
 		return h.fixed
 	}
-	return h.sel.status().Impl
+	return h.sel.Status().Impl
 }
 
 // Selection describes where h's choice of implementation stands.
@@ -249,7 +244,7 @@ func (h *Halo) Selection() HaloSelection {
 	if h.sel == nil {
 		return HaloSelection{Method: "fixed", Impl: h.fixed}
 	}
-	return h.sel.status()
+	return HaloSelection(h.sel.Status())
 }
 
 var errNilHalo = errors.New("commtune: nil Halo")
@@ -277,7 +272,7 @@ func (h *Halo) Start(ctx context.Context) error {
 	name := h.fixed
 	if h.sel != nil {
 		var err error
-		if name, err = h.sel.next(ctx, h.comm); err != nil {
+		if name, err = h.sel.Next(ctx, agreement{h.comm}); err != nil {
 			return h.fail(err)
 		}
 	}
@@ -288,10 +283,9 @@ func (h *Halo) Start(ctx context.Context) error {
 	}
 	h.x, h.name, h.ran = x, name, name
 	h.begun = time.Now()
-	seq, _ := h.comm.nextCollCall()
-	h.comm.beginCall(&h.call, seq, h.signature(name))
+	err = h.comm.in.Begin(&h.call, h.signature(name))
 	h.inCall = true
-	if err := h.comm.watchNow(&h.call); err != nil {
+	if err != nil {
 		return h.fail(err) // a peer has left this exchange already
 	}
 	if err := x.Start(ctx); err != nil {
@@ -319,7 +313,7 @@ func (h *Halo) Wait(ctx context.Context) error {
 	}
 	h.endCall()
 	if h.sel != nil && h.timer == nil {
-		if err := h.sel.record(ctx, h.comm, h.name, time.Since(h.begun)); err != nil {
+		if err := h.sel.Record(ctx, agreement{h.comm}, h.name, time.Since(h.begun)); err != nil {
 			return h.fail(err)
 		}
 	}
@@ -340,8 +334,7 @@ func (h *Halo) Exchange(ctx context.Context) error {
 // so that none of them waits for it.
 func (h *Halo) fail(err error) error {
 	if h.inCall {
-		err = h.comm.explain(&h.call, err)
-		h.comm.abandon(&h.call, err)
+		err = h.comm.in.Fail(&h.call, err)
 	}
 	h.err = err
 	h.started = false
@@ -355,7 +348,7 @@ func (h *Halo) fail(err error) error {
 // endCall ends the exchange's call.
 func (h *Halo) endCall() {
 	if h.inCall {
-		h.comm.endCall(h.call.seq)
+		h.comm.in.End(&h.call)
 		h.inCall = false
 	}
 }
@@ -371,7 +364,7 @@ type HaloImplAttr struct {
 // the order HaloImpls lists them.
 func HaloImplAttrs() []HaloImplAttr {
 	var out []HaloImplAttr
-	for _, e := range haloRegistry().Entries() {
+	for _, e := range halo.Registry().Entries() {
 		out = append(out, HaloImplAttr{Name: e.Name, Attrs: e.AttrMap()})
 	}
 	return out

@@ -53,7 +53,11 @@ func (d *haloDiff) String() string {
 			b.WriteByte('x')
 		}
 		b.WriteString(strconv.Itoa(n))
-		b.WriteByte("op"[boolIndex(d.periods[i])])
+		if d.periods[i] {
+			b.WriteByte('p')
+		} else {
+			b.WriteByte('o')
+		}
 	}
 	fmt.Fprintf(&b, "/ext%s/w%d/c%d/%s", joinInts(d.shape.Extents), d.shape.Width, d.shape.Components, d.elem)
 	return b.String()

@@ -353,7 +353,7 @@ func TestHaloImpls(t *testing.T) {
 	if want[0] != DefaultHaloImpl {
 		t.Fatalf("the default %q is not registered first", DefaultHaloImpl)
 	}
-	for _, e := range haloRegistry().Entries() {
+	for _, e := range halo.Registry().Entries() {
 		a := e.AttrMap()
 		if name := a[halo.AttrPrimitive] + "_" + a[halo.AttrPartners] + "_" + a[halo.AttrData]; name != e.Name {
 			t.Errorf("entry %q has attributes naming it %q", e.Name, name)

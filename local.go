@@ -2,11 +2,11 @@ package commtune
 
 import (
 	"fmt"
-	"runtime"
 	"runtime/debug"
 	"sync"
 
-	"github.com/commtune/commtune/internal/driver/inproc"
+	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/job"
 )
 
 // Local runs fn as n ranks, each a goroutine of this process with its own
@@ -23,21 +23,13 @@ func Local(n int, fn func(c *Comm) error, opts ...Option) error {
 	if err != nil {
 		return err
 	}
-	cfg.DefaultSpin(n, runtime.GOMAXPROCS(0))
-	fabric := inproc.NewFabric(n)
+	eps, err := job.Local(n, cfg)
+	if err != nil {
+		return err
+	}
 	comms := make([]*Comm, n)
-	transports := make([]*inproc.Transport, n)
-	for r := 0; r < n; r++ {
-		ep, err := newEndpoint(r, n, cfg)
-		if err != nil {
-			return err
-		}
-		transports[r] = fabric.Attach(r, ep.eng)
-		ep.attach(transports[r])
-		if err := ep.ready(cfg); err != nil {
-			return err
-		}
-		comms[r] = newWorld(ep, r, n)
+	for r, ep := range eps {
+		comms[r] = wrap(comm.NewWorld(ep, r, n))
 	}
 	var (
 		mu    sync.Mutex
@@ -58,7 +50,7 @@ func Local(n int, fn func(c *Comm) error, opts ...Option) error {
 					first = fmt.Errorf("rank %d: %w", r, err)
 				}
 				mu.Unlock()
-				transports[r].Fail(err)
+				eps[r].Fail(err)
 				comms[r].Close()
 			}
 		}(r)

@@ -2,8 +2,6 @@ package commtune
 
 import (
 	"context"
-
-	"github.com/commtune/commtune/internal/core"
 )
 
 // Send sends buf to rank dest of c with tag (≥ 0) and returns when buf may
@@ -15,13 +13,7 @@ func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
 	if err := c.check(); err != nil {
 		return err
 	}
-	r, err := c.isendTemp(buf, dest, tag, c.ctx)
-	if err != nil {
-		return err
-	}
-	_, err = c.block(ctx, r)
-	c.ep.eng.Release(r)
-	return err
+	return c.in.Send(ctx, buf, dest, tag)
 }
 
 // Recv receives into buf a message from rank src of c (or AnySource) with
@@ -32,13 +24,7 @@ func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, erro
 	if err := c.check(); err != nil {
 		return Status{}, err
 	}
-	r, err := c.irecvTemp(buf, src, tag, c.ctx)
-	if err != nil {
-		return Status{}, err
-	}
-	st, err := c.block(ctx, r)
-	c.ep.eng.Release(r)
-	return st, err
+	return c.in.Recv(ctx, buf, src, tag)
 }
 
 // Isend starts sending buf to rank dest with tag; buf must not change until
@@ -47,11 +33,11 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	r, err := c.isend(buf, dest, tag, c.ctx)
+	r, err := c.in.Isend(buf, dest, tag)
 	if err != nil {
 		return nil, err
 	}
-	return &Request{r: r, c: c}, nil
+	return &Request{r: r, c: c.in}, nil
 }
 
 // Irecv starts receiving into buf a message from src (or AnySource) with
@@ -61,11 +47,11 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	r, err := c.irecv(buf, src, tag, c.ctx)
+	r, err := c.in.Irecv(buf, src, tag)
 	if err != nil {
 		return nil, err
 	}
-	return &Request{r: r, c: c}, nil
+	return &Request{r: r, c: c.in}, nil
 }
 
 // Sendrecv sends sendBuf to dest and receives into recvBuf from src at the
@@ -76,127 +62,23 @@ func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, 
 	if err := c.check(); err != nil {
 		return Status{}, err
 	}
-	if err := checkTag(sendTag, false, "send"); err != nil {
-		return Status{}, err // before the receive is posted
-	}
-	if overlap(sendBuf, recvBuf) {
-		// In place: the receive may land before the send has read its
-		// buffer, so the send takes a copy first.
-		sendBuf = append([]byte(nil), sendBuf...)
-	}
-	rr, err := c.irecvTemp(recvBuf, src, recvTag, c.ctx)
-	if err != nil {
-		return Status{}, err
-	}
-	sr, err := c.isendTemp(sendBuf, dest, sendTag, c.ctx)
-	if err != nil {
-		c.block(context.Background(), withdrawn(rr))
-		c.ep.eng.Release(rr)
-		return Status{}, err
-	}
-	_, serr := c.block(ctx, sr)
-	st, rerr := c.block(ctx, rr)
-	c.ep.eng.Release(sr)
-	c.ep.eng.Release(rr)
-	if serr != nil {
-		return st, serr
-	}
-	return st, rerr
+	return c.in.Sendrecv(ctx, sendBuf, dest, sendTag, recvBuf, src, recvTag)
 }
 
 // Probe waits until a message from src (or AnySource) with tag (or AnyTag)
 // can be received and describes it without receiving it.
 func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
-	w, err := c.checkRecv(src, tag)
-	if err != nil {
+	if err := c.check(); err != nil {
 		return Status{}, err
 	}
-	st, err := c.ep.eng.Probe(ctx, c.ctx, w, tag)
-	return c.status(st), err
+	return c.in.Probe(ctx, src, tag)
 }
 
 // Iprobe reports whether a message from src (or AnySource) with tag (or
 // AnyTag) can be received now, and describes it.
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
-	w, err := c.checkRecv(src, tag)
-	if err != nil {
+	if err := c.check(); err != nil {
 		return Status{}, false, err
 	}
-	st, ok, err := c.ep.eng.Iprobe(c.ctx, w, tag)
-	return c.status(st), ok, err
-}
-
-// withdrawn cancels r (a receive not yet matched) and returns it.
-func withdrawn(r *core.Request) *core.Request {
-	r.Cancel()
-	return r
-}
-
-func (c *Comm) isendTemp(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
-	if err := c.checkSend(dest, tag); err != nil {
-		return nil, err
-	}
-	return c.ep.eng.IsendTemp(ctxID, c.group[dest], tag, buf), nil
-}
-
-func (c *Comm) irecvTemp(buf []byte, src, tag int, ctxID uint64) (*core.Request, error) {
-	w, err := c.checkRecv(src, tag)
-	if err != nil {
-		return nil, err
-	}
-	return c.ep.eng.IrecvTemp(ctxID, w, tag, buf), nil
-}
-
-func (c *Comm) checkSend(dest, tag int) error {
-	if err := c.check(); err != nil {
-		return err
-	}
-	if _, err := c.toWorld(dest, "destination"); err != nil {
-		return err
-	}
-	return checkTag(tag, false, "send")
-}
-
-func (c *Comm) checkRecv(src, tag int) (int, error) {
-	if err := c.check(); err != nil {
-		return 0, err
-	}
-	w, err := c.toWorld(src, "source")
-	if err != nil {
-		return 0, err
-	}
-	return w, checkTag(tag, true, "receive")
-}
-
-func (c *Comm) isend(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
-	if err := c.checkSend(dest, tag); err != nil {
-		return nil, err
-	}
-	return c.ep.eng.Isend(ctxID, c.group[dest], tag, buf), nil
-}
-
-func (c *Comm) irecv(buf []byte, src, tag int, ctxID uint64) (*core.Request, error) {
-	w, err := c.checkRecv(src, tag)
-	if err != nil {
-		return nil, err
-	}
-	return c.ep.eng.Irecv(ctxID, w, tag, buf), nil
-}
-
-// block waits for r as a blocking call does: if ctx ends first, r is
-// withdrawn if it still can be; otherwise the transfer already under way
-// finishes (or fails with its peer) first.
-func (c *Comm) block(ctx context.Context, r *core.Request) (Status, error) {
-	st, err := r.Wait(ctx)
-	if _, done, _ := r.Test(); !done {
-		if r.Cancel() {
-			return Status{}, err
-		}
-		st, err = r.Wait(context.Background())
-	}
-	return c.status(st), err
-}
-
-func (c *Comm) status(st core.Status) Status {
-	return Status{Source: c.fromWorld(st.Source), Tag: st.Tag, Count: st.Count}
+	return c.in.Iprobe(src, tag)
 }

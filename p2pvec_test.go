@@ -14,7 +14,9 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/driver/shm"
+	"github.com/commtune/commtune/internal/job"
 )
 
 // Thresholds the segment tests force on every transport, so that small
@@ -57,11 +59,11 @@ func vecJobs() []vecJob {
 func checkPath(transport, path string, fn func(c *Comm) error) func(c *Comm) error {
 	return func(c *Comm) error {
 		peer := (c.Rank() + 1) % c.Size()
-		if got := c.ep.Transport(peer); got != transport {
+		if got := c.in.Endpoint().Transport(peer); got != transport {
 			return fmt.Errorf("rank %d reaches rank %d through %s, want %s", c.Rank(), peer, got, transport)
 		}
-		got := c.ep.eng.Policy(peer).PathFor(1 << 20)
-		if path == "pull" && !c.ep.sched.CanPull(peer) {
+		got := c.in.Endpoint().Eng.Policy(peer).PathFor(1 << 20)
+		if path == "pull" && !c.in.Endpoint().Sched.CanPull(peer) {
 			path = "copy"
 		}
 		if got != path {
@@ -86,14 +88,14 @@ func localShm(t *testing.T, n int, fn func(c *Comm) error, opts ...Option) error
 	for i := range local {
 		local[i] = i
 	}
-	eps := make([]*endpoint, n)
+	eps := make([]*job.Endpoint, n)
 	trs := make([]*shm.Transport, n)
 	for r := range n {
-		if eps[r], err = newEndpoint(r, n, cfg); err != nil {
+		if eps[r], err = job.NewEndpoint(r, n, cfg); err != nil {
 			return err
 		}
 		trs[r], err = shm.New(shm.Config{
-			Rank: r, Job: "vec", Local: local, Handler: eps[r].eng, Dir: dir,
+			Rank: r, Job: "vec", Local: local, Handler: eps[r].Eng, Dir: dir,
 			RingSize: cfg.Shm.Ring, ChunkSize: cfg.Shm.Chunk, NoCMA: cfg.Shm.NoCMA,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		})
@@ -111,12 +113,11 @@ func localShm(t *testing.T, n int, fn func(c *Comm) error, opts ...Option) error
 	comms := make([]*Comm, n)
 	for r, tr := range trs {
 		tr.Unlink()
-		eps[r].attach(tr)
-		eps[r].shmPeers = slices.DeleteFunc(slices.Clone(local), func(p int) bool { return p == r })
-		if err := eps[r].ready(cfg); err != nil {
+		eps[r].AttachShm(tr, local)
+		if err := eps[r].Ready(cfg); err != nil {
 			return err
 		}
-		comms[r] = newWorld(eps[r], r, n)
+		comms[r] = wrap(comm.NewWorld(eps[r], r, n))
 	}
 	var (
 		mu    sync.Mutex
@@ -381,11 +382,11 @@ func vecExchange(ctx context.Context, c *Comm, i int, tc vecCase) error {
 	if c.Rank() == 0 {
 		a := newVecArea(tc.send, tc.size)
 		a.fill(msg)
-		before := c.ep.eng.Stats()
+		before := c.in.Endpoint().Eng.Stats()
 		if err := a.send(ctx, c, 1, tag, blocking); err != nil {
 			return err
 		}
-		after := c.ep.eng.Stats()
+		after := c.in.Endpoint().Eng.Stats()
 		if a.vec && after.PullSends != before.PullSends {
 			return errors.New("a vector send was pulled")
 		}
@@ -493,7 +494,7 @@ func TestVecPulledIntoSegments(t *testing.T) {
 	const size = 1<<20 + 3
 	err := localShm(t, 2, func(c *Comm) error {
 		ctx := context.Background()
-		if c.ep.eng.Policy(1-c.Rank()).PathFor(size) != "pull" {
+		if c.in.Endpoint().Eng.Policy(1-c.Rank()).PathFor(size) != "pull" {
 			return errSkipPull
 		}
 		msg := vecPattern(size, 1)
@@ -506,7 +507,7 @@ func TestVecPulledIntoSegments(t *testing.T) {
 			if err := c.sendSegs(ctx, a.segs, 1, 1); err != nil {
 				return err
 			}
-			if s := c.ep.eng.Stats(); s.PullSends != 1 || s.RendezvousSends != 2 {
+			if s := c.in.Endpoint().Eng.Stats(); s.PullSends != 1 || s.RendezvousSends != 2 {
 				return fmt.Errorf("%d pulled sends of %d rendezvous, want 1 of 2", s.PullSends, s.RendezvousSends)
 			}
 			return nil
@@ -521,7 +522,7 @@ func TestVecPulledIntoSegments(t *testing.T) {
 				return fmt.Errorf("message %d differs", tag)
 			}
 		}
-		if p := c.ep.eng.Stats().PulledBytes; p != size {
+		if p := c.in.Endpoint().Eng.Stats().PulledBytes; p != size {
 			return fmt.Errorf("%d bytes pulled, want %d", p, size)
 		}
 		return nil
@@ -596,4 +597,43 @@ func TestVecCancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// The segmented calls of the communicator runtime (comm.Comm.SendSegs …),
+// behind the public API's nil check, as an exported form would be.
+
+func (c *Comm) sendSegs(ctx context.Context, segs [][]byte, dest, tag int) error {
+	if err := c.check(); err != nil {
+		return err
+	}
+	return c.in.SendSegs(ctx, segs, dest, tag)
+}
+
+func (c *Comm) recvSegs(ctx context.Context, segs [][]byte, src, tag int) (Status, error) {
+	if err := c.check(); err != nil {
+		return Status{}, err
+	}
+	return c.in.RecvSegs(ctx, segs, src, tag)
+}
+
+func (c *Comm) isendSegs(segs [][]byte, dest, tag int) (*Request, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	r, err := c.in.IsendSegs(segs, dest, tag)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{r: r, c: c.in}, nil
+}
+
+func (c *Comm) irecvSegs(segs [][]byte, src, tag int) (*Request, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	r, err := c.in.IrecvSegs(segs, src, tag)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{r: r, c: c.in}, nil
 }

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"reflect"
 
+	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/core"
 )
 
 // Request is a nonblocking send or receive in progress.
 type Request struct {
 	r *core.Request
-	c *Comm
+	c *comm.Comm // whose ranks its status names
 }
 
 // errNilRequest is what a nil *Request's methods report: complete, with
@@ -25,7 +26,7 @@ func (q *Request) Wait(ctx context.Context) (Status, error) {
 		return Status{}, errNilRequest
 	}
 	st, err := q.r.Wait(ctx)
-	return q.c.status(st), err
+	return q.c.Status(st), err
 }
 
 // Test reports whether the request has completed and, if so, its result.
@@ -34,7 +35,7 @@ func (q *Request) Test() (Status, bool, error) {
 		return Status{}, true, errNilRequest
 	}
 	st, done, err := q.r.Test()
-	return q.c.status(st), done, err
+	return q.c.Status(st), done, err
 }
 
 // Cancel withdraws the request if it has not started: a receive that has

@@ -28,7 +28,7 @@ func (c *Comm) Stats() Stats {
 	if c == nil {
 		return Stats{}
 	}
-	s := c.ep.eng.Stats()
+	s := c.in.Endpoint().Eng.Stats()
 	return Stats{
 		EagerCopySends:  s.EagerCopySends,
 		EagerIovecSends: s.EagerIovecSends,

@@ -18,7 +18,7 @@ import (
 func TestKeepsTuneState(t *testing.T) {
 	for _, opts := range [][]Option{nil, {withLottery}} {
 		err := Local(2, func(c *Comm) error {
-			if c.ep.keepsTuneState() || c.ep.tuneStore != nil {
+			if c.in.Endpoint().KeepsTuneState() || c.in.Endpoint().TuneStatePath() != "" {
 				return fmt.Errorf("goroutine rank %d keeps the lottery's state", c.Rank())
 			}
 			return nil
@@ -36,7 +36,7 @@ func TestKeepsTuneState(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if c.ep.keepsTuneState() || c.ep.tuneStore != nil {
+	if c.in.Endpoint().KeepsTuneState() || c.in.Endpoint().TuneStatePath() != "" {
 		t.Fatal("a single-rank job keeps the lottery's state")
 	}
 }
@@ -58,8 +58,8 @@ func stateJob(t *testing.T, path string, calls int, first func(c *Comm) error) (
 	ctx := context.Background()
 	err := Local(stateRanks, func(c *Comm) error {
 		if c.Rank() == 0 {
-			warning = c.ep.loadTuneState(path, statePlatform)
-			base = c.ep.lottery.Snapshot()
+			warning = c.in.Endpoint().LoadTuneState(path, statePlatform)
+			base = c.in.Endpoint().Lottery.Snapshot()
 		}
 		send, recv := make([]float64, stateElems), make([]float64, stateElems)
 		for i := range calls {
@@ -73,7 +73,7 @@ func stateJob(t *testing.T, path string, calls int, first func(c *Comm) error) (
 			}
 		}
 		if c.Rank() == 0 {
-			mine = c.ep.lottery.Snapshot()
+			mine = c.in.Endpoint().Lottery.Snapshot()
 		}
 		return nil
 	}, withLottery)
@@ -187,11 +187,11 @@ func TestTuneStatePersists(t *testing.T) {
 // firstRuns checks, after a job's first call of key, that it ran want.
 func firstRuns(key tune.Key, want string) func(c *Comm) error {
 	return func(c *Comm) error {
-		s := c.sel.keys[key]
-		if s == nil || s.drawn < 0 {
+		got, ok := c.in.Drawn(key)
+		if !ok {
 			return fmt.Errorf("no draw for %s after the first call", key)
 		}
-		if got := s.names[s.drawn]; got != want {
+		if got != want {
 			return fmt.Errorf("first call ran %s, want the best known %s", got, want)
 		}
 		return nil
@@ -228,8 +228,8 @@ func TestTuneStateBadFile(t *testing.T) {
 		}
 		var saveWarning string
 		warning, _, _ := stateJob(t, path, 5, func(c *Comm) error {
-			saveWarning = c.ep.storeTuneState()
-			c.ep.tuneStore = nil // warned here, not again at Close
+			saveWarning = c.in.Endpoint().StoreTuneState()
+			c.in.Endpoint().DropTuneState() // warned here, not again at Close
 			return nil
 		})
 		for _, w := range []string{warning, saveWarning} {

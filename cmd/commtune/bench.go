@@ -14,6 +14,8 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -145,13 +147,14 @@ func newReport(transport, method string, res []bench.Result, bases []bench.Basel
 
 func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {
 	var rep *bench.Report
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		res, base, err := bench.PingPong(ctx, c, cfg)
+		res, base, err := bench.PingPong(ctx, c, tap.Of(c.Rank()), cfg)
 		if c.Rank() == 0 && err == nil {
 			rep = newReport("inproc", "auto", res, base)
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	return rep, err
 }
 
@@ -249,8 +252,8 @@ func benchRankMain(args []string) int {
 	for _, s := range sizes {
 		cfg.Sizes = append(cfg.Sizes, int(s))
 	}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
-		res, base, err := bench.PingPong(ctx, c, cfg)
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
+		res, base, err := bench.PingPong(ctx, c, ep, cfg)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}

@@ -15,6 +15,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -270,7 +271,7 @@ func collRankMain(args []string) int {
 	}
 	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters,
 		Sizes: sizes, Progress: rankProgress()}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		res, err := bench.Coll(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
 			return nil, err

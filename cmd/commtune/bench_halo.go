@@ -14,6 +14,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -173,7 +174,7 @@ func haloRankMain(args []string) int {
 		return usageError("bench-rank", "--runs-list: %v", err)
 	}
 	cfg := bench.HaloConfig{Grid: grid, Iters: *iters, Runs: names, Repeats: *repeats, Progress: rankProgress()}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		res, err := bench.Halo(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
 			return nil, err

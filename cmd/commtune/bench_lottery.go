@@ -12,6 +12,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -93,7 +94,7 @@ func lotteryRankMain(args []string) int {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
 	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, Sizes: sizes, Progress: rankProgress()}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		runs, err := bench.CollLottery(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
 			return nil, err

@@ -11,6 +11,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/setting"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -62,16 +63,16 @@ func multirailMain(args []string) int {
 	if *busy > 0 {
 		return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
 			"--busy", busy.String(), "--json=" + strconv.FormatBool(*asJSON)}, []string{commtune.EnvTransports + "=tcp"},
-			func(ctx context.Context, c *commtune.Comm) (*bench.BusyReport, error) {
-				return bench.MultirailBusy(ctx, c, cfg.Sizes[0], *busy)
+			func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (*bench.BusyReport, error) {
+				return bench.MultirailBusy(ctx, c, ep, cfg.Sizes[0], *busy)
 			}, writeBusy)
 	}
 	return twoRankBench("bench multirail", *inJob, *asJSON, []string{"bench", "multirail", "--in-job", "--sizes", *sizesFlag,
 		"--rounds", strconv.Itoa(*rounds), "--reps", strconv.Itoa(*reps), "--offload", strconv.Itoa(cfg.Offload),
 		"--json=" + strconv.FormatBool(*asJSON)},
 		[]string{commtune.EnvTransports + "=tcp"},
-		func(ctx context.Context, c *commtune.Comm) (*bench.MultirailReport, error) {
-			return bench.Multirail(ctx, c, cfg)
+		func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (*bench.MultirailReport, error) {
+			return bench.Multirail(ctx, c, ep, cfg)
 		},
 		writeMultirail)
 }

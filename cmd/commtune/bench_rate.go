@@ -9,6 +9,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/units"
 )
 
@@ -64,7 +65,9 @@ func rateMain(args []string) int {
 	return twoRankBench("bench rate", *inJob, *asJSON, []string{"bench", "rate", "--in-job", "--sizes", *sizesFlag,
 		"--window", strconv.Itoa(*window), "--rounds", strconv.Itoa(*rounds), "--time", dur.String(),
 		"--max", *maxFlag, "--json=" + strconv.FormatBool(*asJSON)}, env,
-		func(ctx context.Context, c *commtune.Comm) (*bench.RateReport, error) { return bench.Rate(ctx, c, cfg) }, writeRate)
+		func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (*bench.RateReport, error) {
+			return bench.Rate(ctx, c, ep, cfg)
+		}, writeRate)
 }
 
 // writeRate prints one line per size: messages per second under each mode

@@ -14,6 +14,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sample"
@@ -123,8 +124,8 @@ func sweepRankMain(args []string) int {
 	if *blocks > 0 {
 		plan.Blocks = *blocks
 	}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
-		res, err := bench.Sweep(ctx, c, plan, nil)
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
+		res, err := bench.Sweep(ctx, c, ep, plan, nil)
 		if res == nil {
 			return nil, err // rank 1, or a failure
 		}

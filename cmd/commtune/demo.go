@@ -21,6 +21,7 @@ import (
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/demo"
+	"github.com/commtune/commtune/internal/job"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/units"
@@ -216,7 +217,7 @@ func driftList(aside []float64) string {
 // crossed too), and allreduce sizes from small to large.
 func demoConfig(p *profile.Profile) demo.Config {
 	sizes := []int64{8, 4 << 10, 32 << 10, 1 << 20, 8 << 20}
-	if plan, err := control.PlanFor(p, "shm"); err == nil {
+	if plan, err := job.PlanFor(p, "shm"); err == nil {
 		r := int64(plan.Policy.Rendezvous)
 		sizes = append(sizes, r/2, r, 2*r)
 		for _, l := range plan.Policy.Large {
@@ -360,8 +361,8 @@ func demoRankMain(args []string) int {
 		}
 		*f.dst = sizes
 	}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
-		res, err := demo.Run(ctx, c, cfg)
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
+		res, err := demo.Run(ctx, c, ep, cfg)
 		if c.Rank() != 0 {
 			return nil, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/job"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/units"
@@ -153,7 +154,7 @@ func writeDefaults(b *strings.Builder) {
 	eager := boundaryLabel(commtune.DefaultShmEager + 1)
 	fmt.Fprintf(b, "Defaults:\n  shm  0..%s eager-iovec | %s.. rendezvous: cma if the two ranks share no cache, else copy (shared, or unknown); cachefree from DMA_min\n",
 		eager, eager)
-	plan, err := control.PlanFor(nil, "tcp")
+	plan, err := job.PlanFor(nil, "tcp")
 	if err != nil {
 		fmt.Fprintf(b, "  tcp  %v\n", err)
 		return

@@ -9,15 +9,19 @@ import (
 	"runtime/trace"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 )
 
 // runRank is the body of a hidden rank command (one rank of a job a
-// command starts of itself): it joins the job, runs fn, has rank 0 print
+// command starts of itself): it joins the job, runs fn with the rank's
+// communicator and the endpoint behind it, has rank 0 print
 // fn's result as one JSON line for the command that started it, and
 // leaves the job. It returns the exit status.
-func runRank(fn func(ctx context.Context, c *commtune.Comm) (any, error)) int {
+func runRank(fn func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error)) int {
 	ctx := context.Background()
-	c, err := commtune.Init(ctx)
+	var tap control.Tap
+	c, err := commtune.Init(ctx, config.WithTap(&tap))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
@@ -27,7 +31,7 @@ func runRank(fn func(ctx context.Context, c *commtune.Comm) (any, error)) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
 	}
-	res, err := fn(ctx, c)
+	res, err := fn(ctx, c, tap.Of(c.Rank()))
 	stop()
 	if err == nil && c.Rank() == 0 && res != nil {
 		err = json.NewEncoder(os.Stdout).Encode(res)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sample"
@@ -152,11 +153,11 @@ func sampleRankMain(args []string) int {
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		progress := func(done, total int, what string) {
 			sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
 		}
-		transport, tr, err := sample.Run(ctx, c, sample.NewPlan(*quick), progress)
+		transport, tr, err := sample.Run(ctx, c, ep, sample.NewPlan(*quick), progress)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}
@@ -180,7 +181,7 @@ func sampleInJob(quick bool, out string) int {
 	if path == commtune.ProfileOff {
 		return usageError("sample", "%s=off: give --out FILE to say where the profile goes", commtune.EnvProfile)
 	}
-	return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
+	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		start := time.Now()
 		plan := sample.NewPlan(quick)
 		var progress sample.Progress
@@ -192,7 +193,7 @@ func sampleInJob(quick bool, out string) int {
 				bar.Set(min(done, plan.Units()))
 			}
 		}
-		transport, tr, err := sample.Run(ctx, c, plan, progress)
+		transport, tr, err := sample.Run(ctx, c, ep, plan, progress)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}

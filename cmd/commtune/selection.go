@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/job"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -36,7 +37,7 @@ func selections(p *profile.Profile) []selection {
 	var out []selection
 	for _, t := range slices.Sorted(maps.Keys(p.Transports)) {
 		s := selection{Transport: t}
-		plan, err := control.PlanFor(p, t)
+		plan, err := job.PlanFor(p, t)
 		switch {
 		case err != nil:
 			s.Error = err.Error()

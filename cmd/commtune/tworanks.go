@@ -10,6 +10,7 @@ import (
 	"syscall"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -17,13 +18,13 @@ import (
 // inJob this process is one of them (an outside launcher started both);
 // otherwise it starts both here, running `commtune` with selfArgs (which
 // must include --in-job) and env, and their output is this command's.
-// run returns rank 0's report (nil on rank 1); asJSON prints it as JSON,
+// run, given the rank's communicator and endpoint, returns rank 0's report (nil on rank 1); asJSON prints it as JSON,
 // else with table.
 func twoRankBench[R any](name string, inJob, asJSON bool, selfArgs, env []string,
-	run func(context.Context, *commtune.Comm) (*R, error), table func(io.Writer, *R) error) int {
+	run func(context.Context, *commtune.Comm, control.Endpoint) (*R, error), table func(io.Writer, *R) error) int {
 	if inJob {
-		return runRank(func(ctx context.Context, c *commtune.Comm) (any, error) {
-			rep, err := run(ctx, c)
+		return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
+			rep, err := run(ctx, c, ep)
 			if err != nil || rep == nil {
 				return nil, err
 			}

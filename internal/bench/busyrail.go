@@ -72,12 +72,11 @@ const tagBusy = 40
 // periods; during the second a plain TCP stream from rank 0 to rank 1
 // saturates rail 0. Rank 0 returns what each window carried on which
 // rail, and rail 0's learned correction.
-func MultirailBusy(ctx context.Context, c *commtune.Comm, size int, period time.Duration) (*BusyReport, error) {
+func MultirailBusy(ctx context.Context, c *commtune.Comm, ep control.Endpoint, size int, period time.Duration) (*BusyReport, error) {
 	if c.Size() != 2 {
 		return nil, fmt.Errorf("bench multirail --busy needs exactly 2 ranks, have %d", c.Size())
 	}
 	peer := 1 - c.Rank()
-	ep := control.Of(c)
 	rails := ep.Rails(peer)
 	models := ep.RailModels(peer)
 	if len(rails) < 2 || models[0] == nil {

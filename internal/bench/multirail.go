@@ -85,13 +85,12 @@ func splitModeName(r sched.SplitRule) string {
 // two rails: a ping-pong of each size under each mode, the modes taking
 // turns round by round so that drift hits all alike. Rank 0 returns the
 // report.
-func Multirail(ctx context.Context, c *commtune.Comm, cfg MultirailConfig) (*MultirailReport, error) {
+func Multirail(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg MultirailConfig) (*MultirailReport, error) {
 	me := c.Rank()
 	if c.Size() != 2 {
 		return nil, fmt.Errorf("bench multirail needs exactly 2 ranks, have %d", c.Size())
 	}
 	peer := 1 - me
-	ep := control.Of(c)
 	defer ep.SetStrategy(nil)
 	rails := ep.Rails(peer)
 	if len(rails) < 2 {

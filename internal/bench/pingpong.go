@@ -81,7 +81,7 @@ const blocks = 5
 // BaselineCopy rank 0 alternates blocks of plain copies of the message,
 // between two buffers (hot, as a ping-pong reuses its buffers) and through
 // buffers twice the size of the last-level cache (cold).
-func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Result, []Baseline, error) {
+func PingPong(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg PingPongConfig) ([]Result, []Baseline, error) {
 	me := c.Rank()
 	if me > 1 {
 		return nil, nil, nil
@@ -157,8 +157,8 @@ func PingPong(ctx context.Context, c *commtune.Comm, cfg PingPongConfig) ([]Resu
 			}
 		}
 		r := result(size, samples)
-		if control.Of != nil {
-			r.Path = control.Of(c).Policy(1).PathFor(size)
+		if ep != nil {
+			r.Path = ep.Policy(1).PathFor(size)
 		}
 		res = append(res, r)
 		if raw != nil {

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 )
 
 func TestIterations(t *testing.T) {
@@ -22,13 +24,14 @@ func TestIterations(t *testing.T) {
 func TestPingPongLocal(t *testing.T) {
 	var res []Result
 	var base []Baseline
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		r, b, err := PingPong(context.Background(), c, PingPongConfig{Sizes: []int{8, 1 << 20}, Iters: 30, Baseline: BaselineRawTCP})
+		r, b, err := PingPong(context.Background(), c, tap.Of(c.Rank()), PingPongConfig{Sizes: []int{8, 1 << 20}, Iters: 30, Baseline: BaselineRawTCP})
 		if c.Rank() == 0 {
 			res, base = r, b
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,13 +55,14 @@ func TestPingPongLocal(t *testing.T) {
 
 func TestCopyBaseline(t *testing.T) {
 	var base []Baseline
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		_, b, err := PingPong(context.Background(), c, PingPongConfig{Sizes: []int{8, 4096, 1 << 20}, Iters: 20, Baseline: BaselineCopy})
+		_, b, err := PingPong(context.Background(), c, tap.Of(c.Rank()), PingPongConfig{Sizes: []int{8, 4096, 1 << 20}, Iters: 20, Baseline: BaselineCopy})
 		if c.Rank() == 0 {
 			base = b
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -78,7 +78,7 @@ var rateModes = []string{"default", "aggregate"}
 // the median over rounds. The first iteration of every run checks every
 // message's bytes and length on rank 1. Rank 0 returns the report, rank 1
 // nil.
-func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, error) {
+func Rate(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg RateConfig) (*RateReport, error) {
 	if c.Size() != 2 {
 		return nil, fmt.Errorf("bench rate needs exactly 2 ranks, have %d", c.Size())
 	}
@@ -98,7 +98,6 @@ func Rate(ctx context.Context, c *commtune.Comm, cfg RateConfig) (*RateReport, e
 		cfg.Max = DefaultRateMax
 	}
 	rounds := max(cfg.Rounds, 1)
-	ep := control.Of(c)
 	defer ep.SetStrategy(nil)
 	strategies := []sched.Strategy{sched.Default{}, sched.Aggregate{Max: cfg.Max}}
 

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 )
 
 // TestRateLocal runs bench rate on goroutine ranks with tiny settings and
@@ -14,15 +16,16 @@ import (
 func TestRateLocal(t *testing.T) {
 	cfg := RateConfig{Sizes: []int{8, 256}, Window: 8, Rounds: 1, Time: 10 * time.Millisecond}
 	var rep *RateReport
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		r, err := Rate(context.Background(), c, cfg)
+		r, err := Rate(context.Background(), c, tap.Of(c.Rank()), cfg)
 		if c.Rank() == 0 {
 			rep = r
 		} else if r != nil {
 			t.Errorf("rank 1 returned a report")
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -49,11 +49,10 @@ type sweepSetting struct {
 // fixed setting changing one parameter of the tuned policy. The sizes
 // bracket every tuned threshold and the fixed ones. Rank 0 returns the
 // result (rank 1 nil).
-func Sweep(ctx context.Context, c *commtune.Comm, plan sample.Plan, progress sample.Progress) (*SweepRun, error) {
+func Sweep(ctx context.Context, c *commtune.Comm, ep control.Endpoint, plan sample.Plan, progress sample.Progress) (*SweepRun, error) {
 	if c.Size() != 2 {
 		return nil, fmt.Errorf("bench: a sweep needs exactly 2 ranks, not %d", c.Size())
 	}
-	ep := control.Of(c)
 	peer := 1 - c.Rank()
 	tuned := ep.Policy(peer)
 	settings := []sweepSetting{{Tuned, tuned}}
@@ -90,7 +89,7 @@ func Sweep(ctx context.Context, c *commtune.Comm, plan sample.Plan, progress sam
 		methods[i] = sample.Method{Name: s.name, Policy: s.policy, MaxSize: sample.MaxSize}
 		names[i] = s.name
 	}
-	curves, err := sample.Measure(ctx, c, methods, sweepSizes(tuned), plan, progress)
+	curves, err := sample.Measure(ctx, c, ep, methods, sweepSizes(tuned), plan, progress)
 	if err != nil || c.Rank() != 0 {
 		return nil, err
 	}

@@ -8,6 +8,8 @@ package config
 import (
 	"time"
 
+	"github.com/commtune/commtune/internal/control"
+
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/tune"
 )
@@ -158,10 +160,18 @@ type Config struct {
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 	envText    envText                           // the variables set, to name them in errors
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
+	tap        *control.Tap                      // collects the endpoints built (WithTap)
 }
 
 // Option adjusts the Config used by Init or Local.
 type Option func(*Config)
+
+// WithTap has the endpoints built under the Config added to t: how
+// commtune's own tools reach the machinery behind their communicators.
+func WithTap(t *control.Tap) Option { return func(c *Config) { c.tap = t } }
+
+// TapOf returns the Tap c's endpoints go to, nil for none.
+func TapOf(c *Config) *control.Tap { return c.tap }
 
 // Environment variables read by commtune (the launcher's COMMTUNE_RANK and
 // friends are listed in the README with the job variables).

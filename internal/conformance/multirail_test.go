@@ -70,13 +70,13 @@ const (
 )
 
 // railLoss is the ranks' side of TestRailLoss.
-func railLoss(ctx context.Context, c *commtune.Comm) error {
+func railLoss(ctx context.Context, c *commtune.Comm, ep control.Endpoint) error {
 	buf := make([]byte, railLossSize)
 	if c.Rank() == 0 {
 		for i := 0; ; i++ {
 			if i == railLossAfter {
 				// Both rails carried the intact messages: they were split.
-				if b := control.Of(c).RailBytes(1); len(b) != 2 || b[0] < railLossSize || b[1] < railLossSize {
+				if b := ep.RailBytes(1); len(b) != 2 || b[0] < railLossSize || b[1] < railLossSize {
 					return fmt.Errorf("bytes per rail %v after %d messages of %d: not split over two rails", b, i, railLossSize)
 				}
 				go func() {

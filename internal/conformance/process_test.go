@@ -21,6 +21,8 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -44,7 +46,8 @@ func TestMain(m *testing.M) {
 func rankMain(mode, arg string) int {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
-	c, err := commtune.Init(ctx)
+	var tap control.Tap // showPolicy and railLoss look at the endpoint
+	c, err := commtune.Init(ctx, config.WithTap(&tap))
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "init:", err)
 		return 1
@@ -75,11 +78,11 @@ func rankMain(mode, arg string) int {
 	case "idle":
 		err = idleRecv(ctx, c)
 	case "policy":
-		err = showPolicy(ctx, c)
+		err = showPolicy(ctx, c, tap.Of(c.Rank()))
 	case "hold":
 		err = hold(ctx, c, arg)
 	case "railloss":
-		err = railLoss(ctx, c)
+		err = railLoss(ctx, c, tap.Of(c.Rank()))
 	case "closeafter":
 		err = closeAfterReceive(ctx, c)
 	case "closeddup":

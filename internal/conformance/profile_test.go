@@ -16,8 +16,7 @@ import (
 
 // showPolicy: each rank prints how its messages to the other travel, then
 // they exchange one 150000-byte message each way and report how it went.
-func showPolicy(ctx context.Context, c *commtune.Comm) error {
-	ep := control.Of(c)
+func showPolicy(ctx context.Context, c *commtune.Comm, ep control.Endpoint) error {
 	peer := 1 - c.Rank()
 	p := ep.Policy(peer)
 	var large []string

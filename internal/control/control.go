@@ -6,6 +6,8 @@
 package control
 
 import (
+	"sync"
+
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/profile"
@@ -39,10 +41,6 @@ type Endpoint interface {
 	Stats() core.Stats
 }
 
-// Of returns the endpoint behind c, which must be a *commtune.Comm. Package
-// commtune sets it when it is initialized.
-var Of func(c any) Endpoint
-
 // Plan is what the library decides for one peer (PlanFor).
 type Plan struct {
 	// Policy is how messages to the peer travel.
@@ -57,10 +55,31 @@ type Plan struct {
 	Why      []string
 }
 
-// PlanFor returns what Init decides, under this environment's
-// configuration and profile p (nil: none), for a nominal peer of
-// transport: for "tcp", one reached by the configured rails, else by the
-// rails p has curves for; for "shm", one on this node with every
-// shared-memory method and single copy available, cache sharing unknown.
-// Package commtune sets it.
-var PlanFor func(p *profile.Profile, transport string) (Plan, error)
+// Tap collects, by world rank, the endpoints that an Init or Local call
+// given config.WithTap(t) builds: how a tool reaches the machinery behind
+// the communicators it made. The zero Tap is ready; a nil Tap collects
+// nothing.
+type Tap struct {
+	mu  sync.Mutex
+	eps map[int]Endpoint
+}
+
+// Add records rank's endpoint.
+func (t *Tap) Add(rank int, ep Endpoint) {
+	if t == nil {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.eps == nil {
+		t.eps = map[int]Endpoint{}
+	}
+	t.eps[rank] = ep
+}
+
+// Of returns world rank's endpoint, nil if none was built.
+func (t *Tap) Of(rank int) Endpoint {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.eps[rank]
+}

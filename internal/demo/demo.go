@@ -54,14 +54,14 @@ type Report struct {
 
 // Run runs the program on every rank of c (an even number of them) and
 // returns rank 0's measurements.
-func Run(ctx context.Context, c *commtune.Comm, cfg Config) (*Report, error) {
+func Run(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg Config) (*Report, error) {
 	if c.Size()%2 != 0 {
 		return nil, fmt.Errorf("demo: needs an even number of ranks, not %d", c.Size())
 	}
 	rep := &Report{}
 	var probes [3]float64
 	var err error
-	if probes[0], err = StateProbe(ctx, c); err != nil {
+	if probes[0], err = StateProbe(ctx, c, ep); err != nil {
 		return nil, err
 	}
 	var out []Result
@@ -89,12 +89,12 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) (*Report, error) {
 		if err != nil {
 			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 		}
-		out = append(out, Result{Op: "pingpong", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, peer, n)})
+		out = append(out, Result{Op: "pingpong", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, ep, peer, n)})
 	}
 	if err := c.Barrier(ctx); err != nil {
 		return nil, err
 	}
-	if probes[1], err = StateProbe(ctx, c); err != nil {
+	if probes[1], err = StateProbe(ctx, c, ep); err != nil {
 		return nil, err
 	}
 	for _, n := range cfg.Allreduce {
@@ -125,10 +125,10 @@ func Run(ctx context.Context, c *commtune.Comm, cfg Config) (*Report, error) {
 				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
 			}
 		}
-		out = append(out, Result{Op: "allreduce", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
+		out = append(out, Result{Op: "allreduce", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, ep, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
 	}
 	rep.Results = out
-	if probes[2], err = StateProbe(ctx, c); err != nil {
+	if probes[2], err = StateProbe(ctx, c, ep); err != nil {
 		return nil, err
 	}
 	rep.Probe = stats.Median(probes[:])
@@ -228,12 +228,11 @@ const probeReps = 200
 // (a cache-bypassing copy overtakes a cached one at 8 MiB). A profile
 // sampled outside it does not describe it; the probe, held against the
 // profile's own curve, says which rounds ran in the state it does.
-func StateProbe(ctx context.Context, c *commtune.Comm) (float64, error) {
+func StateProbe(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (float64, error) {
 	if c.Rank() > 1 {
 		return 0, nil
 	}
 	peer := c.Rank() ^ 1
-	ep := control.Of(c)
 	wp := c.WorldRank(peer)
 	saved := ep.Policy(wp)
 	pol := saved
@@ -302,7 +301,6 @@ func checkSum(v []float64, size int) error {
 var ringAllreduce = commtune.WithAlgorithm(profile.Collective)
 
 // sendPath names how c's rank sends n bytes to peer under its policy.
-func sendPath(c *commtune.Comm, peer int, n int64) string {
-	ep := control.Of(c)
+func sendPath(c *commtune.Comm, ep control.Endpoint, peer int, n int64) string {
 	return control.Path(ep.Policy(c.WorldRank(peer)), n, ep.Transport(c.WorldRank(peer)))
 }

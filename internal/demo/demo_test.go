@@ -4,6 +4,8 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 )
 
 // TestRunLocal runs the program on four goroutine ranks: every operation
@@ -12,13 +14,14 @@ func TestRunLocal(t *testing.T) {
 	cfg := Config{PingPong: []int64{1, 4096, 100000}, Allreduce: []int64{8, 8 * 1000, 8 * 100003}}
 	var res []Result
 	var probe float64
+	var tap control.Tap
 	err := commtune.Local(4, func(c *commtune.Comm) error {
-		r, err := Run(t.Context(), c, cfg)
+		r, err := Run(t.Context(), c, tap.Of(c.Rank()), cfg)
 		if c.Rank() == 0 && r != nil {
 			res, probe = r.Results, r.Probe
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}

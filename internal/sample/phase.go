@@ -46,8 +46,7 @@ type sampler struct {
 	probeBuf        [probeSize]byte // the state probe's message
 }
 
-func newSampler(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress, total int) *sampler {
-	ep := control.Of(c)
+func newSampler(ctx context.Context, c *commtune.Comm, ep control.Endpoint, plan Plan, progress Progress, total int) *sampler {
 	me := c.Rank()
 	s := &sampler{ctx: ctx, c: c, ep: ep, me: me, peer: 1 - me, plan: plan, progress: progress, total: total,
 		rtts: map[string]map[int64][]block{}}

@@ -48,11 +48,10 @@ type Progress func(done, total int, what string)
 // thresholds are placed between — refines where the curves cross, or are
 // close without the samples telling which is faster (profile.Refine),
 // within the plan's time.
-func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (string, *profile.Transport, error) {
+func Run(ctx context.Context, c *commtune.Comm, ep control.Endpoint, plan Plan, progress Progress) (string, *profile.Transport, error) {
 	if c.Size() != 2 {
 		return "", nil, fmt.Errorf("sample: a pass needs exactly 2 ranks, not %d", c.Size())
 	}
-	ep := control.Of(c)
 	me := c.Rank()
 	peer := 1 - me
 	transport := ep.Transport(peer)
@@ -84,7 +83,7 @@ func Run(ctx context.Context, c *commtune.Comm, plan Plan, progress Progress) (s
 	}
 	methods = append(methods, large...)
 
-	s := newSampler(ctx, c, plan, progress, plan.Units())
+	s := newSampler(ctx, c, ep, plan, progress, plan.Units())
 	s.eagerMax = eagerMax
 	if err := s.phase(grid(methods, plan.Sizes), plan.Blocks); err != nil {
 		return "", nil, err
@@ -160,11 +159,11 @@ func grid(methods []Method, sizes []int64) []item {
 // block by block (plan.Blocks blocks of plan.Reps round trips), so drift
 // hits all alike; rank 0 returns each method's curve (rank 1 nil). The
 // peer's policy and the strategy are restored afterwards.
-func Measure(ctx context.Context, c *commtune.Comm, methods []Method, sizes []int64, plan Plan, progress Progress) (map[string]profile.Curve, error) {
+func Measure(ctx context.Context, c *commtune.Comm, ep control.Endpoint, methods []Method, sizes []int64, plan Plan, progress Progress) (map[string]profile.Curve, error) {
 	if c.Size() != 2 {
 		return nil, fmt.Errorf("sample: measuring needs exactly 2 ranks, not %d", c.Size())
 	}
-	s := newSampler(ctx, c, plan, progress, len(sizes)*plan.Blocks)
+	s := newSampler(ctx, c, ep, plan, progress, len(sizes)*plan.Blocks)
 	defer func() {
 		s.ep.SetPolicy(s.peer, s.saved)
 		s.ep.SetStrategy(nil)

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/profile"
 )
 
@@ -125,14 +127,15 @@ func TestRunLocal(t *testing.T) {
 	var transport string
 	var tr *profile.Transport
 	var steps int
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
 		progress := func(done, total int, what string) { steps = done }
-		name, res, err := Run(t.Context(), c, plan, progress)
+		name, res, err := Run(t.Context(), c, tap.Of(c.Rank()), plan, progress)
 		if c.Rank() == 0 {
 			transport, tr = name, res
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,8 +177,9 @@ func TestShareItems(t *testing.T) {
 	methods := []Method{{Name: "a"}, {Name: "b"}, {Name: "c"}}
 	sent := []item{{size: 5793, methods: []Method{methods[0], methods[2]}}, {size: 1 << 40, methods: methods[1:2]}}
 	var got []item
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		s := newSampler(t.Context(), c, Plan{}, nil, 0)
+		s := newSampler(t.Context(), c, tap.Of(c.Rank()), Plan{}, nil, 0)
 		var mine []item
 		if c.Rank() == 0 {
 			mine = sent
@@ -185,7 +189,7 @@ func TestShareItems(t *testing.T) {
 			got = items
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -200,13 +204,14 @@ func TestShareItems(t *testing.T) {
 func TestRunRefines(t *testing.T) {
 	plan := Plan{Sizes: []int64{1, 64, 4096, 300 << 10}, Blocks: 2, MinRep: 1, MaxRep: 3, Refine: 50 * time.Millisecond}
 	var tr *profile.Transport
+	var tap control.Tap
 	err := commtune.Local(2, func(c *commtune.Comm) error {
-		_, res, err := Run(t.Context(), c, plan, nil)
+		_, res, err := Run(t.Context(), c, tap.Of(c.Rank()), plan, nil)
 		if c.Rank() == 0 {
 			tr = res
 		}
 		return err
-	})
+	}, config.WithTap(&tap))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package commtune
+package comm
 
 import (
 	"context"
@@ -56,23 +56,23 @@ const (
 // which may come through another rail.
 const noteWait = 500 * time.Millisecond
 
-// callSig is what ranks must agree on for one call: the algorithm (which
+// Sig is what ranks must agree on for one call: the algorithm (which
 // names the operation), the root of a rooted operation and the size of a
 // fixed-size one; root and bytes are -1 where they do not apply. Its hash
 // is computed without allocating: every call has one, few ever send it.
-type callSig struct {
+type Sig struct {
 	hash        uint64
 	alg         string
 	root, bytes int
 }
 
-func signature(op coll.Operation, alg coll.Algorithm, l coll.Layout) callSig {
+func signature(op coll.Operation, alg coll.Algorithm, l coll.Layout) Sig {
 	return namedSignature(op, alg.Name(), l)
 }
 
-// textSignature is the signature of a call described by desc alone.
-func textSignature(desc string) callSig {
-	return callSig{hash: fnv(fnvBasis, desc), alg: desc, root: -1, bytes: -1}
+// TextSignature is the signature of a call described by desc alone.
+func TextSignature(desc string) Sig {
+	return Sig{hash: fnv(fnvBasis, desc), alg: desc, root: -1, bytes: -1}
 }
 
 // FNV-1a, 64 bits: signatures hash without allocating.
@@ -89,8 +89,8 @@ func fnv(h uint64, s string) uint64 {
 }
 
 // namedSignature is signature with the algorithm given by name.
-func namedSignature(op coll.Operation, name string, l coll.Layout) callSig {
-	s := callSig{alg: name, root: -1, bytes: -1}
+func namedSignature(op coll.Operation, name string, l coll.Layout) Sig {
+	s := Sig{alg: name, root: -1, bytes: -1}
 	switch op {
 	case coll.OpBcast, coll.OpReduce, coll.OpScatter, coll.OpGather, coll.OpScatterv, coll.OpGatherv:
 		s.root = l.Root
@@ -112,7 +112,7 @@ func namedSignature(op coll.Operation, name string, l coll.Layout) callSig {
 }
 
 // describe says the signature in words: "allreduce/ring, 1024 bytes".
-func (s callSig) describe() string {
+func (s Sig) describe() string {
 	d := s.alg
 	if s.root >= 0 {
 		d += fmt.Sprintf(", root %d", s.root)
@@ -128,7 +128,7 @@ func (s callSig) describe() string {
 type collCoord struct {
 	drain  sync.Mutex // one goroutine at a time reads control messages
 	mu     sync.Mutex
-	active map[uint64]*callState
+	active map[uint64]*CallState
 	recent [recentCalls]finished // by sequence number modulo recentCalls
 	notes  map[uint64][]callNote // said by peers of calls not begun here
 }
@@ -136,13 +136,13 @@ type collCoord struct {
 // finished is a call that ended on this rank.
 type finished struct {
 	seq uint64 // 0: none yet (calls are numbered from 1)
-	sig callSig
+	sig Sig
 }
 
-// callState is one call in progress on this rank.
-type callState struct {
+// CallState is one call in progress on this rank.
+type CallState struct {
 	seq     uint64
-	sig     callSig
+	sig     Sig
 	failed  error // set when the call must end: a peer's abort, a mismatch
 	noted   bool  // failed is what a peer said, and that peer told everyone
 	told    bool  // this rank has told the others why it left
@@ -161,16 +161,16 @@ func (c *Comm) coord() *collCoord {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.coll == nil {
-		c.coll = &collCoord{active: map[uint64]*callState{}, notes: map[uint64][]callNote{}}
+		c.coll = &collCoord{active: map[uint64]*CallState{}, notes: map[uint64][]callNote{}}
 	}
 	return c.coll
 }
 
 // beginCall records call seq as in progress, in st, with what peers already said of
 // it; a mismatch found there fails it at once.
-func (c *Comm) beginCall(st *callState, seq uint64, sig callSig) {
+func (c *Comm) beginCall(st *CallState, seq uint64, sig Sig) {
 	co := c.coord()
-	*st = callState{seq: seq, sig: sig}
+	*st = CallState{seq: seq, sig: sig}
 	co.mu.Lock()
 	co.active[seq] = st
 	notes := co.notes[seq]
@@ -201,7 +201,7 @@ func (c *Comm) endCall(seq uint64) {
 // of err, once, unless a peer's note made it leave: that peer told
 // everyone. Calls it before withdrawing the call's pending requests, so
 // that a peer whose receive sees a withdrawal has the reason already.
-func (c *Comm) abandon(st *callState, err error) {
+func (c *Comm) abandon(st *CallState, err error) {
 	co := c.coord()
 	co.mu.Lock()
 	skip := st.told || st.noted
@@ -210,7 +210,7 @@ func (c *Comm) abandon(st *callState, err error) {
 	if skip {
 		return
 	}
-	var lost *PeerLostError
+	var lost *core.PeerLostError
 	switch {
 	case mismatched(err):
 		c.tellPeers(controlAbort, st.seq, 0, err.Error())
@@ -232,10 +232,10 @@ func (c *Comm) abandon(st *callState, err error) {
 // when this rank found a mismatch itself, err. A withdrawal is always
 // explained by a note, sent before it; explain waits up to noteWait for
 // it to arrive.
-func (c *Comm) explain(st *callState, err error) error {
-	var w *WithdrawnError
+func (c *Comm) explain(st *CallState, err error) error {
+	var w *core.WithdrawnError
 	withdrawn := errors.As(err, &w)
-	if !withdrawn && !errors.Is(err, ErrPeerLost) {
+	if !withdrawn && !errors.Is(err, core.ErrPeerLost) {
 		return err
 	}
 	co := c.coord()
@@ -266,13 +266,13 @@ func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
 		binary.LittleEndian.PutUint64(msg[1:], seq)
 		binary.LittleEndian.PutUint64(msg[9:], hash)
 		copy(msg[17:], text)
-		c.ep.eng.Isend(c.collCtx, w, tagCollControl, msg) // completes on its own; a lost peer fails it
+		c.ep.Eng.Isend(c.collCtx, w, tagCollControl, msg) // completes on its own; a lost peer fails it
 	}
 }
 
 // watch is what a call does each collWatch it waits: read what peers
 // said, fail if the call must end, and say its own signature once.
-func (c *Comm) watch(st *callState) error {
+func (c *Comm) watch(st *CallState) error {
 	co := c.coord()
 	c.drainNotes()
 	co.mu.Lock()
@@ -294,11 +294,11 @@ func (c *Comm) watch(st *callState) error {
 // those has failed (a lost peer, whatever r waits for), r is withdrawn
 // (what cannot be, data already moving, finishes first) and the reason
 // returned.
-func (c *Comm) waitCall(ctx context.Context, st *callState, r *core.Request, others []*core.Request) (Status, error) {
+func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, others []*core.Request) (Status, error) {
 	for {
 		rst, done, err := r.WaitFor(ctx, collWatch)
 		if done {
-			return c.status(rst), err
+			return c.Status(rst), err
 		}
 		if err == nil {
 			err = c.watch(st)
@@ -327,16 +327,16 @@ func (c *Comm) waitCall(ctx context.Context, st *callState, r *core.Request, oth
 func (c *Comm) drainNotes() {
 	co := c.coord()
 	for locked := co.drain.TryLock(); locked; {
-		pst, ok, err := c.ep.eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
+		pst, ok, err := c.ep.Eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
 		if err != nil || !ok {
 			co.drain.Unlock()
 			break
 		}
 		buf := make([]byte, min(pst.Count, 17+maxControlText))
-		r := c.ep.eng.IrecvTemp(c.collCtx, pst.Source, tagCollControl, buf)
+		r := c.ep.Eng.IrecvTemp(c.collCtx, pst.Source, tagCollControl, buf)
 		rst, rerr := r.Wait(context.Background()) // probed: here already
-		c.ep.eng.Release(r)
-		if rerr != nil && !errors.Is(rerr, ErrTruncate) || rst.Count < 17 {
+		c.ep.Eng.Release(r)
+		if rerr != nil && !errors.Is(rerr, core.ErrTruncate) || rst.Count < 17 {
 			continue
 		}
 		n := callNote{kind: buf[0], from: c.fromWorld(pst.Source), word: binary.LittleEndian.Uint64(buf[9:]),
@@ -347,7 +347,7 @@ func (c *Comm) drainNotes() {
 
 // watchNow returns why call st must end, if it already must (what peers
 // said of it before it began).
-func (c *Comm) watchNow(st *callState) error {
+func (c *Comm) watchNow(st *CallState) error {
 	co := c.coord()
 	co.mu.Lock()
 	defer co.mu.Unlock()
@@ -379,11 +379,11 @@ func (c *Comm) apply(n callNote, seq uint64) {
 		}
 	case st != nil && n.word != st.sig.hash:
 		if st.failed == nil && !st.told {
-			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", ErrSizeMismatch, n.from, n.text, c.rank, st.sig.describe())
+			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", core.ErrSizeMismatch, n.from, n.text, c.rank, st.sig.describe())
 			st.failed, st.told = abortWhy, true
 		}
 	case st == nil && n.word != past.hash:
-		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d called %s", ErrSizeMismatch, n.from, n.text, c.rank, past.describe())
+		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d called %s", core.ErrSizeMismatch, n.from, n.text, c.rank, past.describe())
 	}
 	co.mu.Unlock()
 	if abortWhy != nil {
@@ -402,15 +402,15 @@ func (c *Comm) noteError(n callNote, which string) error {
 	switch n.kind {
 	case controlAbort:
 		if which == "" {
-			return fmt.Errorf("%w: rank %d abandoned the call: %s", ErrSizeMismatch, n.from, n.text)
+			return fmt.Errorf("%w: rank %d abandoned the call: %s", core.ErrSizeMismatch, n.from, n.text)
 		}
-		return fmt.Errorf("%w: rank %d abandoned%s (%s)", ErrSizeMismatch, n.from, in, n.text)
+		return fmt.Errorf("%w: rank %d abandoned%s (%s)", core.ErrSizeMismatch, n.from, in, n.text)
 	case controlLost:
 		seer := n.from
 		if n.from >= 0 && n.from < len(c.group) {
 			seer = c.group[n.from]
 		}
-		return &PeerLostError{Rank: int(min(n.word, 1<<31)), Err: fmt.Errorf("seen by rank %d%s: %s", seer, in, n.text)}
+		return &core.PeerLostError{Rank: int(min(n.word, 1<<31)), Err: fmt.Errorf("seen by rank %d%s: %s", seer, in, n.text)}
 	default:
 		return fmt.Errorf("commtune: rank %d left%s: %s", n.from, in, n.text)
 	}
@@ -418,5 +418,27 @@ func (c *Comm) noteError(n callNote, which string) error {
 
 // mismatched reports errors that mean the ranks disagree on a call.
 func mismatched(err error) bool {
-	return errors.Is(err, ErrSizeMismatch) || errors.Is(err, ErrTruncate)
+	return errors.Is(err, core.ErrSizeMismatch) || errors.Is(err, core.ErrTruncate)
+}
+
+// Begin starts a watched call of c that is not a collective operation (a
+// Halo's exchange): it takes its place in the order of c's collective
+// calls, under signature sig, and fails at once if a peer has already
+// said it calls something else there.
+func (c *Comm) Begin(st *CallState, sig Sig) error {
+	seq, _ := c.nextCollCall()
+	c.beginCall(st, seq, sig)
+	return c.watchNow(st)
+}
+
+// End ends the watched call st.
+func (c *Comm) End(st *CallState) { c.endCall(st.seq) }
+
+// Fail ends the watched call st with err: it returns what a peer said made
+// the call fail, when one did, else err, and tells the other ranks why
+// this one leaves, so that none of them waits for it.
+func (c *Comm) Fail(st *CallState, err error) error {
+	err = c.explain(st, err)
+	c.abandon(st, err)
+	return err
 }

@@ -1,4 +1,4 @@
-package commtune
+package comm
 
 import (
 	"context"
@@ -123,9 +123,9 @@ type selection struct {
 
 // selection returns k's key state if the lottery chooses k's algorithm,
 // else nil.
-func (k *collCall) selection() *selection {
+func (k *Call) selection() *selection {
 	c := k.x.c
-	if !k.auto || !k.blocking || c.ep.lottery == nil || len(c.group) < 2 {
+	if !k.auto || !k.blocking || c.ep.Lottery == nil || len(c.group) < 2 {
 		return nil
 	}
 	sl := c.selector()
@@ -167,43 +167,19 @@ func (c *Comm) selector() *collSelector {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sel == nil {
-		c.sel = &collSelector{keys: map[tune.Key]*selection{}, transport: c.transportMix()}
+		c.sel = &collSelector{keys: map[tune.Key]*selection{}, transport: c.TransportMix()}
 	}
 	return c.sel
 }
 
-// transportMix names how c's members reach each other, as rank 0 sees it:
-// "self" for a communicator of one rank, where nothing travels, "inproc"
-// for goroutine ranks, "shm" when all are on its node, "tcp" when none
-// is, "shm+tcp" otherwise. Only rank 0 draws and records, so its view is
-// the key's.
-func (c *Comm) transportMix() string {
-	if len(c.group) < 2 {
-		return "self"
-	}
-	if len(c.ep.transports) == 0 || c.ep.Transport(c.group[1]) == "inproc" {
-		return "inproc"
-	}
-	shm, tcp := false, false
-	for _, w := range c.group[1:] {
-		if c.ep.isShmPeer(w) {
-			shm = true
-		} else {
-			tcp = true
-		}
-	}
-	switch {
-	case shm && tcp:
-		return "shm+tcp"
-	case shm:
-		return "shm"
-	}
-	return "tcp"
-}
+// TransportMix names how c's members reach each other, as rank 0 sees it
+// (job.Endpoint.TransportMix). Only rank 0 draws and records, so its view
+// is the key's.
+func (c *Comm) TransportMix() string { return c.ep.TransportMix(c.group) }
 
 // choose sets k's algorithm for this call: the current draw's while it
 // lasts, else a new draw agreed with rank 0.
-func (k *collCall) choose(ctx context.Context, s *selection) error {
+func (k *Call) choose(ctx context.Context, s *selection) error {
 	if s.left == 0 {
 		if err := k.draw(ctx, s); err != nil {
 			return err
@@ -221,7 +197,7 @@ func (k *collCall) choose(ctx context.Context, s *selection) error {
 }
 
 // draw starts the key's next window (see tagSelectFirst).
-func (k *collCall) draw(ctx context.Context, s *selection) error {
+func (k *Call) draw(ctx context.Context, s *selection) error {
 	c := k.x.c
 	x := k.x // the call's exchanger, on the key's tag
 	x.tag = s.tag
@@ -313,7 +289,7 @@ func (s *selection) record(ctx context.Context, c *Comm, x *exchanger, v int) er
 		}
 		worst = max(worst, spent/time.Duration(calls))
 	}
-	c.ep.lottery.Record(s.key, s.names[idx], worst)
+	c.ep.Lottery.Record(s.key, s.names[idx], worst)
 	return nil
 }
 
@@ -321,7 +297,7 @@ func (s *selection) record(ctx context.Context, c *Comm, x *exchanger, v int) er
 // without waiting: the buffer's previous sends, two windows old, have
 // long left.
 func (s *selection) drawFor(ctx context.Context, c *Comm, v int) error {
-	ch := c.ep.lottery.Choose(s.key, s.names)
+	ch := c.ep.Lottery.Choose(s.key, s.names)
 	idx := 0
 	for i, name := range s.names {
 		if name == ch.Impl {
@@ -394,14 +370,14 @@ func (s *selection) follow(ctx context.Context, c *Comm, x *exchanger) error {
 	switch {
 	case call != s.call:
 		return fmt.Errorf("%w: rank 0 drew an algorithm for another collective call than this rank's %s (do all ranks make the same calls?)",
-			ErrSizeMismatch, s.key)
+			core.ErrSizeMismatch, s.key)
 	case class != s.key.SizeClass:
 		return fmt.Errorf("%w: rank 0 calls %s with a message of size class 2^%d, this rank with 2^%d (do all ranks pass the same sizes?)",
-			ErrSizeMismatch, s.key.Op, class, s.key.SizeClass)
+			core.ErrSizeMismatch, s.key.Op, class, s.key.SizeClass)
 	}
 	if count != len(s.cands) || idx >= count || ttl < 1 || ttl > config.MaxTTL {
 		return fmt.Errorf("%w: rank 0 chose candidate %d of %d for %d calls of %s, where this rank has %d candidates (do all ranks set %s alike?)",
-			ErrSizeMismatch, idx, count, ttl, s.key, len(s.cands), EnvCollSelect)
+			core.ErrSizeMismatch, idx, count, ttl, s.key, len(s.cands), config.EnvCollSelect)
 	}
 	s.drawn, s.left = idx, ttl
 	return nil
@@ -416,7 +392,30 @@ func settle(ctx context.Context, c *Comm, sends []*core.Request) error {
 			errs = append(errs, err)
 			continue // a request the wait withdrew is not to be released
 		}
-		c.ep.eng.Release(r)
+		c.ep.Eng.Release(r)
 	}
 	return errors.Join(errs...)
+}
+
+// Drawn returns, for the lottery's key, the candidate its current draw
+// runs, false before any draw (on this rank: rank 0 draws, the others
+// follow).
+func (c *Comm) Drawn(key tune.Key) (string, bool) {
+	sl := c.sel
+	if sl == nil {
+		return "", false
+	}
+	s := sl.keys[key]
+	if s == nil || s.drawn < 0 {
+		return "", false
+	}
+	return s.names[s.drawn], true
+}
+
+// Selected returns how many keys the lottery has selected for on c.
+func (c *Comm) Selected() int {
+	if c.sel == nil {
+		return 0
+	}
+	return len(c.sel.keys)
 }

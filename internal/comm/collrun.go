@@ -1,4 +1,4 @@
-package commtune
+package comm
 
 import (
 	"context"
@@ -9,57 +9,31 @@ import (
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
 )
 
-// CollOption adjusts one collective call.
-type CollOption func(*collOptions)
-
-type collOptions struct {
-	algorithm string
-	choice    *CollChoice
+// Options are one collective call's options (commtune.CollOption).
+type Options struct {
+	Algorithm string       // the algorithm to run; "" lets the table (or the lottery) choose
+	Choice    func(Choice) // told, when the call succeeds, what ran and who chose it
 }
 
-// WithAlgorithm runs the call with the named algorithm rather than the
-// one the decision table picks: a name as `commtune bench coll` prints
-// it ("bcast/binomial/seg=16K") or a short form without the operation
-// ("binomial:seg=16K"). Every rank must pass the same one. An unknown
-// name, or an algorithm that reorders a non-commutative reduction, is an
-// error.
-func WithAlgorithm(name string) CollOption {
-	return func(o *collOptions) { o.algorithm = name }
+// Choice is how a collective call chose its algorithm
+// (commtune.CollChoice).
+type Choice struct {
+	Algorithm string // the algorithm that ran
+	By        string // ChosenByOption, ChosenByEnv, ChosenByTable or ChosenByLottery
+	Leader    string // under the lottery, on rank 0: the candidate holding most tickets
 }
 
-// CollChoice tells how a collective call chose its algorithm (see
-// WithChoice).
-type CollChoice struct {
-	// Algorithm is the name of the algorithm that ran.
-	Algorithm string
-	// By says who chose it: ChosenByOption (WithAlgorithm), ChosenByEnv
-	// (COMMTUNE_COLL_<OP>), ChosenByTable (the fixed decision table) or
-	// ChosenByLottery (the lottery scheduler, COMMTUNE_COLL_SELECT).
-	By string
-	// Leader is, under the lottery and on rank 0 (the rank that draws and
-	// records), the candidate with the best average for the call's key
-	// once the call has run: the one holding most tickets. Elsewhere it is
-	// empty.
-	Leader string
-}
-
-// Who chose a call's algorithm (CollChoice.By).
+// Who chose a call's algorithm (Choice.By).
 const (
 	ChosenByOption  = "option"
 	ChosenByEnv     = "environment"
 	ChosenByTable   = "table"
 	ChosenByLottery = "lottery"
 )
-
-// WithChoice makes the call fill *dst, when it succeeds, with the
-// algorithm it ran and who chose it: for logs, benchmarks and tests that
-// follow a selector's decisions.
-func WithChoice(dst *CollChoice) CollOption {
-	return func(o *collOptions) { o.choice = dst }
-}
 
 // Collective operations use their communicator's collective context, with
 // one tag per call: calls are numbered in the order each rank makes them
@@ -76,42 +50,32 @@ func (c *Comm) nextCollCall() (seq uint64, tag int) {
 	return seq, tagCollFirst + int(seq%tagCollSpan)
 }
 
-// algorithm chooses op's algorithm for a call: the caller's option, else
+// Algorithm chooses op's algorithm for a call: the caller's option, else
 // the configuration's forced one (COMMTUNE_COLL_<OP>), else the fixed
 // decision table. A forced algorithm that cannot reduce a non-commutative
 // operation in rank order yields to the table; an option does not.
 // It reports whether the choice was the table's (auto): a selector may
 // then choose instead.
-func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, o collOptions) (a coll.Algorithm, auto bool, err error) {
-	if name := o.algorithm; name != "" {
+func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Options) (a coll.Algorithm, auto bool, err error) {
+	if name := o.Algorithm; name != "" {
 		a, err := coll.Parse(op, name)
 		if err != nil {
 			return a, false, fmt.Errorf("commtune: %w", err)
 		}
 		if !commutative && a.Commutative() {
-			return a, false, fmt.Errorf("commtune: %s: %w", a.Name(), ErrNotCommutative)
+			return a, false, fmt.Errorf("commtune: %s: %w", a.Name(), coll.ErrNotCommutative)
 		}
 		return a, false, nil
 	}
-	if a, ok := c.ep.cfg.Forced(op); ok && (commutative || !a.Commutative()) {
+	if a, ok := c.ep.Cfg.Forced(op); ok && (commutative || !a.Commutative()) {
 		return a, false, nil
 	}
 	return coll.Decide(op, len(c.group), bytes, commutative), true, nil
 }
 
-// readOptions applies opts. It is apart from algorithm because its
-// options escape: a call without options then allocates nothing.
-func readOptions(opts []CollOption) collOptions {
-	var o collOptions
-	for _, f := range opts {
-		f(&o)
-	}
-	return o
-}
-
-// collCall is one collective call, ready to run. Calls come from a pool
+// Call is one collective call, ready to run (Prepare). Calls come from a pool
 // and go back to it when they end, with their exchanger and call state.
-type collCall struct {
+type Call struct {
 	op    coll.Operation
 	alg   coll.Algorithm
 	plan  *plan
@@ -119,26 +83,26 @@ type collCall struct {
 	in    []byte
 	out   []byte
 	red   coll.Reducer
-	post  func() // after a successful run (loneLogical)
+	Post  func() // after a successful run (commtune's loneLogical)
 	seq   uint64
 	x     exchanger
-	state callState
+	state CallState
 	// auto: the algorithm is the table's, so a selector may choose
 	// instead, on blocking calls (runNow); layout and commutative are what
 	// it needs to.
 	auto, blocking bool
 	layout         coll.Layout
 	commutative    bool
-	choice         *CollChoice // WithChoice's destination, or nil
-	by             string      // who chose alg (CollChoice.By)
+	choice         func(Choice) // Options.Choice
+	by             string       // who chose alg (Choice.By)
 }
 
-var callPool = sync.Pool{New: func() any { return new(collCall) }}
+var callPool = sync.Pool{New: func() any { return new(Call) }}
 
 // release hands k back to the pool, dropping what it refers to.
-func (k *collCall) release() {
+func (k *Call) release() {
 	reqs, runner := k.x.reqs[:0], k.x.runner
-	*k = collCall{}
+	*k = Call{}
 	k.x.reqs, k.x.runner = reqs, runner
 	callPool.Put(k)
 }
@@ -148,7 +112,7 @@ func (k *collCall) release() {
 // again, and building a schedule allocates.
 type plan struct {
 	sched coll.Schedule
-	sig   callSig
+	sig   Sig
 }
 
 // planKey names a plan. Layouts with per-rank counts (the v-variants) are
@@ -191,25 +155,21 @@ func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commut
 	return p, nil
 }
 
-// prepare checks a call and fixes everything about it before any message:
+// Prepare checks a call and fixes everything about it before any message:
 // its algorithm, its schedule and its tag. l describes it (the decision
 // table looks at l.Bytes); in and out are this rank's buffers.
-func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) (*collCall, error) {
-	if err := c.check(); err != nil {
+func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, o Options) (*Call, error) {
+	if err := c.Check(); err != nil {
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
-	var o collOptions
-	if len(opts) > 0 {
-		o = readOptions(opts)
-	}
-	alg, auto, err := c.algorithm(op, l.Bytes, commutative, o)
+	alg, auto, err := c.Algorithm(op, l.Bytes, commutative, o)
 	if err != nil {
 		return nil, err
 	}
 	by := ChosenByTable
 	switch {
-	case o.algorithm != "":
+	case o.Algorithm != "":
 		by = ChosenByOption
 	case !auto:
 		by = ChosenByEnv
@@ -218,21 +178,21 @@ func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 	if err != nil {
 		return nil, err
 	}
-	if in != nil && out != nil && overlap(in, out) {
+	if in != nil && out != nil && Overlap(in, out) {
 		// In place (send and receive buffers share memory): schedules
 		// read the input after writing the output.
 		in = append([]byte(nil), in...)
 	}
 	seq, tag := c.nextCollCall()
-	k := callPool.Get().(*collCall)
+	k := callPool.Get().(*Call)
 	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, seq
 	k.x.c, k.x.tag = c, tag
 	k.auto, k.layout, k.commutative = auto, l, commutative
-	k.choice, k.by = o.choice, by
+	k.choice, k.by = o.Choice, by
 	return k, nil
 }
 
-func (k *collCall) run(ctx context.Context) error {
+func (k *Call) run(ctx context.Context) error {
 	c := k.x.c
 	k.x.call = &k.state
 	sel := k.selection()
@@ -267,7 +227,7 @@ func (k *collCall) run(ctx context.Context) error {
 		if sel != nil && mismatched(err) {
 			// Ranks that disagree on how to choose run different
 			// algorithms, whose messages then fail to match.
-			err = fmt.Errorf("%w (the lottery chose this call's algorithm: do all ranks set %s alike?)", err, EnvCollSelect)
+			err = fmt.Errorf("%w (the lottery chose this call's algorithm: do all ranks set %s alike?)", err, config.EnvCollSelect)
 		}
 	}
 	if err != nil {
@@ -278,95 +238,33 @@ func (k *collCall) run(ctx context.Context) error {
 		}
 		return fmt.Errorf("commtune: %s (%s): %w", k.op, name, err)
 	}
-	if k.post != nil {
-		k.post()
+	if k.Post != nil {
+		k.Post()
 	}
 	if k.choice != nil {
-		*k.choice = CollChoice{Algorithm: k.alg.Name(), By: k.by}
+		ch := Choice{Algorithm: k.alg.Name(), By: k.by}
 		if sel != nil {
-			k.choice.By = ChosenByLottery
+			ch.By = ChosenByLottery
 			if c.rank == 0 {
-				k.choice.Leader, _ = c.ep.lottery.Best(sel.key, sel.names)
+				ch.Leader, _ = c.ep.Lottery.Best(sel.key, sel.names)
 			}
 		}
+		k.choice(ch)
 	}
 	return nil
 }
 
-// runNow runs a prepared call (blocking forms).
-func runNow(ctx context.Context) func(*collCall, error) error {
-	return func(k *collCall, err error) error {
-		if err != nil {
-			return err
-		}
-		k.blocking = true
-		err = k.run(ctx)
-		k.release()
-		return err
-	}
+// Run runs k and hands it back to the pool; blocking says whether the
+// caller waits for it (a selector draws only for blocking calls).
+func (k *Call) Run(ctx context.Context, blocking bool) error {
+	k.blocking = blocking
+	err := k.run(ctx)
+	k.release()
+	return err
 }
 
-// start runs a prepared call in its own goroutine (nonblocking forms).
-func start(ctx context.Context) func(*collCall, error) (*CollRequest, error) {
-	return func(k *collCall, err error) (*CollRequest, error) {
-		if err != nil {
-			return nil, err
-		}
-		q := &CollRequest{done: make(chan struct{})}
-		go func() {
-			q.err = k.run(ctx)
-			k.release()
-			close(q.done)
-		}()
-		return q, nil
-	}
-}
-
-// CollRequest is a nonblocking collective call in progress.
-type CollRequest struct {
-	done chan struct{}
-	err  error
-}
-
-// Wait blocks until the call completes and returns its error, or until
-// ctx ends (the call goes on; it ends only with the context it was started
-// with).
-func (q *CollRequest) Wait(ctx context.Context) error {
-	if q == nil {
-		return errNilRequest
-	}
-	select {
-	case <-q.done:
-		return q.err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Test reports whether the call has completed and, if so, its error.
-func (q *CollRequest) Test() (bool, error) {
-	if q == nil {
-		return true, errNilRequest
-	}
-	select {
-	case <-q.done:
-		return true, q.err
-	default:
-		return false, nil
-	}
-}
-
-// Done returns a channel closed when the call completes (already closed
-// for a nil request).
-func (q *CollRequest) Done() <-chan struct{} {
-	if q == nil {
-		return closedChan
-	}
-	return q.done
-}
-
-// overlap reports whether a and b share memory.
-func overlap(a, b []byte) bool {
+// Overlap reports whether a and b share memory.
+func Overlap(a, b []byte) bool {
 	if len(a) == 0 || len(b) == 0 {
 		return false
 	}
@@ -380,7 +278,7 @@ type exchanger struct {
 	c      *Comm
 	tag    int
 	reqs   []*core.Request
-	call   *callState
+	call   *CallState
 	runner coll.Runner
 }
 
@@ -414,9 +312,9 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 		st, err := c.waitCall(ctx, x.call, r, reqs[i+1:])
 		if err == nil && i < len(recvs) && st.Count != len(recvs[i].Buf) {
 			err = fmt.Errorf("%w: %d bytes from rank %d where %d were expected (do all ranks pass the same sizes?)",
-				ErrSizeMismatch, st.Count, recvs[i].Peer, len(recvs[i].Buf))
+				core.ErrSizeMismatch, st.Count, recvs[i].Peer, len(recvs[i].Buf))
 		}
-		if err != nil && (!failed || !errors.Is(err, ErrCanceled) && !reported(errs, err)) {
+		if err != nil && (!failed || !errors.Is(err, core.ErrCanceled) && !reported(errs, err)) {
 			if !failed {
 				// Say why this rank leaves before withdrawing the rest:
 				// a peer whose receive sees a withdrawn send then has
@@ -427,7 +325,7 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 			errs = append(errs, err)
 			failed = true
 		}
-		c.ep.eng.Release(r)
+		c.ep.Eng.Release(r)
 	}
 	clear(reqs)
 	x.reqs = reqs[:0]

@@ -1,11 +1,11 @@
-package commtune
+package job
 
 import (
 	"fmt"
 	"strings"
 	"testing"
 
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/profile"
@@ -32,21 +32,21 @@ func TestPlanPeer(t *testing.T) {
 		name     string
 		prof     *profile.Profile
 		facts    peerFacts
-		cfg      Config
+		cfg      config.Config
 		large    string // Policy.Large as "method from size"
 		rndv     int
 		strategy string
 	}{
-		{"tcp defaults", nil, peerFacts{transport: "tcp", rails: tcp2[:1]}, Config{}, "", 64 << 10, "default"},
-		{"tcp override", nil, peerFacts{transport: "tcp", rails: tcp2[:1]}, Config{RendezvousThreshold: 4096}, "", 4096, "default"},
-		{"tcp two sampled rails", twoRailProfile(), peerFacts{transport: "tcp", rails: tcp2}, Config{Split: SplitCurves}, "", 64 << 10, "split"},
+		{"tcp defaults", nil, peerFacts{transport: "tcp", rails: tcp2[:1]}, config.Config{}, "", 64 << 10, "default"},
+		{"tcp override", nil, peerFacts{transport: "tcp", rails: tcp2[:1]}, config.Config{RendezvousThreshold: 4096}, "", 4096, "default"},
+		{"tcp two sampled rails", twoRailProfile(), peerFacts{transport: "tcp", rails: tcp2}, config.Config{Split: config.SplitCurves}, "", 64 << 10, "split"},
 		{"shm, no shared cache, CMA", nil, peerFacts{transport: "shm", rails: []driver.Caps{shmRail(true, "copy", "cachefree")}, canPull: true, sharing: topo.SharingNone},
-			Config{Shm: ShmConfig{Method: "auto"}}, "pull from 16385", DefaultShmEager, "default"},
+			config.Config{Shm: config.ShmConfig{Method: "auto"}}, "pull from 16385", config.DefaultShmEager, "default"},
 		{"shm, the engine cannot pull", nil, peerFacts{transport: "shm", rails: []driver.Caps{shmRail(true, "copy")}, sharing: topo.SharingNone},
-			Config{Shm: ShmConfig{Method: "auto"}}, "copy from 16385", DefaultShmEager, "default"},
+			config.Config{Shm: config.ShmConfig{Method: "auto"}}, "copy from 16385", config.DefaultShmEager, "default"},
 		{"shm, cachefree only where every rail has it", nil, peerFacts{transport: "shm",
 			rails: []driver.Caps{shmRail(false, "copy", "cachefree"), shmRail(false, "copy")}, dmaMin: 1 << 20},
-			Config{Shm: ShmConfig{Method: "auto"}, Split: SplitCurves}, "copy from 16385", DefaultShmEager, "split"},
+			config.Config{Shm: config.ShmConfig{Method: "auto"}, Split: config.SplitCurves}, "copy from 16385", config.DefaultShmEager, "split"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			pl := planPeer(tc.prof, tc.facts, tc.cfg, aggregationFor(tc.prof, tc.facts.transport, tc.cfg))
@@ -61,28 +61,28 @@ func TestPlanPeer(t *testing.T) {
 // job here would see it, environment overrides included; tcp rails come
 // from the profile when none are configured.
 func TestNominalPlan(t *testing.T) {
-	t.Setenv(EnvRails, "")
-	pl, err := control.PlanFor(twoRailProfile(), "tcp")
+	t.Setenv(config.EnvRails, "")
+	pl, err := PlanFor(twoRailProfile(), "tcp")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if pl.Strategy != "split" {
 		t.Errorf("tcp with two sampled rails: strategy %s, want split (%q)", pl.Strategy, pl.Why)
 	}
-	t.Setenv(EnvSplit, SplitOff)
-	if pl, err = control.PlanFor(twoRailProfile(), "tcp"); err != nil || pl.Strategy != "default" {
-		t.Errorf("%s=off: strategy %s (%v), want default", EnvSplit, pl.Strategy, err)
+	t.Setenv(config.EnvSplit, config.SplitOff)
+	if pl, err = PlanFor(twoRailProfile(), "tcp"); err != nil || pl.Strategy != "default" {
+		t.Errorf("%s=off: strategy %s (%v), want default", config.EnvSplit, pl.Strategy, err)
 	}
-	t.Setenv(EnvShmEager, "4096")
-	if pl, err = control.PlanFor(nil, "shm"); err != nil || pl.Policy.Rendezvous != 4096 {
-		t.Errorf("%s=4096: shm eager limit %d (%v)", EnvShmEager, pl.Policy.Rendezvous, err)
+	t.Setenv(config.EnvShmEager, "4096")
+	if pl, err = PlanFor(nil, "shm"); err != nil || pl.Policy.Rendezvous != 4096 {
+		t.Errorf("%s=4096: shm eager limit %d (%v)", config.EnvShmEager, pl.Policy.Rendezvous, err)
 	}
-	if _, err := control.PlanFor(nil, "ib"); err == nil {
+	if _, err := PlanFor(nil, "ib"); err == nil {
 		t.Error("an unknown transport gave a plan")
 	}
-	t.Setenv(EnvShmEager, "lots")
-	if _, err := control.PlanFor(nil, "shm"); err == nil {
-		t.Errorf("%s=lots gave a plan", EnvShmEager)
+	t.Setenv(config.EnvShmEager, "lots")
+	if _, err := PlanFor(nil, "shm"); err == nil {
+		t.Errorf("%s=lots gave a plan", config.EnvShmEager)
 	}
 }
 
@@ -96,18 +96,18 @@ func TestSchedulingFor(t *testing.T) {
 		name     string
 		prof     *profile.Profile
 		rails    []driver.Caps
-		cfg      Config
+		cfg      config.Config
 		strategy string
 		models   int    // rails with a model
 		why      string // in Why
 	}{
-		{"one rail", prof, two[:1], Config{Split: SplitCurves}, "default", 0, "aggregation off"},
-		{"one rail, aggregation", prof, two[:1], Config{Split: SplitCurves, Aggregation: 512}, "aggregate", 0, "below 512 bytes"},
-		{"two rails sampled", prof, two, Config{Split: SplitCurves}, "split", 2, "large messages split (curves)"},
-		{"weighted", prof, two, Config{Split: SplitWeighted}, "split/weighted", 2, "split (weighted)"},
-		{"a rail not sampled", prof, other, Config{Split: SplitCurves}, "split", 0, "no sampled curve for ib0/ipv4"},
-		{"no profile, iso", nil, two, Config{Split: SplitIso}, "split/iso", 0, "split (iso)"},
-		{"split off", prof, two, Config{Split: SplitOff}, "default", 0, "COMMTUNE_SPLIT=off"},
+		{"one rail", prof, two[:1], config.Config{Split: config.SplitCurves}, "default", 0, "aggregation off"},
+		{"one rail, aggregation", prof, two[:1], config.Config{Split: config.SplitCurves, Aggregation: 512}, "aggregate", 0, "below 512 bytes"},
+		{"two rails sampled", prof, two, config.Config{Split: config.SplitCurves}, "split", 2, "large messages split (curves)"},
+		{"weighted", prof, two, config.Config{Split: config.SplitWeighted}, "split/weighted", 2, "split (weighted)"},
+		{"a rail not sampled", prof, other, config.Config{Split: config.SplitCurves}, "split", 0, "no sampled curve for ib0/ipv4"},
+		{"no profile, iso", nil, two, config.Config{Split: config.SplitIso}, "split/iso", 0, "split (iso)"},
+		{"split off", prof, two, config.Config{Split: config.SplitOff}, "default", 0, "COMMTUNE_SPLIT=off"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ps := schedulingFor(tc.prof, "tcp", tc.rails, tc.cfg, aggregationFor(tc.prof, "tcp", tc.cfg))
@@ -157,7 +157,7 @@ func TestShmPolicyRule(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := Config{Shm: ShmConfig{Method: tc.method}}
+			cfg := config.Config{Shm: config.ShmConfig{Method: tc.method}}
 			p, _, _ := shmPolicy(&cfg, tc.peer, nil)
 			if g := largeText(p); g != tc.want {
 				t.Fatalf("Large = %s, want %s", g, tc.want)

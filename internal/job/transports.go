@@ -1,4 +1,4 @@
-package commtune
+package job
 
 import (
 	"fmt"

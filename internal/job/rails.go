@@ -1,4 +1,4 @@
-package commtune
+package job
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/commtune/commtune/internal/boot"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/netif"
 )
 
@@ -17,12 +18,12 @@ import (
 const maxAutoRails = 4
 
 // railAddrs decides the local addresses TCP listens on, one per rail.
-// Configured rails (Config.Rails) are hosts, host:port or interface names.
+// Configured rails (config.Config.Rails) are hosts, host:port or interface names.
 // Without them, a job on one node uses loopback; a job across nodes uses
 // every network all its nodes are on, the one that reaches the job's
 // server (or the launcher's -iface) first, so that no node needs
 // configuring by hand. That costs one more exchange through the server.
-func railAddrs(ctx context.Context, job *boot.Job, cfg Config) ([]string, error) {
+func railAddrs(ctx context.Context, job *boot.Job, cfg config.Config) ([]string, error) {
 	if len(cfg.Rails) > 0 {
 		return listenAddrs(cfg.Rails)
 	}
@@ -69,7 +70,7 @@ func railAddrs(ctx context.Context, job *boot.Job, cfg Config) ([]string, error)
 		return strings.Compare(a.Prefix.Masked().String(), b.Prefix.Masked().String())
 	})
 	if len(picked) == 0 {
-		return nil, fmt.Errorf("the nodes of this job share no network (this one has %s): set %s", formatNets(mine), EnvRails)
+		return nil, fmt.Errorf("the nodes of this job share no network (this one has %s): set %s", formatNets(mine), config.EnvRails)
 	}
 	if len(picked) > maxAutoRails {
 		picked = picked[:maxAutoRails]
@@ -127,7 +128,7 @@ func listenAddrs(rails []string) ([]string, error) {
 		if _, _, err := net.SplitHostPort(r); err != nil {
 			if ip := net.ParseIP(r); ip == nil {
 				if strings.ContainsAny(r, ":") {
-					return nil, fmt.Errorf("%s: rail %q is not a host, host:port or interface", EnvRails, r)
+					return nil, fmt.Errorf("%s: rail %q is not a host, host:port or interface", config.EnvRails, r)
 				}
 				if it, err := netif.ByName(r); err == nil {
 					r = it.Prefix.Addr().String()

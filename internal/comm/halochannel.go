@@ -1,7 +1,9 @@
-package commtune
+package comm
 
 import (
 	"context"
+
+	"github.com/commtune/commtune/internal/halo"
 
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
@@ -12,7 +14,7 @@ import (
 // call of the communicator (collcheck.go).
 type haloChannel struct {
 	c      *Comm
-	call   *callState // the Halo's exchange under way
+	call   *CallState // the Halo's exchange under way
 	rmaCtx uint64     // the context of the one-sided posts and puts
 }
 
@@ -20,7 +22,9 @@ type haloChannel struct {
 // matched and nothing else travels, from its communicator's.
 const rmaSalt = 0x0AE5_1DED
 
-func newHaloChannel(c *Comm, call *callState) *haloChannel {
+// HaloChannel returns c as the executors of a Halo whose exchanges are the
+// watched call call see it.
+func HaloChannel(c *Comm, call *CallState) halo.Channel {
 	return &haloChannel{c: c, call: call, rmaCtx: mix(c.ctx, rmaSalt)}
 }
 
@@ -32,9 +36,9 @@ func (ch *haloChannel) Isend(peer, tag int, segs [][]byte, buf []byte) (*core.Re
 		return nil, err
 	}
 	if segs != nil {
-		return c.ep.eng.IsendV(c.ctx, c.group[peer], tag, segs), nil
+		return c.ep.Eng.IsendV(c.ctx, c.group[peer], tag, segs), nil
 	}
-	return c.ep.eng.Isend(c.ctx, c.group[peer], tag, buf), nil
+	return c.ep.Eng.Isend(c.ctx, c.group[peer], tag, buf), nil
 }
 
 func (ch *haloChannel) Irecv(peer, tag int, segs [][]byte, buf []byte) (*core.Request, error) {
@@ -44,9 +48,9 @@ func (ch *haloChannel) Irecv(peer, tag int, segs [][]byte, buf []byte) (*core.Re
 		return nil, err
 	}
 	if segs != nil {
-		return c.ep.eng.IrecvV(c.ctx, w, tag, segs), nil
+		return c.ep.Eng.IrecvV(c.ctx, w, tag, segs), nil
 	}
-	return c.ep.eng.Irecv(c.ctx, w, tag, buf), nil
+	return c.ep.Eng.Irecv(c.ctx, w, tag, buf), nil
 }
 
 func (ch *haloChannel) Expose(peer, tag int, segs [][]byte) (*core.Request, error) {
@@ -54,7 +58,7 @@ func (ch *haloChannel) Expose(peer, tag int, segs [][]byte) (*core.Request, erro
 	if err != nil {
 		return nil, err
 	}
-	return ch.c.ep.eng.Expose(ch.rmaCtx, w, tag, segs), nil
+	return ch.c.ep.Eng.Expose(ch.rmaCtx, w, tag, segs), nil
 }
 
 func (ch *haloChannel) Put(peer, tag int, segs [][]byte) (*core.Request, error) {
@@ -62,7 +66,7 @@ func (ch *haloChannel) Put(peer, tag int, segs [][]byte) (*core.Request, error) 
 	if err != nil {
 		return nil, err
 	}
-	return ch.c.ep.eng.PutV(ch.rmaCtx, w, tag, segs), nil
+	return ch.c.ep.Eng.PutV(ch.rmaCtx, w, tag, segs), nil
 }
 
 func (ch *haloChannel) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
@@ -70,17 +74,17 @@ func (ch *haloChannel) ReadSpans(peer int, dst [][]byte, src []driver.Span) erro
 	if err != nil {
 		return err
 	}
-	return ch.c.ep.eng.ReadSpans(w, dst, src)
+	return ch.c.ep.Eng.ReadSpans(w, dst, src)
 }
 
 func (ch *haloChannel) CanRead(peer int) bool {
 	w, err := ch.c.toWorld(peer, "destination")
-	return err == nil && ch.c.ep.eng.CanRead(w)
+	return err == nil && ch.c.ep.Eng.CanRead(w)
 }
 
 func (ch *haloChannel) ReadableBy(peer int) bool {
 	w, err := ch.c.toWorld(peer, "destination")
-	return err == nil && ch.c.ep.eng.ReadableBy(w)
+	return err == nil && ch.c.ep.Eng.ReadableBy(w)
 }
 
 func (ch *haloChannel) Await(ctx context.Context, r *core.Request, others []*core.Request) (core.Status, error) {
@@ -98,11 +102,11 @@ func (ch *haloChannel) Probe(ctx context.Context, peer, tag int) (core.Status, e
 	}
 	for {
 		pctx, cancel := context.WithTimeout(ctx, collWatch)
-		st, err := c.ep.eng.Probe(pctx, c.ctx, w, tag)
+		st, err := c.ep.Eng.Probe(pctx, c.ctx, w, tag)
 		cancel()
 		switch {
 		case err == nil:
-			s := c.status(st)
+			s := c.Status(st)
 			return core.Status{Source: s.Source, Tag: s.Tag, Count: s.Count}, nil
 		case ctx.Err() != nil || pctx.Err() == nil:
 			return core.Status{}, err

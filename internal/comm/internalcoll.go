@@ -1,8 +1,11 @@
-package commtune
+package comm
 
 import (
 	"context"
 	"encoding/binary"
+	"errors"
+
+	"github.com/commtune/commtune/internal/core"
 )
 
 // Tags on a communicator's collective context used by the operations in
@@ -26,7 +29,7 @@ func (c *Comm) allgatherInts(ctx context.Context, vals []int) ([][]int, error) {
 		binary.LittleEndian.PutUint64(payload[8*i:], uint64(int64(v)))
 	}
 	bufs := make([][]byte, n)
-	var reqs []*Request
+	var reqs []*core.Request
 	for r := 0; r < n; r++ {
 		if r == c.rank {
 			continue
@@ -36,14 +39,23 @@ func (c *Comm) allgatherInts(ctx context.Context, vals []int) ([][]int, error) {
 		if err != nil {
 			return nil, err
 		}
-		reqs = append(reqs, &Request{r: rr, c: c})
+		reqs = append(reqs, rr)
 		sr, err := c.isend(payload, r, tagAllgatherInts, c.collCtx)
 		if err != nil {
 			return nil, err
 		}
-		reqs = append(reqs, &Request{r: sr, c: c})
+		reqs = append(reqs, sr)
 	}
-	if _, err := WaitAll(ctx, reqs...); err != nil {
+	var errs []error
+	for _, r := range reqs {
+		if _, err := r.Wait(ctx); err != nil {
+			errs = append(errs, err)
+			if ctx.Err() != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
 	for r := 0; r < n; r++ {

@@ -1,4 +1,4 @@
-package commtune
+package job
 
 import (
 	"fmt"
@@ -7,20 +7,20 @@ import (
 )
 
 // schedule gives peer its strategy and its rails' models.
-func (ep *endpoint) schedule(peer int, ps peerScheduling) error {
-	ep.sched.SetPeerStrategy(peer, ps.Strategy)
+func (ep *Endpoint) schedule(peer int, ps peerScheduling) error {
+	ep.Sched.SetPeerStrategy(peer, ps.Strategy)
 	if ps.Models == nil {
 		return nil
 	}
 	if ep.models == nil {
-		ep.models = make([][]*sched.RailModel, ep.eng.Size())
+		ep.models = make([][]*sched.RailModel, ep.Eng.Size())
 	}
 	ep.models[peer] = ps.Models
 	for i, m := range ps.Models {
 		if m == nil {
 			continue
 		}
-		if err := ep.sched.SetModel(peer, i, m); err != nil {
+		if err := ep.Sched.SetModel(peer, i, m); err != nil {
 			return fmt.Errorf("commtune: rank %d: %w", peer, err)
 		}
 	}

@@ -1,9 +1,10 @@
-package commtune
+package job
 
 import (
 	"fmt"
 	"os"
 
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -30,46 +31,46 @@ type tuneStore struct {
 	base     tune.State // what was loaded, which the save must not count again
 }
 
-// keepsTuneState reports whether this endpoint persists its lottery's
+// KeepsTuneState reports whether this endpoint persists its lottery's
 // learning: a rank of a job of several processes, with the lottery on.
 // Call it once every transport is attached: goroutine ranks are told by
 // their transport.
-func (ep *endpoint) keepsTuneState() bool {
-	if ep.lottery == nil || ep.eng.Size() < 2 {
+func (ep *Endpoint) KeepsTuneState() bool {
+	if ep.Lottery == nil || ep.Eng.Size() < 2 {
 		return false
 	}
-	return ep.Transport((ep.eng.Rank()+1)%ep.eng.Size()) != "inproc"
+	return ep.Transport((ep.Eng.Rank()+1)%ep.Eng.Size()) != "inproc"
 }
 
 // openTuneState restores the lottery from the state file when this
 // endpoint keeps one; a file it cannot use is one line on stderr.
-func (ep *endpoint) openTuneState(cfg Config) {
-	if !ep.keepsTuneState() {
+func (ep *Endpoint) openTuneState(cfg config.Config) {
+	if !ep.KeepsTuneState() {
 		return
 	}
 	fp := cfg.Platform()
 	path, err := cfg.TuneStatePath(fp)
 	switch {
 	case err != nil:
-		fmt.Fprintf(os.Stderr, "commtune: the lottery's learning is not kept (%v); set %s to a file path\n", err, EnvTuneState)
+		fmt.Fprintf(os.Stderr, "commtune: the lottery's learning is not kept (%v); set %s to a file path\n", err, config.EnvTuneState)
 		return
 	case path == "":
 		return
 	}
-	if warning := ep.loadTuneState(path, fp.ID); warning != "" {
+	if warning := ep.LoadTuneState(path, fp.ID); warning != "" {
 		fmt.Fprintln(os.Stderr, warning)
 	}
 }
 
-// loadTuneState restores the lottery from path, learned on platform, and
+// LoadTuneState restores the lottery from path, learned on platform, and
 // keeps what it loaded as the base of the save at close. It returns the
 // line to warn with when the file is unusable, the lottery then starting
 // empty (and the save at close replacing a corrupt file).
-func (ep *endpoint) loadTuneState(path, platform string) string {
+func (ep *Endpoint) LoadTuneState(path, platform string) string {
 	ep.tuneStore = &tuneStore{path: path, platform: platform}
 	s, err := tune.LoadState(path, platform)
 	if err == nil {
-		err = ep.lottery.Restore(s)
+		err = ep.Lottery.Restore(s)
 	}
 	if err != nil {
 		return fmt.Sprintf("commtune: ignoring the lottery's learning: %v; starting afresh", err)
@@ -80,21 +81,34 @@ func (ep *endpoint) loadTuneState(path, platform string) string {
 
 // saveTuneState writes back what the lottery learned, if this endpoint
 // keeps its learning; a failure is one line on stderr.
-func (ep *endpoint) saveTuneState() {
-	if warning := ep.storeTuneState(); warning != "" {
+func (ep *Endpoint) saveTuneState() {
+	if warning := ep.StoreTuneState(); warning != "" {
 		fmt.Fprintln(os.Stderr, warning)
 	}
 }
 
-// storeTuneState saves the lottery's learning since loadTuneState and
+// StoreTuneState saves the lottery's learning since LoadTuneState and
 // returns the line to warn with if that failed.
-func (ep *endpoint) storeTuneState() string {
+func (ep *Endpoint) StoreTuneState() string {
 	st := ep.tuneStore
 	if st == nil {
 		return ""
 	}
-	if err := tune.SaveState(st.path, st.platform, st.base, ep.lottery.Snapshot()); err != nil {
+	if err := tune.SaveState(st.path, st.platform, st.base, ep.Lottery.Snapshot()); err != nil {
 		return fmt.Sprintf("commtune: the lottery's learning is not saved: %v", err)
 	}
 	return ""
 }
+
+// TuneStatePath returns the file this endpoint keeps its lottery's
+// learning in, "" for none.
+func (ep *Endpoint) TuneStatePath() string {
+	if ep.tuneStore == nil {
+		return ""
+	}
+	return ep.tuneStore.path
+}
+
+// DropTuneState makes the endpoint forget its state file: Close then
+// saves nothing.
+func (ep *Endpoint) DropTuneState() { ep.tuneStore = nil }

@@ -1,4 +1,4 @@
-package commtune
+package job
 
 import (
 	"fmt"
@@ -43,12 +43,12 @@ type peerPlan struct {
 // planPeer is the one place that maps the profile, a peer's facts and the
 // configuration (its overrides) to how messages to the peer travel. Init
 // applies it to every peer; `commtune info`, `sample` and `demo` show it
-// for a nominal peer of each transport (control.PlanFor), and the
+// for a nominal peer of each transport (PlanFor), and the
 // benchmarks read the policy Init set. agg is the transport's aggregation
 // (aggregationFor), found once per transport.
 // Only tcp and shm peers have a policy here: self and goroutine ranks
 // keep the engine's.
-func planPeer(prof *profile.Profile, f peerFacts, cfg Config, agg aggregation) peerPlan {
+func planPeer(prof *profile.Profile, f peerFacts, cfg config.Config, agg aggregation) peerPlan {
 	var pl peerPlan
 	switch f.transport {
 	case "tcp":
@@ -79,7 +79,7 @@ func (f peerFacts) shmPeer() shmPeer {
 // tcpPolicy is how messages to a peer over TCP travel: the profile's
 // thresholds where the configuration sets none, else the defaults. It
 // returns what the profile decided, or why it could not.
-func tcpPolicy(c *Config, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
+func tcpPolicy(c *config.Config, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
 	p := core.Policy{Rendezvous: core.DefaultRendezvousThreshold, Iovec: core.DefaultIovecThreshold}
 	var tu *profile.Tuning
 	var err error
@@ -125,7 +125,7 @@ func (sp shmPeer) available() []string {
 // the eager limit, then by the large-message method for their size. The
 // profile decides what the configuration leaves unset; without one, the
 // defaults and seed 004's rule apply.
-func shmPolicy(c *Config, sp shmPeer, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
+func shmPolicy(c *config.Config, sp shmPeer, prof *profile.Profile) (core.Policy, *profile.Tuning, error) {
 	var tu *profile.Tuning
 	var err error
 	if prof != nil && (c.Shm.Method == "auto" || c.Shm.Method == "") {
@@ -137,7 +137,7 @@ func shmPolicy(c *Config, sp shmPeer, prof *profile.Profile) (core.Policy, *prof
 			tu = nil // no shm samples: the rule below
 		}
 	}
-	eager, iovec := DefaultShmEager, 1
+	eager, iovec := config.DefaultShmEager, 1
 	if tu != nil {
 		eager, iovec = int(tu.Rendezvous), int(tu.Iovec)
 	}
@@ -201,14 +201,14 @@ type peerScheduling struct {
 // the profile, the rails that reach it, the configuration and the
 // transport's aggregation (aggregationFor, the same for every peer of a
 // transport); Init calls it for every peer.
-func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps, cfg Config, aggr aggregation) peerScheduling {
+func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps, cfg config.Config, aggr aggregation) peerScheduling {
 	var ps peerScheduling
 	agg := aggr.size
 	ps.Aggregation = agg
 	ps.Why = append(ps.Why, aggr.why)
-	if len(rails) < 2 || cfg.Split == SplitOff {
+	if len(rails) < 2 || cfg.Split == config.SplitOff {
 		if len(rails) >= 2 {
-			ps.Why = append(ps.Why, fmt.Sprintf("%d rails, whole messages on whichever is idle (%s=%s)", len(rails), EnvSplit, SplitOff))
+			ps.Why = append(ps.Why, fmt.Sprintf("%d rails, whole messages on whichever is idle (%s=%s)", len(rails), config.EnvSplit, config.SplitOff))
 		}
 		if agg > 0 {
 			ps.Strategy = sched.Aggregate{Max: 2 * agg}
@@ -239,10 +239,10 @@ func schedulingFor(prof *profile.Profile, transport string, rails []driver.Caps,
 		}
 		ps.Models[i] = m
 	}
-	rule := map[string]sched.SplitRule{SplitCurves: sched.SplitCurves, SplitWeighted: sched.SplitWeighted, SplitIso: sched.SplitIso}[cfg.Split]
+	rule := map[string]sched.SplitRule{config.SplitCurves: sched.SplitCurves, config.SplitWeighted: sched.SplitWeighted, config.SplitIso: sched.SplitIso}[cfg.Split]
 	ps.Strategy = sched.Split{Rule: rule, Aggregate: 2 * agg}
 	switch {
-	case len(missing) > 0 && cfg.Split != SplitIso:
+	case len(missing) > 0 && cfg.Split != config.SplitIso:
 		ps.Why = append(ps.Why, fmt.Sprintf("%d rails; no sampled curve for %s: whole messages on whichever is idle (run `commtune sample --in-job` between two hosts)",
 			len(rails), strings.Join(missing, ", ")))
 		for i := range ps.Models {
@@ -263,12 +263,12 @@ type aggregation struct {
 
 // aggregationFor is the aggregation threshold for peers on transport and
 // where it comes from.
-func aggregationFor(prof *profile.Profile, transport string, cfg Config) aggregation {
+func aggregationFor(prof *profile.Profile, transport string, cfg config.Config) aggregation {
 	switch {
 	case cfg.Aggregation < 0:
-		return aggregation{0, fmt.Sprintf("aggregation off (%s=off)", EnvAggregate)}
+		return aggregation{0, fmt.Sprintf("aggregation off (%s=off)", config.EnvAggregate)}
 	case cfg.Aggregation > 0:
-		return aggregation{cfg.Aggregation, fmt.Sprintf("aggregation below %d bytes (%s)", cfg.Aggregation, EnvAggregate)}
+		return aggregation{cfg.Aggregation, fmt.Sprintf("aggregation below %d bytes (%s)", cfg.Aggregation, config.EnvAggregate)}
 	}
 	if prof != nil {
 		if tu, err := prof.Tune(transport, nil); err == nil {
@@ -278,18 +278,22 @@ func aggregationFor(prof *profile.Profile, transport string, cfg Config) aggrega
 			return aggregation{int(tu.Aggregation), fmt.Sprintf("aggregation below %d bytes (profile)", tu.Aggregation)}
 		}
 	}
-	if d := DefaultAggregation[transport]; d > 0 {
+	if d := config.DefaultAggregation[transport]; d > 0 {
 		return aggregation{d, fmt.Sprintf("aggregation below %d bytes (default)", d)}
 	}
 	return aggregation{0, "aggregation off (default)"}
 }
 
-// nominalPlan is control.PlanFor: planPeer for a peer of transport as a
-// job here would see it, without starting one.
-func nominalPlan(prof *profile.Profile, transport string) (control.Plan, error) {
-	cfg, err := buildConfig(nil)
+// PlanFor returns what Init decides, under this environment's
+// configuration and profile prof (nil: none), for a nominal peer of
+// transport, without starting a job: for "tcp", one reached by the
+// configured rails, else by the rails prof has curves for; for "shm", one
+// on this node with every shared-memory method and single copy available,
+// cache sharing unknown.
+func PlanFor(prof *profile.Profile, transport string) (control.Plan, error) {
+	cfg, err := config.FromEnv()
 	if err != nil {
-		return control.Plan{}, err
+		return control.Plan{}, fmt.Errorf("commtune: %w", err)
 	}
 	f := peerFacts{transport: transport}
 	switch transport {

@@ -1,21 +1,17 @@
-package commtune
+package job
 
 import (
 	"errors"
 	"fmt"
 
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/profile"
 )
 
-func init() {
-	control.PlanFor = nominalPlan
-}
-
 // loadProfile returns the profile this job runs on, or nil and the line
 // that tells the user why it runs on the defaults ("" when they asked).
-func loadProfile(cfg Config) (*profile.Profile, string) {
-	if cfg.Profile == ProfileOff {
+func loadProfile(cfg config.Config) (*profile.Profile, string) {
+	if cfg.Profile == config.ProfileOff {
 		return nil, ""
 	}
 	fp := cfg.Platform()

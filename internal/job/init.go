@@ -1,0 +1,67 @@
+package job
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+
+	"github.com/commtune/commtune/internal/boot"
+	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/driver/inproc"
+)
+
+// Init finds the job this process belongs to and returns this rank's
+// endpoint, ready: under `commtune run` it reads the launcher's COMMTUNE_*
+// variables, exchanges addresses through the launcher and connects to
+// every other rank (shared memory on this node, TCP to the others,
+// authenticated with the job's secret); with no launcher it is a job of
+// one rank.
+func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
+	job, err := boot.Discover(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("commtune: init: %w", err)
+	}
+	cfg.DefaultSpin(job.LocalSize, runtime.NumCPU())
+	ep, err := NewEndpoint(job.Rank, job.Size, cfg)
+	if err != nil {
+		job.Close()
+		return nil, err
+	}
+	ep.release = job.Close
+	if job.Size > 1 {
+		var hint string
+		ep.Profile, hint = loadProfile(cfg)
+		if hint != "" && job.Rank == 0 { // one line per job
+			fmt.Fprintln(os.Stderr, hint)
+		}
+		if err := connectJob(ctx, ep, job, cfg); err != nil {
+			return nil, errors.Join(fmt.Errorf("commtune: init: %w", err), ep.Close())
+		}
+	}
+	if err := ep.Ready(cfg); err != nil {
+		return nil, errors.Join(err, ep.Close())
+	}
+	return ep, nil
+}
+
+// Local returns the endpoints of n ranks of this process (n ≥ 1), joined
+// by the in-process driver and ready.
+func Local(n int, cfg config.Config) ([]*Endpoint, error) {
+	cfg.DefaultSpin(n, runtime.GOMAXPROCS(0))
+	fabric := inproc.NewFabric(n)
+	eps := make([]*Endpoint, n)
+	for r := range n {
+		ep, err := NewEndpoint(r, n, cfg)
+		if err != nil {
+			return nil, err
+		}
+		ep.Attach(fabric.Attach(r, ep.Eng))
+		if err := ep.Ready(cfg); err != nil {
+			return nil, err
+		}
+		eps[r] = ep
+	}
+	return eps, nil
+}
