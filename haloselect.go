@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/commtune/commtune/internal/halo"
 )
@@ -89,68 +88,4 @@ type HaloSelection struct {
 	Selections int
 	// Explain says what the selection did and why, one line per event.
 	Explain []string
-}
-
-// HaloTimer times a region of the program that the user marks, computation
-// included, and attributes it to the implementations its Halos ran, as
-// ADCL_Timer does: what gets judged is then the whole iteration, so an
-// implementation that overlaps communication with computation gets
-// credit for it. Halos attached to a Timer no longer time their own
-// exchanges. Every rank must mark the same regions.
-type HaloTimer struct {
-	halos   []*Halo
-	start   time.Time
-	running bool
-}
-
-// NewHaloTimer attaches halos to a new Timer. A Halo belongs to at most one
-// Timer; a Halo with a fixed implementation is accepted and ignored.
-func NewHaloTimer(halos ...*Halo) (*HaloTimer, error) {
-	t := &HaloTimer{}
-	for i, h := range halos {
-		if h == nil {
-			return nil, fmt.Errorf("commtune: NewHaloTimer: Halo %d is nil", i)
-		}
-		if h.timer != nil {
-			return nil, fmt.Errorf("commtune: NewHaloTimer: Halo %d already has a Timer", i)
-		}
-	}
-	for _, h := range halos {
-		h.timer = t
-		t.halos = append(t.halos, h)
-	}
-	return t, nil
-}
-
-// Start marks the beginning of a timed region.
-func (t *HaloTimer) Start() {
-	t.start = time.Now()
-	t.running = true
-}
-
-// Stop marks its end and records the region's time once for each
-// selection among the Timer's Halos; a selection may then reduce across
-// the ranks, so Stop is collective over them.
-func (t *HaloTimer) Stop(ctx context.Context) error {
-	if !t.running {
-		return fmt.Errorf("commtune: HaloTimer.Stop without Start")
-	}
-	t.running = false
-	d := time.Since(t.start)
-	done := map[*halo.Selection]bool{}
-	for _, h := range t.halos {
-		ran := h.ran
-		h.ran = ""
-		if h.sel == nil || ran == "" || done[h.sel] {
-			continue
-		}
-		// Only a record moves a selection on: every Halo of it that ran
-		// in the region ran the same implementation.
-		done[h.sel] = true
-		if err := h.sel.Record(ctx, agreement{h.comm}, ran, d); err != nil {
-			h.fail(err)
-			return err
-		}
-	}
-	return nil
 }

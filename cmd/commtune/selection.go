@@ -14,7 +14,7 @@ import (
 )
 
 // selection is what a job here decides for a peer of one transport, as
-// `commtune info` shows it (control.PlanFor): the path of each size range,
+// `commtune info` shows it (job.PlanFor): the path of each size range,
 // then each threshold with its reason (UCX_PROTO_INFO's idea), then how
 // the scheduler spreads messages over the rails.
 type selection struct {
