@@ -4,14 +4,17 @@ import (
 	"context"
 )
 
+// The calls below check only for a nil communicator: the runtime's own
+// calls (comm.Comm.Check) refuse a closed one.
+
 // Send sends buf to rank dest of c with tag (≥ 0) and returns when buf may
 // be reused. Small messages are buffered (they may return before the
 // receiver posts its receive); large ones wait for the receiver. If ctx ends
 // first, Send withdraws the message when it still can and returns ctx.Err();
 // once the data is moving it finishes the transfer first.
 func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
-	if err := c.check(); err != nil {
-		return err
+	if c == nil {
+		return errNilComm
 	}
 	return c.in.Send(ctx, buf, dest, tag)
 }
@@ -21,8 +24,8 @@ func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
 // ErrTruncate. If ctx ends before a message matches, the receive is
 // withdrawn and ctx.Err() returned.
 func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, error) {
-	if err := c.check(); err != nil {
-		return Status{}, err
+	if c == nil {
+		return Status{}, errNilComm
 	}
 	return c.in.Recv(ctx, buf, src, tag)
 }
@@ -30,8 +33,8 @@ func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, erro
 // Isend starts sending buf to rank dest with tag; buf must not change until
 // the request completes.
 func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
-	if err := c.check(); err != nil {
-		return nil, err
+	if c == nil {
+		return nil, errNilComm
 	}
 	r, err := c.in.Isend(buf, dest, tag)
 	if err != nil {
@@ -44,8 +47,8 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 // tag (or AnyTag); buf must not be read or changed until the request
 // completes.
 func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
-	if err := c.check(); err != nil {
-		return nil, err
+	if c == nil {
+		return nil, errNilComm
 	}
 	r, err := c.in.Irecv(buf, src, tag)
 	if err != nil {
@@ -59,8 +62,8 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 // deadlock. The two buffers may overlap (in place): what is sent is
 // sendBuf as it was at the call.
 func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, recvBuf []byte, src, recvTag int) (Status, error) {
-	if err := c.check(); err != nil {
-		return Status{}, err
+	if c == nil {
+		return Status{}, errNilComm
 	}
 	return c.in.Sendrecv(ctx, sendBuf, dest, sendTag, recvBuf, src, recvTag)
 }
@@ -68,8 +71,8 @@ func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, 
 // Probe waits until a message from src (or AnySource) with tag (or AnyTag)
 // can be received and describes it without receiving it.
 func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
-	if err := c.check(); err != nil {
-		return Status{}, err
+	if c == nil {
+		return Status{}, errNilComm
 	}
 	return c.in.Probe(ctx, src, tag)
 }
@@ -77,8 +80,8 @@ func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
 // Iprobe reports whether a message from src (or AnySource) with tag (or
 // AnyTag) can be received now, and describes it.
 func (c *Comm) Iprobe(src, tag int) (Status, bool, error) {
-	if err := c.check(); err != nil {
-		return Status{}, false, err
+	if c == nil {
+		return Status{}, false, errNilComm
 	}
 	return c.in.Iprobe(src, tag)
 }

@@ -1,8 +1,10 @@
 // Package control gives commtune's own tools — the sampler, the
-// benchmarks — the machinery behind a communicator: per-peer protocol
-// policy, the scheduler's strategy and corking, which transport reaches
-// a peer. They need to drive the library's real code paths one method at
-// a time; applications do not, so none of this is public API.
+// benchmarks, the demo — the machinery behind a communicator: per-peer
+// protocol policy, the scheduler's strategy and corking, which transport
+// reaches a peer. They need to drive the library's real code paths one
+// method at a time; applications do not, so none of this is public API. A
+// tool gets its rank's Endpoint from a Tap it hands to Init or Local
+// (config.WithTap).
 package control
 
 import (
