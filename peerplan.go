@@ -66,13 +66,7 @@ func planPeer(prof *profile.Profile, f peerFacts, cfg Config, agg aggregation) p
 func (f peerFacts) shmPeer() shmPeer {
 	sp := shmPeer{sharing: f.sharing, dmaMin: f.dmaMin}
 	sp.canPull = f.canPull && slices.ContainsFunc(f.rails, func(c driver.Caps) bool { return c.SingleCopy })
-	for i, r := range f.rails {
-		if i == 0 {
-			sp.methods = slices.Clone(r.Methods)
-			continue
-		}
-		sp.methods = slices.DeleteFunc(sp.methods, func(m string) bool { return !slices.Contains(r.Methods, m) })
-	}
+	sp.methods = driver.MethodNames(driver.CommonMethods(f.rails))
 	return sp
 }
 

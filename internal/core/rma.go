@@ -131,7 +131,7 @@ func (e *Engine) acceptPostLocked(r *Request, peer, size int, region uint64, out
 	e.stats.Puts++
 	r.bulkBusy = true
 	r.moving.Store(true)
-	r.bulk = sched.Packet{Kind: sched.Bulk, Method: e.peers[peer].methods.pickPush(size), Region: region, Owner: r, Vec: r.segs}
+	r.bulk = sched.Packet{Kind: sched.Bulk, Method: e.peers[peer].methods.put(e.peers[peer].methods.pick(size, false)), Region: region, Owner: r, Vec: r.segs}
 	r.inflight++
 	out.addPacket(peer, &r.bulk)
 }
