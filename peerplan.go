@@ -174,11 +174,7 @@ func shmPolicy(c *Config, sp shmPeer, prof *profile.Profile) (core.Policy, *prof
 // coreMethod turns a profile's rendezvous curve name ("rendezvous/cma")
 // into the core's method name ("pull").
 func coreMethod(curve string) string {
-	m := strings.TrimPrefix(curve, profile.Rendezvous+"/")
-	if m == "cma" {
-		return core.MethodPull
-	}
-	return m
+	return core.MethodOfCurve(curve)
 }
 
 // peerScheduling is how the scheduler treats what is sent to one peer:

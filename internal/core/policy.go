@@ -144,19 +144,3 @@ func (e *Engine) Policy(peer int) Policy {
 	p.Rendezvous, p.Iovec = e.peers[peer].rndv, e.peers[peer].iovec
 	return p
 }
-
-// PathFor names how a message of n bytes travels under p when credits
-// allow: "eager" up to Rendezvous, else the Large method for its size
-// ("pull", "copy", "cachefree" …), or "push", the rail's default Put.
-func (p Policy) PathFor(n int) string {
-	if n <= p.Rendezvous {
-		return "eager"
-	}
-	path, from := "push", -1
-	for _, lm := range p.Large {
-		if n >= lm.Min && lm.Min >= from { // the last of equals wins, as in resolveMethods
-			path, from = lm.Method, lm.Min
-		}
-	}
-	return path
-}

@@ -10,28 +10,6 @@ import (
 	"github.com/commtune/commtune/internal/sched"
 )
 
-func TestPathFor(t *testing.T) {
-	p := Policy{Rendezvous: 16 << 10, Large: []LargeMethod{
-		{Min: 512 << 10, Method: "cachefree"}, // out of order: the size decides
-		{Min: 16<<10 + 1, Method: "copy"},
-	}}
-	tests := []struct {
-		n    int
-		want string
-	}{
-		{0, "eager"}, {16 << 10, "eager"}, {16<<10 + 1, "copy"}, {512<<10 - 1, "copy"},
-		{512 << 10, "cachefree"}, {16 << 20, "cachefree"},
-	}
-	for _, tc := range tests {
-		if got := p.PathFor(tc.n); got != tc.want {
-			t.Errorf("PathFor(%d) = %q, want %q", tc.n, got, tc.want)
-		}
-	}
-	if got := (Policy{Rendezvous: 100}).PathFor(101); got != "push" {
-		t.Errorf("no Large method: PathFor = %q, want push", got)
-	}
-}
-
 // TestPick: a contiguous send takes the entry for its size, a pull
 // included; a message that cannot be pulled (a vector send, a one-sided
 // put) takes the last Put method whose range starts at or below its size,
