@@ -15,8 +15,10 @@ import (
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver/shm"
 	"github.com/commtune/commtune/internal/job"
+	"github.com/commtune/commtune/internal/profile"
 )
 
 // Thresholds the segment tests force on every transport, so that small
@@ -36,15 +38,11 @@ type vecJob struct {
 
 func vecJobs() []vecJob {
 	jobs := []vecJob{{"goroutines", func(t *testing.T, n int, fn func(c *Comm) error) error {
-		return Local(n, checkPath("inproc", "push", fn), func(c *Config) { c.RendezvousThreshold, c.IovecThreshold = vecEager, vecIovec })
+		return Local(n, checkPath("inproc", profile.Rendezvous, fn), func(c *Config) { c.RendezvousThreshold, c.IovecThreshold = vecEager, vecIovec })
 	}}}
 	for _, m := range []string{"copy", "cma", "vmsplice", "cachefree"} {
-		path := m
-		if m == "cma" {
-			path = "pull"
-		}
 		jobs = append(jobs, vecJob{"shm " + m, func(t *testing.T, n int, fn func(c *Comm) error) error {
-			return localShm(t, n, checkPath("shm", path, fn), func(c *Config) {
+			return localShm(t, n, checkPath("shm", profile.RendezvousVia(m), fn), func(c *Config) {
 				c.Shm.Method, c.Shm.Eager, c.Shm.Iovec = m, vecEager, vecIovec
 				c.Shm.Ring, c.Shm.Chunk = 64<<10, 8<<10 // large messages take many records
 			})
@@ -54,17 +52,17 @@ func vecJobs() []vecJob {
 }
 
 // checkPath wraps fn with a check that the job reaches the other ranks
-// through transport and sends large messages by path (a pull only where
-// single-copy reads are allowed: else the copy method).
+// through transport and sends large messages by path, a profile curve (a
+// pull only where single-copy reads are allowed: else the copy method).
 func checkPath(transport, path string, fn func(c *Comm) error) func(c *Comm) error {
 	return func(c *Comm) error {
 		peer := (c.Rank() + 1) % c.Size()
 		if got := c.in.Endpoint().Transport(peer); got != transport {
 			return fmt.Errorf("rank %d reaches rank %d through %s, want %s", c.Rank(), peer, got, transport)
 		}
-		got := c.in.Endpoint().Eng.Policy(peer).PathFor(1 << 20)
-		if path == "pull" && !c.in.Endpoint().Sched.CanPull(peer) {
-			path = "copy"
+		got := c.in.Endpoint().Eng.Policy(peer).Path(1<<20, transport, core.Contiguous)
+		if path == profile.RendezvousVia("cma") && !c.in.Endpoint().Sched.CanPull(peer) {
+			path = profile.RendezvousVia("copy")
 		}
 		if got != path {
 			return fmt.Errorf("large messages go by %s, want %s", got, path)
@@ -494,7 +492,7 @@ func TestVecPulledIntoSegments(t *testing.T) {
 	const size = 1<<20 + 3
 	err := localShm(t, 2, func(c *Comm) error {
 		ctx := context.Background()
-		if c.in.Endpoint().Eng.Policy(1-c.Rank()).PathFor(size) != "pull" {
+		if c.in.Endpoint().Eng.Policy(1-c.Rank()).Path(size, "shm", core.Contiguous) != profile.RendezvousVia("cma") {
 			return errSkipPull
 		}
 		msg := vecPattern(size, 1)

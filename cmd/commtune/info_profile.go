@@ -11,7 +11,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/config"
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/job"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
@@ -159,7 +159,7 @@ func writeDefaults(b *strings.Builder) {
 		fmt.Fprintf(b, "  tcp  %v\n", err)
 		return
 	}
-	fmt.Fprintf(b, "  tcp  %s\n", formatRanges(control.Ranges(plan.Policy, "tcp")))
+	fmt.Fprintf(b, "  tcp  %s\n", formatRanges(plan.Policy.Ranges("tcp", core.Contiguous)))
 }
 
 // age says how long ago, roughly.

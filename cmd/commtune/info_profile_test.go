@@ -49,7 +49,7 @@ func TestInfoProfile(t *testing.T) {
 		{"loaded", good, nil, []string{
 			"Profile " + good + ": sampled ", "full pass of 12.5 s",
 			"shm  0..99.6K eager-iovec | 99.6K..1.1M rendezvous/copy | 1.1M.. rendezvous/cachefree\n",
-			"tcp  0..1000 eager-copy | 1000..191.4K eager-iovec | 191.4K.. rendezvous/push\n",
+			"tcp  0..1000 eager-copy | 1000..191.4K eager-iovec | 191.4K.. rendezvous\n",
 			"iovec       1000   the curves cross at 1000",
 		}},
 		{"--file", "off", []string{"--file", good}, []string{"Profile " + good + ": sampled "}},

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/job"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/units"
@@ -18,11 +18,11 @@ import (
 // then each threshold with its reason (UCX_PROTO_INFO's idea), then how
 // the scheduler spreads messages over the rails.
 type selection struct {
-	Transport string          `json:"transport"`
-	Ranges    []control.Range `json:"ranges"`
-	Decisions []selectionWhy  `json:"decisions"`
-	Strategy  string          `json:"strategy,omitempty"`
-	Error     string          `json:"error,omitempty"`
+	Transport string           `json:"transport"`
+	Ranges    []core.PathRange `json:"ranges"`
+	Decisions []selectionWhy   `json:"decisions"`
+	Strategy  string           `json:"strategy,omitempty"`
+	Error     string           `json:"error,omitempty"`
 }
 
 type selectionWhy struct {
@@ -48,7 +48,7 @@ func selections(p *profile.Profile) []selection {
 			out = append(out, s)
 			continue
 		}
-		s.Ranges = control.Ranges(plan.Policy, t)
+		s.Ranges = plan.Policy.Ranges(t, core.Contiguous)
 		if tu := plan.Tuning; tu != nil {
 			for _, d := range tu.Decisions {
 				why := selectionWhy{Threshold: d.Name, Size: d.Size, Rule: d.Rule}
@@ -99,7 +99,7 @@ func writeSelections(w io.Writer, sels []selection) error {
 }
 
 // formatRanges prints ranges on one line: "0..2K eager-copy | 2K.. …".
-func formatRanges(rs []control.Range) string {
+func formatRanges(rs []core.PathRange) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		to := ""

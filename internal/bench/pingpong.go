@@ -14,6 +14,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/stats"
 )
 
@@ -25,7 +26,7 @@ type Result struct {
 	MeanUS        float64 `json:"latency_mean_us"` // mean half round trip: the tail shows here
 	P99US         float64 `json:"latency_p99_us"`  // 99th percentile half round trip
 	// Path is how rank 0's messages of this size travel to rank 1 under
-	// its policy: "eager", or the rendezvous method ("pull" is cma).
+	// its policy, in the profile's curve names (core.Policy.Path).
 	Path string `json:"path,omitempty"`
 }
 
@@ -158,7 +159,7 @@ func PingPong(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg Pi
 		}
 		r := result(size, samples)
 		if ep != nil {
-			r.Path = ep.Policy(1).PathFor(size)
+			r.Path = ep.Policy(1).Path(int64(size), ep.Transport(1), core.Contiguous)
 		}
 		res = append(res, r)
 		if raw != nil {

@@ -86,14 +86,14 @@ func TestWriteMethodTable(t *testing.T) {
 		return r
 	}
 	var b bytes.Buffer
-	if err := WriteMethodTable(&b, []*Report{rep("auto", 7000, "copy", "cachefree"), rep("copy", 6000), rep("cma", 5000)}); err != nil {
+	if err := WriteMethodTable(&b, []*Report{rep("auto", 7000, "rendezvous/copy", "rendezvous/cachefree"), rep("copy", 6000), rep("cma", 5000)}); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(strings.TrimSpace(b.String()), "\n")
 	want := [][]string{
 		{"size", "auto", "auto", "took", "copy", "cma"},
-		{"64K", "7000", "copy", "6000", "5000"},
-		{"4M", "7000", "cachefree", "6000", "5000"},
+		{"64K", "7000", "rendezvous/copy", "6000", "5000"},
+		{"4M", "7000", "rendezvous/cachefree", "6000", "5000"},
 	}
 	if len(lines) != 4 {
 		t.Fatalf("table:\n%s", b.String())

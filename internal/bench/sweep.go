@@ -68,12 +68,8 @@ func Sweep(ctx context.Context, c *commtune.Comm, ep control.Endpoint, plan samp
 	}
 	if ep.Transport(peer) == "shm" {
 		for _, m := range profile.LargeMethods {
-			name := m
-			if m == "cma" {
-				name = core.MethodPull
-			}
 			p := tuned
-			p.Large = []core.LargeMethod{{Method: name}}
+			p.Large = []core.LargeMethod{{Method: core.MethodFor(m)}}
 			if ep.SetPolicy(peer, p) != nil {
 				continue // not available here (the same on both ranks: their rails agree)
 			}
@@ -170,7 +166,7 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 		times := map[string][]float64{} // by path
 		names := map[string]string{}    // a fixed setting taking each path
 		for _, name := range first.Settings {
-			p := control.Path(first.Policies[name], s.Size, first.Transport)
+			p := first.Policies[name].Path(s.Size, first.Transport, core.Contiguous)
 			for _, r := range runs {
 				c := r.Curves[name]
 				if i >= len(c) || c[i].Size != s.Size {
@@ -182,7 +178,7 @@ func Summarize(runs []*SweepRun) (*SweepSummary, error) {
 				names[p] = name
 			}
 		}
-		tunedPath := control.Path(first.Policies[Tuned], s.Size, first.Transport)
+		tunedPath := first.Policies[Tuned].Path(s.Size, first.Transport, core.Contiguous)
 		row := SweepRow{Size: s.Size, Path: tunedPath, TunedNS: stats.Median(times[tunedPath]), BestNS: math.Inf(1)}
 		for p, ts := range times {
 			if names[p] == "" {

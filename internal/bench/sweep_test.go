@@ -45,10 +45,10 @@ func TestSummarize(t *testing.T) {
 		{Size: 2 << 10, Path: "eager-iovec", TunedNS: 100, Best: "rendezvous=4K", BestPath: "eager-iovec", BestNS: 100,
 			Worst: "rendezvous=4K", WorstPath: "eager-iovec", WorstNS: 100, TunedOverBest: 1, WorstOverBest: 1},
 		{Size: 6 << 10, Path: "eager-iovec", TunedNS: 207.5, Best: "rendezvous=64K", BestPath: "eager-iovec", BestNS: 207.5,
-			Worst: "rendezvous=4K", WorstPath: "rendezvous/push", WorstNS: 400, TunedOverBest: 1, WorstOverBest: 400 / 207.5},
+			Worst: "rendezvous=4K", WorstPath: "rendezvous", WorstNS: 400, TunedOverBest: 1, WorstOverBest: 400 / 207.5},
 		// tuned and 4K both rendezvous: six values pooled, median (910+990)/2.
-		{Size: 32 << 10, Path: "rendezvous/push", TunedNS: 950, Best: "rendezvous=64K", BestPath: "eager-iovec", BestNS: 810,
-			Worst: "rendezvous=4K", WorstPath: "rendezvous/push", WorstNS: 950, TunedOverBest: 950.0 / 810, WorstOverBest: 950.0 / 810},
+		{Size: 32 << 10, Path: "rendezvous", TunedNS: 950, Best: "rendezvous=64K", BestPath: "eager-iovec", BestNS: 810,
+			Worst: "rendezvous=4K", WorstPath: "rendezvous", WorstNS: 950, TunedOverBest: 950.0 / 810, WorstOverBest: 950.0 / 810},
 	}
 	if !slices.Equal(s.Rows, want) {
 		t.Fatalf("rows\n%+v\nwant\n%+v", s.Rows, want)

@@ -50,7 +50,7 @@ type peer struct {
 	lost      error // *PeerLostError once it is unreachable
 	rndv      int   // largest message sent to it eagerly
 	iovec     int   // smallest eager payload sent to it by reference
-	methods   peerMethods
+	methods   largeMethods
 	policy    Policy // as last set (Policy returns it)
 	cancelled map[uint64]struct{}
 }
@@ -308,7 +308,9 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		r.id = e.nextID
 		r.rtsQueued = true
 		e.sends[r.id] = r
-		if m := p.methods.pick(n); m == pullMethod && n > 0 && !r.vec {
+		// Only a contiguous send can be pulled: an RTS-pull names one
+		// address. Others take the Put method for their size (pick).
+		if m := p.methods.pick(n, n > 0 && !r.vec); m >= 0 && p.methods[m].pull {
 			// The receiver reads buf in place: it must not move (Go
 			// stacks do). Until it begins to read, a withdraw (cancel)
 			// that it acknowledges takes the send back.
@@ -324,13 +326,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			}
 			e.stats.PullSends++
 		} else {
-			if m == pullMethod {
-				// A vector send cannot be pulled: the RTS-pull names one
-				// address. It is pushed by the method the policy gives
-				// pushes of its size.
-				m = p.methods.pickPush(n)
-			}
-			r.bulkMethod = m
+			r.bulkMethod = p.methods.put(m)
 		}
 	}
 	r.inflight = 1

@@ -10,16 +10,17 @@ import (
 // Policy is how messages to one peer travel: the eager and iovec switch
 // points, then, for rendezvous messages, a method by size. The tuning
 // profile sets it per transport; until then the public layer's defaults.
+// Path names the way it sends a message of each size.
 type Policy struct {
 	// Rendezvous is the largest message sent eagerly.
 	Rendezvous int
 	// Iovec is the smallest eager payload sent by reference.
 	Iovec int
 	// Large lists rendezvous methods by size: each applies from its Min
-	// bytes to the next entry's Min. Method "pull" has the receiver copy
-	// straight from the sender's memory (driver.Puller); other names are
-	// the rail's Put methods (driver.Caps.Methods). Empty: the rail's
-	// default push.
+	// bytes to the next entry's Min. MethodPull has the receiver copy a
+	// contiguous send straight from the sender's memory (driver.Puller);
+	// other names are Put methods (driver.MethodNamed), which every rail
+	// to the peer must offer. Empty: the rail's default push.
 	Large []LargeMethod
 }
 
@@ -32,60 +33,78 @@ type LargeMethod struct {
 // MethodPull names the receiver-pull rendezvous in Policy.Large.
 const MethodPull = "pull"
 
-// peerMethods is Policy.Large resolved against a peer's rail.
-type peerMethods struct {
-	min    []int
-	method []uint8 // Put method index; pullMethod for a pull
+// largeEntry is one entry of Policy.Large, resolved: a pull, or the Put
+// method that moves the data.
+type largeEntry struct {
+	min  int
+	name string
+	pull bool
+	put  driver.Method
 }
 
-const pullMethod = 0xFF
+// largeMethods is Policy.Large by increasing Min, equal ones in the
+// policy's order (the last of them applies).
+type largeMethods []largeEntry
 
-// resolveMethods checks a policy's methods against one rail that reaches a
-// peer; pull says whether some rail to it can pull.
-func resolveMethods(large []LargeMethod, caps driver.Caps, pull bool) (peerMethods, error) {
-	var pm peerMethods
+// sortLarge returns large as largeMethods, Put methods resolved by name
+// (MethodDefault where the name is unknown: resolveMethods refuses it).
+func sortLarge(large []LargeMethod) largeMethods {
 	sorted := slices.Clone(large)
 	slices.SortStableFunc(sorted, func(a, b LargeMethod) int { return a.Min - b.Min })
-	for _, lm := range sorted {
-		switch i := slices.Index(caps.Methods, lm.Method); {
-		case lm.Method == MethodPull:
+	lm := make(largeMethods, len(sorted))
+	for i, l := range sorted {
+		lm[i] = largeEntry{min: l.Min, name: l.Method, pull: l.Method == MethodPull}
+		lm[i].put, _ = driver.MethodNamed(l.Method)
+	}
+	return lm
+}
+
+// pick returns the index of the entry a rendezvous message of n bytes
+// takes, or -1 for the rail's default push: the last entry whose Min is
+// at or below n, skipping pulls unless the message can be pulled. Only a
+// contiguous send can be (an RTS-pull names one address): a vector send
+// or a one-sided put takes the last Put method at or below its size.
+func (lm largeMethods) pick(n int, pullable bool) int {
+	k := -1
+	for i, e := range lm {
+		if n >= e.min && (pullable || !e.pull) {
+			k = i
+		}
+	}
+	return k
+}
+
+// put returns the Put method of entry i (pick's answer).
+func (lm largeMethods) put(i int) driver.Method {
+	if i < 0 {
+		return driver.MethodDefault
+	}
+	return lm[i].put
+}
+
+// resolveMethods checks a policy's methods against the rails that reach a
+// peer: every rail must offer each Put method named, since any of them
+// may carry a packet's chunks; pull says whether some rail to the peer
+// can pull.
+func resolveMethods(large []LargeMethod, rails []driver.Caps, pull bool) (largeMethods, error) {
+	lm := sortLarge(large)
+	for _, e := range lm {
+		switch {
+		case e.pull:
 			if !pull {
-				return pm, fmt.Errorf("method %q: no %s rail can pull (single copy unavailable)", lm.Method, caps.Transport)
+				return nil, fmt.Errorf("method %q: no rail can pull (single copy unavailable)", e.name)
 			}
-			pm.min, pm.method = append(pm.min, lm.Min), append(pm.method, pullMethod)
-		case i >= 0:
-			pm.min, pm.method = append(pm.min, lm.Min), append(pm.method, uint8(i+1))
+		case e.put == driver.MethodDefault:
+			return nil, fmt.Errorf("method %q: no such method", e.name)
 		default:
-			return pm, fmt.Errorf("method %q: the %s rail offers %v", lm.Method, caps.Transport, caps.Methods)
+			for i, c := range rails {
+				if !slices.Contains(c.Methods, e.put) {
+					return nil, fmt.Errorf("method %q: rail %d (%s) offers %v", e.name, i, c.Transport, c.Methods)
+				}
+			}
 		}
 	}
-	return pm, nil
-}
-
-// pick returns the method for a rendezvous message of n bytes (0: the
-// rail's default push).
-func (pm *peerMethods) pick(n int) uint8 {
-	m := uint8(0)
-	for i, lo := range pm.min {
-		if n >= lo {
-			m = pm.method[i]
-		}
-	}
-	return m
-}
-
-// pickPush is pick for a message that cannot be pulled (a vector send: an
-// RTS-pull names a single address): the last Put method whose range
-// starts at or below n, skipping pulls, else 0, the rail's default push
-// (shm: copy through the ring, available on every rail).
-func (pm *peerMethods) pickPush(n int) uint8 {
-	m := uint8(0)
-	for i, lo := range pm.min {
-		if n >= lo && pm.method[i] != pullMethod {
-			m = pm.method[i]
-		}
-	}
-	return m
+	return lm, nil
 }
 
 // SetPolicy sets how messages to peer travel. The eager limit is capped by
@@ -97,25 +116,16 @@ func (e *Engine) SetPolicy(peer int, p Policy) error {
 			p.Rendezvous = c.MaxPacket - eagerHeaderLen
 		}
 	}
-	var pm peerMethods
+	var pm largeMethods
 	if len(p.Large) > 0 {
 		if len(rails) == 0 {
 			return fmt.Errorf("no rail reaches rank %d", peer)
 		}
-		// A packet's Put method travels with each of its chunks, whichever
-		// rail carries it: every rail must offer it, under one index. A
-		// pull is the receiver's, through a rail that can.
+		// A pull is the receiver's, through a rail that can.
 		pull := e.sched.CanPull(peer) && slices.ContainsFunc(rails, func(c driver.Caps) bool { return c.SingleCopy })
-		for i, c := range rails {
-			r, err := resolveMethods(p.Large, c, pull)
-			if err != nil {
-				return fmt.Errorf("rank %d rail %d: %w", peer, i, err)
-			}
-			if i == 0 {
-				pm = r
-			} else if !slices.Equal(r.method, pm.method) {
-				return fmt.Errorf("rank %d: rail %d offers the methods %v in another order than rail 0", peer, i, c.Methods)
-			}
+		var err error
+		if pm, err = resolveMethods(p.Large, rails, pull); err != nil {
+			return fmt.Errorf("rank %d: %w", peer, err)
 		}
 	}
 	e.mu.Lock()
@@ -133,20 +143,4 @@ func (e *Engine) Policy(peer int) Policy {
 	p := e.peers[peer].policy
 	p.Rendezvous, p.Iovec = e.peers[peer].rndv, e.peers[peer].iovec
 	return p
-}
-
-// PathFor names how a message of n bytes travels under p when credits
-// allow: "eager" up to Rendezvous, else the Large method for its size
-// ("pull", "copy", "cachefree" …), or "push", the rail's default Put.
-func (p Policy) PathFor(n int) string {
-	if n <= p.Rendezvous {
-		return "eager"
-	}
-	path, from := "push", -1
-	for _, lm := range p.Large {
-		if n >= lm.Min && lm.Min >= from { // the last of equals wins, as in resolveMethods
-			path, from = lm.Method, lm.Min
-		}
-	}
-	return path
 }

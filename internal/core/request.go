@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/sched"
 )
 
@@ -75,8 +76,8 @@ type Request struct {
 	inflight    int     // packets submitted and not yet reported Sent (under e.mu)
 	pokeDue     bool    // a rendezvous matched before the waiter parked
 	small       [smallEager]byte
-	bulkMethod  uint8 // the rail's Put method for the data
-	pull        bool  // the receiver pulls the data (single copy)
+	bulkMethod  driver.Method // how a rail moves the data
+	pull        bool          // the receiver pulls the data (single copy)
 	pin         runtime.Pinner
 	pinned      bool
 	moving      atomic.Bool // rendezvous data is with the rails: nothing to poll for

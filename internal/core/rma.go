@@ -3,6 +3,7 @@ package core
 import (
 	"errors"
 	"fmt"
+	"slices"
 
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/sched"
@@ -131,7 +132,7 @@ func (e *Engine) acceptPostLocked(r *Request, peer, size int, region uint64, out
 	e.stats.Puts++
 	r.bulkBusy = true
 	r.moving.Store(true)
-	r.bulk = sched.Packet{Kind: sched.Bulk, Method: e.peers[peer].methods.pickPush(size), Region: region, Owner: r, Vec: r.segs}
+	r.bulk = sched.Packet{Kind: sched.Bulk, Method: e.peers[peer].methods.put(e.peers[peer].methods.pick(size, false)), Region: region, Owner: r, Vec: r.segs}
 	r.inflight++
 	out.addPacket(peer, &r.bulk)
 }
@@ -185,14 +186,13 @@ func (e *Engine) CanRead(peer int) bool {
 }
 
 // ReadableBy reports whether peer has shown it can read this rank's
-// memory in place (the first rail to it offers single copy: shm's probe of
-// process_vm_readv succeeded).
+// memory in place: some rail to it offers single copy (shm's probe of
+// process_vm_readv succeeded), as CanRead accepts any rail that reads.
 func (e *Engine) ReadableBy(peer int) bool {
 	if peer < 0 || peer >= e.size || peer == e.rank {
 		return false
 	}
-	rails := e.sched.Rails(peer)
-	return len(rails) > 0 && rails[0].SingleCopy
+	return slices.ContainsFunc(e.sched.Rails(peer), func(c driver.Caps) bool { return c.SingleCopy })
 }
 
 // ReadSpans copies the ranges src of world rank peer's memory into the

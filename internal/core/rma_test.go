@@ -6,6 +6,9 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/sched"
 )
 
 // TestPutIntoExposed puts every size, from layouts of either kind into
@@ -187,6 +190,49 @@ func TestWithdrawExposure(t *testing.T) {
 			n.run(rng)
 			if _, _, err := exp.Test(); err != nil || string(again) != "0123456789" {
 				t.Fatalf("the next exposure: %v, %q", err, again)
+			}
+		})
+	}
+}
+
+// TestReadableBy: a peer can read this rank's memory when any rail to it
+// offers single copy, not only the first; never this rank itself, nor a
+// rank outside the job.
+func TestReadableBy(t *testing.T) {
+	tests := []struct {
+		name   string
+		single []bool // per rail to the peer: offers single copy
+		want   bool
+	}{
+		{"one plain rail", []bool{false}, false},
+		{"one single-copy rail", []bool{true}, true},
+		{"single copy on the second rail", []bool{false, true}, true},
+		{"single copy on the first rail", []bool{true, false}, true},
+		{"two plain rails", []bool{false, false}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := &net{t: t}
+			sc := sched.New(2, nil)
+			e, err := NewEngine(0, 2, Config{}, sc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.engines, n.scheds = append(n.engines, e), append(n.scheds, sc)
+			sc.AddRail(&fakeRail{n: n, from: 0, to: 0})
+			for i, single := range tc.single {
+				var r driver.Rail = &fakeRail{n: n, from: 0, to: 1, idx: i}
+				if single {
+					r = &pullRail{fakeRail: &fakeRail{n: n, from: 0, to: 1, idx: i}}
+				}
+				sc.AddRail(r)
+			}
+			e.Configure()
+			if got := e.ReadableBy(1); got != tc.want {
+				t.Errorf("ReadableBy(1) = %v, want %v", got, tc.want)
+			}
+			if e.ReadableBy(0) || e.ReadableBy(2) || e.ReadableBy(-1) {
+				t.Error("ReadableBy of itself or of a rank outside the job")
 			}
 		})
 	}

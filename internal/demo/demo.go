@@ -12,6 +12,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/stats"
 )
@@ -302,5 +303,6 @@ var ringAllreduce = commtune.WithAlgorithm(profile.Collective)
 
 // sendPath names how c's rank sends n bytes to peer under its policy.
 func sendPath(c *commtune.Comm, ep control.Endpoint, peer int, n int64) string {
-	return control.Path(ep.Policy(c.WorldRank(peer)), n, ep.Transport(c.WorldRank(peer)))
+	w := c.WorldRank(peer)
+	return ep.Policy(w).Path(n, ep.Transport(w), core.Contiguous)
 }

@@ -22,7 +22,7 @@ import (
 // where copy is the plain copy() curve: the ring starts by copying the
 // vector into the result.
 func Predict(p *profile.Profile, transport string, ranks int, r Result) (time.Duration, bool) {
-	path := curveName(r.Path)
+	path := r.Path
 	switch r.Op {
 	case "pingpong":
 		d, err := p.Predict(transport, path, r.Bytes)
@@ -45,15 +45,6 @@ func Predict(p *profile.Profile, transport string, ranks int, r Result) (time.Du
 		return time.Duration(math.Round(max(ns, 0))), true
 	}
 	return 0, false
-}
-
-// curveName is the profile's name for a path control.Path names: the TCP
-// rail's own rendezvous ("rendezvous/push") is the profile's "rendezvous".
-func curveName(path string) string {
-	if path == profile.RendezvousVia("push") {
-		return profile.Rendezvous
-	}
-	return path
 }
 
 // Miss is how far a prediction is from what was measured, relative to the

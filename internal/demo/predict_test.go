@@ -38,7 +38,7 @@ func TestPredict(t *testing.T) {
 		want      float64 // ns; NaN: no prediction
 	}{
 		{"ping-pong: the curve of its path", "shm", 2, Result{Op: "pingpong", Bytes: 4 << 20, Path: profile.RendezvousVia("copy")}, 1000 + 0.1*(4<<20)},
-		{"tcp's own rendezvous", "tcp", 2, Result{Op: "pingpong", Bytes: 1 << 20, Path: profile.RendezvousVia("push")}, 20000 + 1<<20},
+		{"tcp's own rendezvous", "tcp", 2, Result{Op: "pingpong", Bytes: 1 << 20, Path: profile.Rendezvous}, 20000 + 1<<20},
 		{"allreduce on two ranks: its own curve", "shm", 2, Result{Op: "allreduce", Bytes: 4 << 20, Path: profile.RendezvousVia("copy")}, 5000 + 0.5*(4<<20)},
 		// Four ranks: copy(4M) + 3 × (T2(2M) − copy(2M)).
 		{"allreduce on four ranks: scaled from two", "shm", 4, Result{Op: "allreduce", Bytes: 4 << 20, Path: profile.RendezvousVia("copy")},

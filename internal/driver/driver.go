@@ -27,7 +27,7 @@ const (
 // Frame is one unit of work handed to a rail.
 type Frame struct {
 	Kind   FrameKind
-	Method uint8    // Put: 1-based index into Caps.Methods; 0 is the rail's first method
+	Method Method   // Put: how to move the data, MethodDefault or one of Caps.Methods
 	Region uint64   // Put: the peer's region handle
 	Offset int64    // Put: byte offset of Iov's data inside the region
 	Iov    [][]byte // the bytes, gathered in order
@@ -62,9 +62,10 @@ type Caps struct {
 	MaxPacket  int  // largest Packet body the rail accepts, in bytes
 	Iovec      bool // gathers an iovec natively (writev); else flattens by copy
 	SingleCopy bool // the peer can read our memory directly (in-process, CMA): a receiver-pull rendezvous works
-	// Methods names the ways this rail can move Put data (shm: "copy",
-	// "cachefree", "vmsplice"); Frame.Method picks one. Empty: one way.
-	Methods []string
+	// Methods lists the ways this rail can move Put data besides
+	// MethodDefault, in any order (shm: MethodCopy, MethodCacheFree,
+	// MethodVmsplice); Frame.Method picks one. Empty: the default only.
+	Methods []Method
 }
 
 // Rail is one connection to one peer.

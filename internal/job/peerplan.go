@@ -66,13 +66,7 @@ func planPeer(prof *profile.Profile, f peerFacts, cfg config.Config, agg aggrega
 func (f peerFacts) shmPeer() shmPeer {
 	sp := shmPeer{sharing: f.sharing, dmaMin: f.dmaMin}
 	sp.canPull = f.canPull && slices.ContainsFunc(f.rails, func(c driver.Caps) bool { return c.SingleCopy })
-	for i, r := range f.rails {
-		if i == 0 {
-			sp.methods = slices.Clone(r.Methods)
-			continue
-		}
-		sp.methods = slices.DeleteFunc(sp.methods, func(m string) bool { return !slices.Contains(r.Methods, m) })
-	}
+	sp.methods = driver.MethodNames(driver.CommonMethods(f.rails))
 	return sp
 }
 
@@ -114,7 +108,7 @@ type shmPeer struct {
 func (sp shmPeer) available() []string {
 	var out []string
 	for _, m := range profile.LargeMethods {
-		if m == "cma" && sp.canPull || slices.Contains(sp.methods, m) {
+		if core.MethodFor(m) == core.MethodPull && sp.canPull || slices.Contains(sp.methods, m) {
 			out = append(out, m)
 		}
 	}
@@ -161,7 +155,7 @@ func shmPolicy(c *config.Config, sp shmPeer, prof *profile.Profile) (core.Policy
 			p.Large = append(p.Large, core.LargeMethod{Min: int(max(c.Shm.DMAMin, int64(big))), Method: "cachefree"})
 		}
 		return p, tu, nil
-	case m == "cma" && sp.canPull, m == "auto" && sp.canPull && sp.sharing == topo.SharingNone:
+	case core.MethodFor(m) == core.MethodPull && sp.canPull, m == "auto" && sp.canPull && sp.sharing == topo.SharingNone:
 		p.Large = []core.LargeMethod{{Min: big, Method: core.MethodPull}}
 	case m == "vmsplice" || m == "cachefree":
 		p.Large = []core.LargeMethod{{Min: big, Method: m}}
@@ -180,11 +174,7 @@ func shmPolicy(c *config.Config, sp shmPeer, prof *profile.Profile) (core.Policy
 // coreMethod turns a profile's rendezvous curve name ("rendezvous/cma")
 // into the core's method name ("pull").
 func coreMethod(curve string) string {
-	m := strings.TrimPrefix(curve, profile.Rendezvous+"/")
-	if m == "cma" {
-		return core.MethodPull
-	}
-	return m
+	return core.MethodOfCurve(curve)
 }
 
 // peerScheduling is how the scheduler treats what is sent to one peer:

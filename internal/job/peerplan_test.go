@@ -24,7 +24,12 @@ func twoRailProfile() *profile.Profile {
 // TestPlanPeer: one function gives a peer its policy and its scheduling
 // from its facts, the profile and the configuration's overrides.
 func TestPlanPeer(t *testing.T) {
-	shmRail := func(single bool, methods ...string) driver.Caps {
+	shmRail := func(single bool, names ...string) driver.Caps {
+		var methods []driver.Method
+		for _, n := range names {
+			m, _ := driver.MethodNamed(n)
+			methods = append(methods, m)
+		}
 		return driver.Caps{Transport: "shm", Local: true, SingleCopy: single, Methods: methods}
 	}
 	tcp2 := []driver.Caps{{Transport: "tcp", Name: "eth1/ipv4"}, {Transport: "tcp", Name: "eth2/ipv4"}}

@@ -209,11 +209,7 @@ func agreeLarge(ctx context.Context, c *commtune.Comm, ep control.Endpoint, peer
 	saved := ep.Policy(peer)
 	var mine []string
 	for _, m := range profile.LargeMethods {
-		name := m
-		if m == "cma" {
-			name = core.MethodPull
-		}
-		if ep.SetPolicy(peer, core.Policy{Large: []core.LargeMethod{{Method: name}}}) == nil {
+		if ep.SetPolicy(peer, core.Policy{Large: []core.LargeMethod{{Method: core.MethodFor(m)}}}) == nil {
 			mine = append(mine, m)
 		}
 	}
@@ -231,11 +227,7 @@ func agreeLarge(ctx context.Context, c *commtune.Comm, ep control.Endpoint, peer
 		if !slices.Contains(both, m) {
 			continue
 		}
-		name := m
-		if m == "cma" {
-			name = core.MethodPull
-		}
-		out = append(out, rndv(profile.RendezvousVia(m), core.LargeMethod{Method: name}))
+		out = append(out, rndv(profile.RendezvousVia(m), core.LargeMethod{Method: core.MethodFor(m)}))
 	}
 	if len(out) == 0 {
 		return nil, errors.New("sample: no large-message method works both ways")

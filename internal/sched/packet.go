@@ -5,6 +5,8 @@
 // packet, an aggregate of several, or chunks of one split across rails.
 package sched
 
+import "github.com/commtune/commtune/internal/driver"
+
 // Kind says how a strategy may treat a packet.
 type Kind uint8
 
@@ -29,11 +31,11 @@ type Completer interface {
 // ownership of the memory it points to until Owner.Sent is called.
 type Packet struct {
 	Kind   Kind
-	Head   []byte // Eager: the entry header (it may already hold a copied payload)
-	Body   []byte // payload sent by reference (iovec): Eager payload or Bulk data
-	Method uint8  // Bulk: the rail's method for moving it (driver.Frame.Method)
-	Region uint64 // Bulk: the peer's region handle
-	Offset int64  // Bulk: offset of the payload's first byte inside the region
+	Head   []byte        // Eager: the entry header (it may already hold a copied payload)
+	Body   []byte        // payload sent by reference (iovec): Eager payload or Bulk data
+	Method driver.Method // Bulk: how a rail moves it (driver.Frame.Method)
+	Region uint64        // Bulk: the peer's region handle
+	Offset int64         // Bulk: offset of the payload's first byte inside the region
 	Owner  Completer
 
 	// Vec, when not nil, is the payload instead of Body: the concatenation

@@ -38,9 +38,9 @@ func TestPutPieces(t *testing.T) {
 		{200 << 10, 100, 50 << 10},
 		{5, 1, 1},
 	}
-	for mi, name := range methods {
+	for _, m := range methods {
 		for _, tc := range tests {
-			t.Run(fmt.Sprintf("%s/%dB/parts of %d/pieces of %d", name, tc.size, tc.part, tc.piece), func(t *testing.T) {
+			t.Run(fmt.Sprintf("%v/%dB/parts of %d/pieces of %d", m, tc.size, tc.part, tc.piece), func(t *testing.T) {
 				a, _, ha, hb := pair(t, nil)
 				ra := a.Rails(1)[0]
 				payload := make([]byte, tc.size)
@@ -52,7 +52,7 @@ func TestPutPieces(t *testing.T) {
 				hb.regions[7] = dst
 				hb.piece = tc.piece
 				hb.mu.Unlock()
-				f := &driver.Frame{Kind: driver.Put, Method: uint8(mi + 1), Region: 7, Offset: 3, Iov: parts(payload, tc.part)}
+				f := &driver.Frame{Kind: driver.Put, Method: m, Region: 7, Offset: 3, Iov: parts(payload, tc.part)}
 				done, err := ra.Post(f)
 				if err != nil {
 					t.Fatal(err)

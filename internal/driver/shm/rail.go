@@ -12,20 +12,14 @@ import (
 	"github.com/commtune/commtune/internal/driver"
 )
 
-// Methods a shm rail offers for Put frames (driver.Frame.Method is an index
-// into Caps.Methods plus one; 0 is the first). "cma" is not among them: it
-// is a pull by the receiver (Caps.SingleCopy), not a Put.
-var methods = []string{"copy", "cachefree", "vmsplice"}
+// methods are the Put methods a shm rail offers; driver.MethodDefault is
+// MethodCopy. "cma" is not among them: it is a pull by the receiver
+// (Caps.SingleCopy), not a Put.
+var methods = []driver.Method{driver.MethodCopy, driver.MethodCacheFree, driver.MethodVmsplice}
 
 // Methods returns the Put methods a shm rail offers when the kernel allows
-// them all, in Caps.Methods' order.
-func Methods() []string { return slices.Clone(methods) }
-
-const (
-	methodCopy = iota + 1
-	methodCacheFree
-	methodVmsplice
-)
+// them all.
+func Methods() []driver.Method { return slices.Clone(methods) }
 
 // rail is this rank's connection to one local peer: it writes the peer's
 // ring for us, and its Poll drains the rings of our segment.
@@ -69,7 +63,7 @@ type rail struct {
 // remaining chunks of a Put.
 type putState struct {
 	kind      driver.FrameKind
-	method    int
+	method    driver.Method
 	region    uint64
 	offset    int64
 	iov       [][]byte
@@ -91,8 +85,8 @@ func (rl *rail) finish() {
 	idx := rl.seg.ringFor(rl.t.cfg.Rank)
 	canPull := idx >= 0 && rl.seg.mem[offCanPull+idx] == 1
 	ms := methods
-	if rl.pipe == nil {
-		ms = methods[:2] // no vmsplice pipes
+	if rl.pipe == nil { // no vmsplice pipes
+		ms = slices.DeleteFunc(slices.Clone(methods), func(m driver.Method) bool { return m == driver.MethodVmsplice })
 	}
 	rl.caps = driver.Caps{
 		Transport:  "shm",
@@ -152,11 +146,11 @@ func (rl *rail) post(f *driver.Frame) (done, spliced bool, err error) {
 	// frame is done, and for vmsplice that can happen (on the receiver's
 	// acknowledgment) while the writer is still stepping through it.
 	rl.iovBuf = append(rl.iovBuf[:0], f.Iov...)
-	st := putState{kind: f.Kind, method: int(f.Method), region: f.Region, offset: f.Offset, iov: rl.iovBuf}
-	if st.method == 0 {
-		st.method = methodCopy
+	st := putState{kind: f.Kind, method: f.Method, region: f.Region, offset: f.Offset, iov: rl.iovBuf}
+	if st.method == driver.MethodDefault {
+		st.method = driver.MethodCopy
 	}
-	if f.Kind == driver.Put && st.method == methodVmsplice {
+	if f.Kind == driver.Put && st.method == driver.MethodVmsplice {
 		rl.pipeSteps.Store(2)
 	}
 	switch f.Kind {
@@ -165,8 +159,8 @@ func (rl *rail) post(f *driver.Frame) (done, spliced bool, err error) {
 			return false, false, fmt.Errorf("shm rail to rank %d: Packet of %d bytes exceeds %d", rl.peer, n, rl.caps.MaxPacket)
 		}
 	case driver.Put:
-		if st.method < methodCopy || st.method > len(rl.caps.Methods) {
-			return false, false, fmt.Errorf("shm rail to rank %d: unknown Put method %d", rl.peer, st.method)
+		if !slices.Contains(rl.caps.Methods, st.method) {
+			return false, false, fmt.Errorf("shm rail to rank %d: Put method %v is not among %v", rl.peer, st.method, rl.caps.Methods)
 		}
 	default:
 		return false, false, fmt.Errorf("shm rail to rank %d: unknown frame kind %d", rl.peer, f.Kind)
@@ -203,7 +197,7 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 		case st.kind == driver.Packet:
 			progressed = rl.writePacket(st.iov)
 			finished = progressed
-		case st.method == methodVmsplice:
+		case st.method == driver.MethodVmsplice:
 			var err error
 			progressed, finished, err = rl.writePipe(st, block)
 			if err != nil {
@@ -214,7 +208,7 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 			finished = progressed && len(st.iov) == 0
 		}
 		if finished {
-			if st.kind == driver.Put && st.method == methodVmsplice {
+			if st.kind == driver.Put && st.method == driver.MethodVmsplice {
 				st.spliced = true
 				return false, nil // done when pipeStep has seen both ends
 			}
@@ -327,7 +321,7 @@ func (rl *rail) writeChunk(st *putState) bool {
 	}
 	le.PutUint32(w, uint32(size))
 	w[4], w[5], w[6] = kindPut, byte(pad), 0
-	if st.method == methodCacheFree {
+	if st.method == driver.MethodCacheFree {
 		w[6] = putCacheFree // the receiver copies out the same way
 	}
 	le.PutUint64(w[8:], st.region)

@@ -75,8 +75,8 @@ func TestRemoveJobFiles(t *testing.T) {
 // byte-exact.
 func TestPutMethods(t *testing.T) {
 	sizes := []int{1, 7, 4095, 4096, 4097, 8<<10 - 1, 8 << 10, 8<<10 + 1, 64<<10 + 3, 1<<20 + 5, 64<<20 + 3}
-	for mi, name := range methods {
-		t.Run(name, func(t *testing.T) {
+	for _, m := range methods {
+		t.Run(m.String(), func(t *testing.T) {
 			a, _, ha, hb := pair(t, nil)
 			ra := a.Rails(1)[0]
 			for i, n := range sizes {
@@ -94,7 +94,7 @@ func TestPutMethods(t *testing.T) {
 					hb.mu.Lock()
 					hb.regions[region] = dst[1:]
 					hb.mu.Unlock()
-					f := &driver.Frame{Kind: driver.Put, Method: uint8(mi + 1), Region: region, Offset: int64(off), Iov: [][]byte{src[off:]}}
+					f := &driver.Frame{Kind: driver.Put, Method: m, Region: region, Offset: int64(off), Iov: [][]byte{src[off:]}}
 					done, err := ra.Post(f)
 					if err != nil {
 						t.Fatal(err)
@@ -107,7 +107,7 @@ func TestPutMethods(t *testing.T) {
 					}
 					waitFor(t, "the put", func() bool { return hb.landed(region) == n })
 					if !bytes.Equal(dst[1+off:1+off+n], src[off:]) || dst[0] != 0 || dst[len(dst)-1] != 0 {
-						t.Fatalf("%s: %d bytes at offset %d differ", name, n, off)
+						t.Fatalf("%v: %d bytes at offset %d differ", m, n, off)
 					}
 				}
 			}
