@@ -106,6 +106,9 @@ func (ep *Endpoint) Ready(cfg config.Config) error {
 	if len(missing) > 0 {
 		return fmt.Errorf("commtune: no transport reaches ranks %v", missing)
 	}
+	if err := ep.oneTransportEach(); err != nil {
+		return err
+	}
 	ep.Eng.Configure()
 	var machine *topo.Topology
 	if len(ep.shmPeers) > 0 {
@@ -132,6 +135,20 @@ func (ep *Endpoint) Ready(cfg config.Config) error {
 	}
 	ep.openTuneState(cfg)
 	ep.haloSettingsFor(cfg)
+	return nil
+}
+
+// oneTransportEach checks that every peer's rails belong to one
+// transport: a peer's plan (and Transport) is that transport's.
+func (ep *Endpoint) oneTransportEach() error {
+	for p := 0; p < ep.Eng.Size(); p++ {
+		rails := ep.Sched.Rails(p)
+		for _, r := range rails[1:] {
+			if r.Transport != rails[0].Transport {
+				return fmt.Errorf("commtune: rank %d is reached by rails of %s and %s: one transport per peer", p, rails[0].Transport, r.Transport)
+			}
+		}
+	}
 	return nil
 }
 

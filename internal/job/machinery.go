@@ -38,6 +38,8 @@ func (ep *Endpoint) EagerFrames(peer int) (frames, packets int64) { return ep.Sc
 
 func (ep *Endpoint) Stats() core.Stats { return ep.Eng.Stats() }
 
+// Transport names what reaches peer: "self", or the transport of every
+// rail to it (Ready checks they share one).
 func (ep *Endpoint) Transport(peer int) string {
 	if peer == ep.Eng.Rank() {
 		return "self"
