@@ -4,10 +4,8 @@ import (
 	"bufio"
 	"fmt"
 	"net"
-	"os"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 )
 
@@ -46,20 +44,9 @@ func newFakePMI(t *testing.T, dialect string, size int) *fakePMI {
 // env starts serving rank r on a socket pair and returns the variables a
 // launcher would set. The client's end is a descriptor of this process.
 func (f *fakePMI) env(r int, version string) map[string]string {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM, 0)
-	if err != nil {
-		f.t.Fatal(err)
-	}
-	// Close the descriptor through its *os.File: a File left to the
-	// garbage collector closes its number later, by then another socket's.
-	file := os.NewFile(uintptr(fds[1]), "fake-pmi")
-	srv, err := net.FileConn(file)
-	file.Close()
-	if err != nil {
-		f.t.Fatal(err)
-	}
+	fd, srv := socketPair(f.t)
 	go f.serve(r, srv)
-	env := map[string]string{EnvPMIFD: strconv.Itoa(fds[0]), EnvPMIRank: strconv.Itoa(r), EnvPMISize: strconv.Itoa(f.size)}
+	env := map[string]string{EnvPMIFD: strconv.Itoa(fd), EnvPMIRank: strconv.Itoa(r), EnvPMISize: strconv.Itoa(f.size)}
 	if f.dialect == "slurm" {
 		env[EnvPMIJobID] = "4242.0"
 		env["SLURM_PROCID"] = strconv.Itoa(r)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -181,10 +180,7 @@ func TestPMIEnvironment(t *testing.T) {
 	}
 	defer pr.Close()
 	defer pw.Close()
-	pipeFD, err := syscall.Dup(int(pr.Fd()))
-	if err != nil {
-		t.Fatal(err)
-	}
+	pipeFD := dupFD(t, pr)
 	tests = append(tests, struct {
 		name string
 		env  map[string]string

@@ -106,12 +106,33 @@ var (
 // otherwise).
 func checkCall[T commtune.Number](ctx context.Context, c *commtune.Comm, ec elemCase[T], op coll.Operation, alg string, k, root, count int) error {
 	n, me := c.Size(), c.Rank()
-	input := func(r, length int) []T {
+	// input returns elements from … from+length-1 of rank r's input. The
+	// reference takes only the elements a rank checks: computing whole
+	// vectors on every rank cost more than the calls under -race.
+	input := func(r, from, length int) []T {
 		s := make([]T, length)
 		for i := range s {
-			s[i] = ec.gen(k, r, i)
+			s[i] = ec.gen(k, r, from+i)
 		}
 		return s
+	}
+	// reduced is the sequential reduction of every rank's input.
+	reduced := func() []T {
+		want := input(0, 0, count)
+		for r := 1; r < n; r++ {
+			for i := range want {
+				want[i] = ec.combine(want[i], ec.gen(k, r, i))
+			}
+		}
+		return want
+	}
+	// gathered is every rank's input, in rank order.
+	gathered := func() []T {
+		var want []T
+		for r := 0; r < n; r++ {
+			want = append(want, input(r, 0, count)...)
+		}
+		return want
 	}
 	opt := commtune.WithAlgorithm(alg)
 	var got, want []T
@@ -119,66 +140,59 @@ func checkCall[T commtune.Number](ctx context.Context, c *commtune.Comm, ec elem
 	case coll.OpBcast:
 		got = make([]T, count)
 		if me == root {
-			got = input(root, count)
+			got = input(root, 0, count)
 		}
-		want = input(root, count)
+		want = input(root, 0, count)
 		if err := commtune.Bcast(ctx, c, got, root, opt); err != nil {
 			return err
 		}
 	case coll.OpReduce, coll.OpAllreduce:
-		send := input(me, count)
+		send := input(me, 0, count)
 		got = make([]T, count)
-		want = input(0, count)
-		for r := 1; r < n; r++ {
-			for i, v := range input(r, count) {
-				want[i] = ec.combine(want[i], v)
-			}
-		}
 		var err error
 		if op == coll.OpReduce {
 			err = commtune.Reduce(ctx, c, send, got, ec.op, root, opt)
-			if me != root {
-				want = got
-			}
 		} else {
 			err = commtune.Allreduce(ctx, c, send, got, ec.op, opt)
 		}
 		if err != nil {
 			return err
 		}
+		want = got // a non-root's receive buffer is not checked
+		if op == coll.OpAllreduce || me == root {
+			want = reduced()
+		}
 	case coll.OpScatter:
 		var send []T
 		if me == root {
-			send = input(root, n*count)
+			send = input(root, 0, n*count)
 		}
 		got = make([]T, count)
-		want = input(root, n*count)[me*count : (me+1)*count]
+		want = input(root, me*count, count)
 		if err := commtune.Scatter(ctx, c, send, got, root, opt); err != nil {
 			return err
 		}
 	case coll.OpGather, coll.OpAllgather:
-		for r := 0; r < n; r++ {
-			want = append(want, input(r, count)...)
-		}
 		got = make([]T, n*count)
 		var err error
 		if op == coll.OpGather {
-			err = commtune.Gather(ctx, c, input(me, count), got, root, opt)
-			if me != root {
-				want = got
-			}
+			err = commtune.Gather(ctx, c, input(me, 0, count), got, root, opt)
 		} else {
-			err = commtune.Allgather(ctx, c, input(me, count), got, opt)
+			err = commtune.Allgather(ctx, c, input(me, 0, count), got, opt)
 		}
 		if err != nil {
 			return err
 		}
+		want = got // a non-root's receive buffer is not checked
+		if op == coll.OpAllgather || me == root {
+			want = gathered()
+		}
 	case coll.OpAlltoall:
 		got = make([]T, n*count)
 		for s := 0; s < n; s++ {
-			want = append(want, input(s, n*count)[me*count:(me+1)*count]...)
+			want = append(want, input(s, me*count, count)...)
 		}
-		if err := commtune.Alltoall(ctx, c, input(me, n*count), got, opt); err != nil {
+		if err := commtune.Alltoall(ctx, c, input(me, 0, n*count), got, opt); err != nil {
 			return err
 		}
 	}

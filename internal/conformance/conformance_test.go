@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
-	"github.com/commtune/commtune/internal/coll"
 )
 
 // TestLocal runs the suite on goroutine ranks (the in-process driver).
@@ -46,45 +45,5 @@ func TestStressLocal(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
-	}
-}
-
-// TestCollectivesInproc runs every collective algorithm through the public
-// API on goroutine ranks, 1 to 17 of them, roots first, second, middle and
-// last, empty to many-segment vectors (segments of none, 1K and 4K; the
-// schedule matrix in internal/coll covers every segment size and root),
-// with reductions of 1-, 4- and 8-byte elements including a
-// non-commutative one — meant for -race, which watches the engine's
-// buffers and the schedules' rounds.
-func TestCollectivesInproc(t *testing.T) {
-	m := CollectiveMatrix{
-		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather, coll.OpAlltoall},
-		Algorithms: func(op coll.Operation) []coll.Algorithm {
-			var out []coll.Algorithm
-			for _, a := range coll.Algorithms(op) {
-				if a.Segment == 0 || a.Segment == 1<<10 || a.Segment == 4<<10 {
-					out = append(out, a)
-				}
-			}
-			return out
-		},
-		Roots:  RootsSample,
-		Counts: []int{0, 1, 7, 1024, 5*1024 + 3},
-	}
-	for n := 1; n <= 17; n++ {
-		t.Run(fmt.Sprint(n), func(t *testing.T) {
-			var calls int
-			err := commtune.Local(n, func(c *commtune.Comm) error {
-				k, err := CheckCollectives(context.Background(), c, m)
-				if c.Rank() == 0 {
-					calls = k
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("%d ranks: %d calls", n, calls)
-		})
 	}
 }

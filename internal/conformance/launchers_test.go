@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/auth"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/tcp"
@@ -186,6 +187,23 @@ func TestSlurm(t *testing.T) {
 	}
 }
 
+// hold keeps a 2-rank job up until the file arg exists: rank 0 says
+// its pid and waits for rank 1's message, which rank 1 sends once the file
+// appears (an intruder test works on the job meanwhile).
+func hold(ctx context.Context, c *commtune.Comm, flag string) error {
+	if c.Rank() == 0 {
+		fmt.Printf("rank 0: holding, pid %d\n", os.Getpid())
+		_, err := c.Recv(ctx, nil, 1, 3)
+		return err
+	}
+	for {
+		if _, err := os.Stat(flag); err == nil {
+			return c.Send(ctx, nil, 0, 3)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
 // TestIntruderRefused starts a 2-rank TCP job under Hydra; while rank 0
 // waits, a process outside the job finds rank 0's listening ports and
 // tries to join as rank 1 with a secret of its own. Every attempt must be
@@ -202,7 +220,7 @@ func TestIntruderRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpiexec, "-launcher", "fork", "-n", "2", os.Args[0])
-	cmd.Env = append(os.Environ(), rankModeEnv+"=hold", rankArgEnv+"="+flag, "COMMTUNE_TRANSPORTS=tcp",
+	cmd.Env = append(os.Environ(), RankModeEnv+"=hold", RankArgEnv+"="+flag, "COMMTUNE_TRANSPORTS=tcp",
 		"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
 	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out
@@ -241,6 +259,12 @@ func TestIntruderRefused(t *testing.T) {
 			t.Fatalf("joining rank 0 at %s without the job secret: %v, want auth.ErrDenied", addr, err)
 		}
 		t.Logf("refused at %s", addr)
+	}
+	// Rank 0 logs a rejection after refusing it, and logs nothing once it
+	// is closing: the job ends only when the line is out (or time is up,
+	// and the check below fails).
+	for !strings.Contains(out.String(), "rejected connection") && ctx.Err() == nil {
+		time.Sleep(20 * time.Millisecond)
 	}
 	if err := os.WriteFile(flag, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -56,9 +56,9 @@ func stressPlan(n int, cfg StressConfig) [][]planned {
 	return plan
 }
 
-// fillPayload writes the bytes of src's idx-th message to dst: each
+// FillPayload writes the bytes of src's idx-th message to dst: each
 // receiver can recompute them, so every payload is checked in full.
-func fillPayload(b []byte, src, dst, idx int) {
+func FillPayload(b []byte, src, dst, idx int) {
 	x := uint64(src)<<48 ^ uint64(dst)<<32 ^ uint64(idx) ^ 0x9E3779B97F4A7C15
 	var w [8]byte
 	for i := 0; i < len(b); i += 8 {
@@ -94,7 +94,7 @@ func Stress(ctx context.Context, c *commtune.Comm, cfg StressConfig) (StressRepo
 		buf := make([]byte, cfg.MaxSize)
 		for _, m := range plan[me] {
 			b := buf[:m.size]
-			fillPayload(b, me, m.dst, m.idx)
+			FillPayload(b, me, m.dst, m.idx)
 			if err := c.Send(ctx, b, m.dst, m.tag); err != nil {
 				sendErr = fmt.Errorf("send %d→%d #%d: %w", me, m.dst, m.idx, err)
 				return
@@ -172,7 +172,7 @@ func Stress(ctx context.Context, c *commtune.Comm, cfg StressConfig) (StressRepo
 			return rep, fmt.Errorf("pattern (%d,%d) got tag %d, %d bytes from %d; ordering says message #%d (tag %d, %d bytes) comes first",
 				src, tag, st.Tag, st.Count, st.Source, m.idx, m.tag, m.size)
 		}
-		fillPayload(want[:m.size], st.Source, me, m.idx)
+		FillPayload(want[:m.size], st.Source, me, m.idx)
 		if !bytes.Equal(buf[:m.size], want[:m.size]) {
 			return rep, fmt.Errorf("message #%d from %d (%d bytes): payload corrupted", m.idx, st.Source, m.size)
 		}

@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"testing"
 
 	"github.com/commtune/commtune/internal/boot"
@@ -74,7 +73,7 @@ func helper(mode string) int {
 			return 15
 		}
 		if job.Rank == 1 {
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 		}
 		return waitForever()
 	case "exchange", "fail", "kill9":
@@ -96,7 +95,7 @@ func helper(mode string) int {
 			fmt.Printf("second fence: %v\n", errors.Is(err, boot.ErrRankGone))
 			return 4
 		case job.Rank == failRank:
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 		}
 		return waitForever()
 	case "grandchild":
@@ -125,6 +124,14 @@ func helper(mode string) int {
 	}
 	fmt.Fprintln(os.Stderr, "helper: unknown mode", mode)
 	return 15
+}
+
+// killSelf ends this process as SIGKILL does, without a chance to clean
+// up (os.Process.Kill: SIGKILL on Unix, TerminateProcess on Windows).
+func killSelf() {
+	if p, err := os.FindProcess(os.Getpid()); err == nil {
+		p.Kill()
+	}
 }
 
 func exchange(ctx context.Context, job *boot.Job) error {

@@ -1,4 +1,4 @@
-package conformance
+package faulttest
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -115,7 +116,7 @@ func killCollective(ctx context.Context, c *commtune.Comm, arg string) error {
 		go func() {
 			time.Sleep(20*time.Millisecond + rand.N(30*time.Millisecond))
 			os.WriteFile(filepath.Join(dir, "killed"), []byte(strconv.FormatInt(time.Now().UnixNano(), 10)), 0o600)
-			syscall.Kill(os.Getpid(), syscall.SIGKILL)
+			killSelf()
 		}()
 	}
 	calls := 0
@@ -154,16 +155,16 @@ func killCollective(ctx context.Context, c *commtune.Comm, arg string) error {
 // within faultBound of the kill, with no survivor closing before all have
 // their error. COMMTUNE_FAULT_RUNS repeats every job (default 1).
 func TestKillCollective(t *testing.T) {
-	runs := countFromEnv(t, "COMMTUNE_FAULT_RUNS", 1, 1)
+	runs := conformance.CountFromEnv(t, "COMMTUNE_FAULT_RUNS", 1, 1)
 	line := regexp.MustCompile(`(?m)^\[(\d+)\] rank (\d+): lost rank (-?\d+) after (\S+) \(call \d+, canceled (true|false)\): (.*)$`)
-	for _, tr := range transports {
+	for _, tr := range conformance.Transports {
 		for _, n := range []int{4, 8} {
 			for _, fc := range faultCases() {
-				t.Run(fmt.Sprintf("%s/n=%d/%s", tr.name, n, fc), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/n=%d/%s", tr.Name, n, fc), func(t *testing.T) {
 					for run := range runs {
 						dir := t.TempDir()
 						// The launcher must not end the survivors before they report.
-						out, err := runJobGrace(t, n, faultHold+2*time.Second, "killcoll", dir+";"+fc.String(), tr.env)
+						out, err := conformance.RunJobGrace(n, faultHold+2*time.Second, "killcoll", dir+";"+fc.String(), tr.Env)
 						var re *launch.RankError
 						if !errors.As(err, &re) || re.Rank != faultVictim || re.Signal != syscall.SIGKILL {
 							t.Fatalf("run %d: launcher error %v, want rank %d killed by SIGKILL\n%s", run, err, faultVictim, out)

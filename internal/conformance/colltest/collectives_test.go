@@ -1,0 +1,100 @@
+package colltest
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/conformance"
+)
+
+// TestCollectivesInproc runs every collective algorithm through the public
+// API on goroutine ranks, 1 to 17 of them, roots first, second, middle and
+// last, empty to many-segment vectors (segments of none, 1K and 4K; the
+// schedule matrix in internal/coll covers every segment size and root),
+// with reductions of 1-, 4- and 8-byte elements including a
+// non-commutative one — meant for -race, which watches the engine's
+// buffers and the schedules' rounds.
+func TestCollectivesInproc(t *testing.T) {
+	m := conformance.CollectiveMatrix{
+		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather, coll.OpAlltoall},
+		Algorithms: func(op coll.Operation) []coll.Algorithm {
+			var out []coll.Algorithm
+			for _, a := range coll.Algorithms(op) {
+				if a.Segment == 0 || a.Segment == 1<<10 || a.Segment == 4<<10 {
+					out = append(out, a)
+				}
+			}
+			return out
+		},
+		Roots:  conformance.RootsSample,
+		Counts: []int{0, 1, 7, 1024, 5*1024 + 3},
+	}
+	for n := 1; n <= 17; n++ {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			var calls int
+			err := commtune.Local(n, func(c *commtune.Comm) error {
+				k, err := conformance.CheckCollectives(context.Background(), c, m)
+				if c.Rank() == 0 {
+					calls = k
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d ranks: %d calls", n, calls)
+		})
+	}
+}
+
+// processMatrix is the subset of the collective matrix run over
+// processes: every operation and family, segments of none and 1K on
+// vectors up to a few segments ("small"), or whole and 64K-segmented
+// 1 MiB vectors ("large").
+func processMatrix(which string) conformance.CollectiveMatrix {
+	segs, counts := []int{0, 1 << 10}, []int{0, 1, 7, 5*1024 + 3}
+	if which == "large" {
+		segs, counts = []int{0, 64 << 10}, []int{1 << 20}
+	}
+	return conformance.CollectiveMatrix{
+		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather, coll.OpAlltoall},
+		Algorithms: func(op coll.Operation) []coll.Algorithm {
+			var out []coll.Algorithm
+			for _, a := range coll.Algorithms(op) {
+				if slices.Contains(segs, a.Segment) {
+					out = append(out, a)
+				}
+			}
+			return out
+		},
+		Roots:  func(n int) []int { return []int{0, n - 1} },
+		Counts: counts,
+	}
+}
+
+// TestCollectivesProcesses runs a subset of the collective matrix over
+// real processes on TCP and on shared memory.
+func TestCollectivesProcesses(t *testing.T) {
+	for _, tr := range conformance.Transports {
+		for _, tc := range []struct {
+			n     int
+			which string
+		}{{3, "small"}, {4, "small"}, {4, "large"}} {
+			t.Run(fmt.Sprintf("%s/n=%d/%s", tr.Name, tc.n, tc.which), func(t *testing.T) {
+				out, err := conformance.RunJob(tc.n, "coll", tc.which, tr.Env)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				t.Log(out)
+				if !strings.Contains(out, "collective calls checked") {
+					t.Fatalf("no report:\n%s", out)
+				}
+			})
+		}
+	}
+}

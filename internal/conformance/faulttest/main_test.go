@@ -1,0 +1,18 @@
+package faulttest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/commtune/commtune/internal/conformance"
+)
+
+// TestMain runs one rank of a job when the test binary is started as one
+// (conformance.RunJob), else the tests.
+func TestMain(m *testing.M) {
+	programs := conformance.Programs()
+	programs["kill"] = conformance.WithArg(killRing)
+	programs["killcoll"] = conformance.WithArg(killCollective)
+	conformance.RankMain(programs)
+	os.Exit(m.Run())
+}

@@ -1,0 +1,54 @@
+package proctest
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/commtune/commtune/internal/conformance"
+)
+
+// TestProcesses runs the semantics suite over real processes, on TCP and
+// on shared memory (8 ranks on this 2-core machine are oversubscribed).
+func TestProcesses(t *testing.T) {
+	counts := map[string][]int{"tcp": {2, 3, 4}, "shm": {2, 4, 8}}
+	for _, tr := range conformance.Transports {
+		for _, n := range counts[tr.Name] {
+			t.Run(fmt.Sprintf("%s/n=%d", tr.Name, n), func(t *testing.T) {
+				out, err := conformance.RunJob(n, "suite", "", tr.Env)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+			})
+		}
+	}
+}
+
+// TestStressProcesses: 2 to 8 processes exchange random messages (0–256 KiB,
+// random tags, any-source receives) with every payload and the ordering
+// rule checked. COMMTUNE_STRESS_MESSAGES sets the count (the acceptance run
+// uses 200000); the default keeps CI short.
+func TestStressProcesses(t *testing.T) {
+	n := conformance.CountFromEnv(t, "COMMTUNE_STRESS_MESSAGES", 20000, 4000)
+	// shm's auto method depends on the machine's caches; cma is forced once
+	// so the receiver-pull protocol is always exercised.
+	for _, w := range []struct {
+		name  string
+		env   []string
+		ranks []int
+	}{
+		{"tcp", []string{"COMMTUNE_TRANSPORTS=tcp"}, []int{4}},
+		{"shm", []string{"COMMTUNE_TRANSPORTS=shm,tcp"}, []int{2, 4, 8}},
+		{"shm-cma", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD=cma"}, []int{4}},
+	} {
+		for _, ranks := range w.ranks {
+			t.Run(fmt.Sprintf("%s/n=%d", w.name, ranks), func(t *testing.T) {
+				out, err := conformance.RunJob(ranks, "stress", strconv.Itoa(n), w.env...)
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				t.Logf("%d messages:\n%s", n, out)
+			})
+		}
+	}
+}
