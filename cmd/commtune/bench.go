@@ -142,7 +142,7 @@ func sizeList(sizes []int64, limit int64) ([]int, error) {
 }
 
 func newReport(transport, method string, res []bench.Result, bases []bench.Baseline) *bench.Report {
-	return &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Results: res, Baselines: bases}
+	return &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Timing: bench.BackToBack, Results: res, Baselines: bases}
 }
 
 func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {

@@ -42,6 +42,25 @@ func TestSummaryOf(t *testing.T) {
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 1e-9*max(1, math.Abs(b)) }
 
+// TestSummaryRoundTrip: a result's Summary gives back the summary it was
+// made of, for the collective and the ping-pong results alike.
+func TestSummaryRoundTrip(t *testing.T) {
+	s := Summary{Calls: 5, Mean: 2, P50: 1, P90: 3, P99: 4, Max: 5}
+	if got := collResult("a", 8, s).Summary(); got != s {
+		t.Errorf("collective: %+v, want %+v", got, s)
+	}
+	// result halves round trips (ns) into one-way times (µs).
+	r := result(1000, []time.Duration{2000, 2000, 4000, 2000})
+	want := Summary{Calls: 4, Mean: 1.25, P50: 1, P90: 1.7, P99: 1.97, Max: 2}
+	if got := r.Summary(); got.Calls != want.Calls || !near(got.Mean, want.Mean) || !near(got.P50, want.P50) ||
+		!near(got.P90, want.P90) || !near(got.P99, want.P99) || !near(got.Max, want.Max) {
+		t.Errorf("ping-pong: %+v, want %+v", got, want)
+	}
+	if r.LatencyUS != 1 || r.BandwidthMBps != 1000 || !near(r.MeanMBps(), 800) {
+		t.Errorf("ping-pong result %+v: bandwidth at the median %v, at the mean %v", r, r.BandwidthMBps, r.MeanMBps())
+	}
+}
+
 // TestSlowestPerCall: rank 0 gets, call by call, the largest of the
 // ranks' times, whichever rank took it; the others get nothing.
 func TestSlowestPerCall(t *testing.T) {
