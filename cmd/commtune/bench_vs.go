@@ -113,7 +113,7 @@ func vsColl(ctx context.Context, cfg bench.CollConfig, n int, transport, ref str
 		ours = append(ours, t)
 		bar.Set(2*k + 1)
 		bar.Describe(impl.Name)
-		res, err := impl.Coll(ctx, bin, n, op, cfg.Sizes, cfg.Iters)
+		res, err := impl.Coll(ctx, bin, n, op, cfg.Sizes, cfg.Iters, cfg.Timing)
 		if err != nil {
 			bar.Finish()
 			fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
