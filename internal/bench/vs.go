@@ -105,7 +105,7 @@ func WriteVsTable(w io.Writer, r *VsReport) error {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", units.FormatSize(int64(x.Bytes)),
 			x.CommtuneMeanUS, x.CommtuneUS, x.CommtuneP99US, x.RefMeanUS, x.RefUS, x.RefP99US, x.MeanRatio)
 		if pp {
-			fmt.Fprintf(tw, "%.0f\t%.0f\t", mbps(x.Bytes, x.CommtuneMeanUS), mbps(x.Bytes, x.RefMeanUS))
+			fmt.Fprintf(tw, "%.1f\t%.1f\t", mbps(x.Bytes, x.CommtuneMeanUS), mbps(x.Bytes, x.RefMeanUS))
 		}
 		fmt.Fprintln(tw)
 	}

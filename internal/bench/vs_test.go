@@ -46,7 +46,7 @@ func TestWriteVsTable(t *testing.T) {
 	}{
 		{VsReport{Bench: "pingpong", Ranks: 2, Transport: "shm", Timing: BackToBack, Ref: "openmpi", Rounds: 3,
 			Rows: []VsRow{{Bytes: 1 << 20, CommtuneUS: 90, RefUS: 200, Ratio: 0.45, CommtuneMeanUS: 100, RefMeanUS: 200, MeanRatio: 0.5, CommtuneP99US: 333, RefP99US: 444}}},
-			[]string{"openmpi MB/s", "1M", "0.50", "10486", "5243", "333.00", "444.00", "calls back to back", "commtune mean / openmpi mean"}},
+			[]string{"openmpi MB/s", "1M", "0.50", "10485.8", "5242.9", "333.00", "444.00", "calls back to back", "commtune mean / openmpi mean"}},
 		{VsReport{Bench: "coll", Op: "bcast", Algo: "bcast/binomial", Ranks: 4, Transport: "auto", Timing: BarrierEach, Ref: "mpich", Rounds: 1,
 			Rows: []VsRow{{Bytes: 8, CommtuneUS: 3, RefUS: 1, Ratio: 3, CommtuneMeanUS: 4, RefMeanUS: 1, MeanRatio: 4}}},
 			[]string{"bcast (bcast/binomial), 4 ranks", "mpich mean", "4.00", "a barrier before each call"}},
