@@ -52,11 +52,11 @@ func benchMain(args []string) int {
 		}
 		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail or rate")
 	}
-	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters N] [--baseline] [--vs mpi [--rounds 3]] [--json]")
+	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters 2000] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
 	method := fs.String("method", "auto", "shm large-message method: "+strings.Join(commtune.ShmMethods, ", ")+", or all (one run each, one table)")
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes, comma-separated (K, M suffixes are binary)")
-	iters := fs.Int("iters", 1000, "round trips per size for small messages; large sizes use fewer (at least 20)")
+	iters := fs.Int("iters", 2000, "timed round trips per size for small messages, back to back after 20 untimed ones and a barrier; large sizes use fewer (at least 20)")
 	baseline := fs.Bool("baseline", false, "also time, interleaved, a plain Go TCP ping-pong between the same two ranks (tcp), or a plain copy() of each message in one process (shm, inproc), and print the ratios")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	vs := fs.String("vs", "", vsUsage)
@@ -142,7 +142,7 @@ func sizeList(sizes []int64, limit int64) ([]int, error) {
 }
 
 func newReport(transport, method string, res []bench.Result, bases []bench.Baseline) *bench.Report {
-	return &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Results: res, Baselines: bases}
+	return &bench.Report{Bench: "pingpong", Transport: transport, Method: method, Ranks: 2, Timing: bench.BackToBack, Results: res, Baselines: bases}
 }
 
 func pingPongLocal(ctx context.Context, cfg bench.PingPongConfig) (*bench.Report, error) {
@@ -237,7 +237,7 @@ func benchRankMain(args []string) int {
 	}
 	fs := newFlagSet("bench-rank pingpong", "--sizes ... --iters N")
 	sizesFlag := fs.String("sizes", defaultSizes, "message sizes")
-	iters := fs.Int("iters", 1000, "round trips per size")
+	iters := fs.Int("iters", 2000, "round trips per size")
 	baseline := fs.String("baseline", "", "raw-tcp or copy")
 	transport := fs.String("transport", "tcp", "transport in use (for the report)")
 	method := fs.String("method", "auto", "shm method in use (for the report)")

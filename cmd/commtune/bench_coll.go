@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/signal"
@@ -23,10 +24,11 @@ import (
 const defaultCollSizes = "8,1K,16K,256K,1M"
 
 // collMain is `commtune bench coll --op OP [-n N] [--algo
-// NAME|all|auto|lottery] [--sizes ...] [--iters K] [--calls N] [--transport
-// auto|tcp|shm|inproc] [--json]`.
+// NAME|all|auto|lottery] [--sizes ...] [--iters K] [--timing
+// back-to-back|barrier] [--calls N] [--transport auto|tcp|shm|inproc]
+// [--json]`.
 func collMain(args []string) int {
-	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 200] [--calls 2000] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
+	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 2000] [--timing back-to-back|barrier] [--calls 2000] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
 	var ops []string
 	for _, op := range coll.Operations {
 		ops = append(ops, string(op))
@@ -36,7 +38,8 @@ func collMain(args []string) int {
 	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), lottery (the lottery scheduler against each of its candidates), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
 	calls := fs.Int("calls", 2000, "with --algo lottery: calls through the lottery, and of each candidate alone, per size")
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast, reduce and allreduce, one rank's block otherwise")
-	iters := fs.Int("iters", 200, "timed iterations per algorithm and size for small sizes; large sizes use fewer (at least 20)")
+	iters := fs.Int("iters", 2000, "timed calls per algorithm and size for small sizes; large sizes use fewer (at least 20)")
+	timingFlag := fs.String("timing", string(bench.BackToBack), timingUsage)
 	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp, shm, or inproc (goroutine ranks in this process)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	vs := fs.String("vs", "", vsUsage)
@@ -58,6 +61,10 @@ func collMain(args []string) int {
 	if err != nil {
 		return usageError("bench", "--sizes: %v", err)
 	}
+	timing, err := bench.ParseTiming(*timingFlag)
+	if err != nil {
+		return usageError("bench", "--timing: %v", err)
+	}
 	var algos []string
 	switch *algo {
 	case bench.Lottery:
@@ -66,6 +73,9 @@ func collMain(args []string) int {
 		}
 		if *vs != "" {
 			return usageError("bench", "--vs compares fixed algorithms: leave it out with --algo lottery")
+		}
+		if flagSet(fs, "timing") {
+			return usageError("bench", "--timing: the lottery times each call after a barrier; leave it out with --algo lottery")
 		}
 		lsizes, err := sizeList(sizes, 1<<28)
 		if err != nil {
@@ -87,7 +97,7 @@ func collMain(args []string) int {
 			algos = append(algos, a.Name())
 		}
 	}
-	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters}
+	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters, Timing: timing}
 	if cfg.Sizes, err = sizeList(sizes, 1<<28); err != nil {
 		return usageError("bench", "--sizes: %v", err)
 	}
@@ -114,7 +124,7 @@ func collMain(args []string) int {
 		err = commtune.Local(*ranks, func(c *commtune.Comm) error {
 			res, err := bench.Coll(ctx, c, cfg)
 			if c.Rank() == 0 && err == nil {
-				rep = &bench.CollReport{Bench: "coll", Op: string(op), Ranks: *ranks, Transport: "inproc", Results: res}
+				rep = &bench.CollReport{Bench: "coll", Op: string(op), Ranks: *ranks, Transport: "inproc", Timing: timing, Results: res}
 			}
 			return err
 		}, collSelect(commtune.CollSelectTable))
@@ -152,7 +162,7 @@ type collProgress struct {
 // ranks use the decision table: "auto" is the table's choice.
 func collProcesses(ctx context.Context, cfg bench.CollConfig, n int, transport string, progress func(int, int, string)) (*bench.CollReport, error) {
 	argv, err := launch.Self("bench-rank", "coll", "--op", string(cfg.Op), "--algos", strings.Join(cfg.Algorithms, ","),
-		"--sizes", joinSizes(cfg.Sizes), "--iters", strconv.Itoa(cfg.Iters), "--transport", transport)
+		"--sizes", joinSizes(cfg.Sizes), "--iters", strconv.Itoa(cfg.Iters), "--timing", string(cfg.Timing), "--transport", transport)
 	if err != nil {
 		return nil, err
 	}
@@ -256,11 +266,12 @@ func rankSizes(s string) ([]int, error) {
 // collRankMain is the hidden `commtune bench-rank coll ...`: one rank of
 // the collective benchmark.
 func collRankMain(args []string) int {
-	fs := newFlagSet("bench-rank coll", "--op OP --algos A,B --sizes ... --iters N")
+	fs := newFlagSet("bench-rank coll", "--op OP --algos A,B --sizes ... --iters N --timing T")
 	op := fs.String("op", "", "operation")
 	algos := fs.String("algos", bench.Auto, "algorithm names, comma-separated")
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes")
-	iters := fs.Int("iters", 200, "iterations")
+	iters := fs.Int("iters", 2000, "timed calls")
+	timingFlag := fs.String("timing", string(bench.BackToBack), "back-to-back or barrier")
 	transport := fs.String("transport", "auto", "transport in use (for the report)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -269,13 +280,24 @@ func collRankMain(args []string) int {
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
+	timing, err := bench.ParseTiming(*timingFlag)
+	if err != nil {
+		return usageError("bench-rank", "--timing: %v", err)
+	}
 	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters,
-		Sizes: sizes, Progress: rankProgress()}
+		Timing: timing, Sizes: sizes, Progress: rankProgress()}
 	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		res, err := bench.Coll(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}
-		return &bench.CollReport{Bench: "coll", Op: *op, Ranks: c.Size(), Transport: *transport, Results: res}, nil
+		return &bench.CollReport{Bench: "coll", Op: *op, Ranks: c.Size(), Transport: *transport, Timing: timing, Results: res}, nil
 	})
+}
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -30,6 +30,8 @@ func TestBenchFlags(t *testing.T) {
 		{"vs coll no reference op", []string{"bench", "coll", "--op", "alltoallv", "--vs", "mpi"}, 2, "the reference benchmark has no alltoallv"},
 		{"vs coll two algorithms", []string{"bench", "coll", "--op", "bcast", "--algo", "binomial,flat", "--vs", "mpi"}, 2, "--vs compares one algorithm"},
 		{"coll bad transport", []string{"bench", "coll", "--op", "bcast", "--transport", "ib"}, 2, `--transport "ib"`},
+		{"coll lottery timing", []string{"bench", "coll", "--op", "bcast", "--algo", "lottery", "--timing", "barrier"}, 2, "--timing: the lottery times each call after a barrier"},
+		{"coll bad timing", []string{"bench", "coll", "--op", "bcast", "--timing", "median"}, 2, `--timing: timing "median": want back-to-back or barrier`},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -59,19 +61,30 @@ func TestBenchJSON(t *testing.T) {
 				Transport string `json:"transport"`
 				Method    string `json:"method"`
 				Ranks     int    `json:"ranks"`
+				Timing    string `json:"timing"`
 				Results   []struct {
 					Bytes         int     `json:"bytes"`
 					LatencyUS     float64 `json:"latency_us"`
 					BandwidthMBps float64 `json:"bandwidth_MBps"`
+					MeanUS        float64 `json:"latency_mean_us"`
+					P90US         float64 `json:"latency_p90_us"`
+					P99US         float64 `json:"latency_p99_us"`
+					MaxUS         float64 `json:"latency_max_us"`
+					RoundTrips    int     `json:"round_trips"`
 				} `json:"results"`
 			}
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 				t.Fatalf("%v: %q", err, r.stdout)
 			}
-			if rep.Bench != "pingpong" || rep.Transport != transport || rep.Method != "auto" || rep.Ranks != 2 ||
+			if rep.Bench != "pingpong" || rep.Transport != transport || rep.Method != "auto" || rep.Ranks != 2 || rep.Timing != "back-to-back" ||
 				len(rep.Results) != 2 || rep.Results[1].Bytes != 64<<10 || rep.Results[0].LatencyUS <= 0 ||
 				rep.Results[1].BandwidthMBps <= 0 {
 				t.Fatalf("report %+v", rep)
+			}
+			for _, x := range rep.Results {
+				if x.RoundTrips != 20 || x.MeanUS <= 0 || x.LatencyUS > x.P90US || x.P90US > x.P99US || x.P99US > x.MaxUS || x.MeanUS > x.MaxUS {
+					t.Fatalf("result %+v", x)
+				}
 			}
 		})
 	}
@@ -82,14 +95,19 @@ func TestBenchJSON(t *testing.T) {
 // a result per algorithm and size, the table's choice marked.
 func TestBenchCollJSON(t *testing.T) {
 	for _, tc := range []struct {
-		transport, op, algo, sizes string
-		want                       int
+		transport, op, algo, sizes, timing string
+		want                               int
 	}{
-		{"inproc", "allgather", "all", "8,1K,4K,64K", 3 * 4},
-		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", 2 * 2},
+		{"inproc", "allgather", "all", "8,1K,4K,64K", "", 3 * 4},
+		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", "barrier", 2 * 2},
 	} {
 		t.Run(tc.transport, func(t *testing.T) {
-			r := runCLI(t, "bench", "coll", "--op", tc.op, "-n", "3", "--algo", tc.algo, "--sizes", tc.sizes, "--iters", "10", "--transport", tc.transport, "--json")
+			args := []string{"bench", "coll", "--op", tc.op, "-n", "3", "--algo", tc.algo, "--sizes", tc.sizes, "--iters", "10", "--transport", tc.transport, "--json"}
+			timing := "back-to-back"
+			if tc.timing != "" {
+				args, timing = append(args, "--timing", tc.timing), tc.timing
+			}
+			r := runCLI(t, args...)
 			if r.code != 0 {
 				t.Fatalf("exit %d: %s", r.code, r.stderr)
 			}
@@ -98,22 +116,29 @@ func TestBenchCollJSON(t *testing.T) {
 				Op        string `json:"op"`
 				Ranks     int    `json:"ranks"`
 				Transport string `json:"transport"`
+				Timing    string `json:"timing"`
 				Results   []struct {
 					Algo   string  `json:"algo"`
 					Bytes  int     `json:"bytes"`
 					TimeUS float64 `json:"time_us"`
+					MeanUS float64 `json:"mean_us"`
+					P90US  float64 `json:"p90_us"`
+					P99US  float64 `json:"p99_us"`
+					MaxUS  float64 `json:"max_us"`
+					Calls  int     `json:"calls"`
 					Auto   bool    `json:"auto"`
 				} `json:"results"`
 			}
 			if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
 				t.Fatalf("%v: %q", err, r.stdout)
 			}
-			if rep.Bench != "coll" || rep.Op != tc.op || rep.Ranks != 3 || rep.Transport != tc.transport || len(rep.Results) != tc.want {
+			if rep.Bench != "coll" || rep.Op != tc.op || rep.Ranks != 3 || rep.Transport != tc.transport || rep.Timing != timing || len(rep.Results) != tc.want {
 				t.Fatalf("report %+v", rep)
 			}
 			autos := 0
 			for _, x := range rep.Results {
-				if x.TimeUS <= 0 || !strings.HasPrefix(x.Algo, tc.op+"/") {
+				if x.TimeUS <= 0 || !strings.HasPrefix(x.Algo, tc.op+"/") || x.Calls != 20 ||
+					x.TimeUS > x.P90US || x.P90US > x.P99US || x.P99US > x.MaxUS || x.MeanUS <= 0 || x.MeanUS > x.MaxUS {
 					t.Fatalf("result %+v", x)
 				}
 				if x.Auto {

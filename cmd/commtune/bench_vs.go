@@ -14,7 +14,10 @@ import (
 // vsUsage is the help text of --vs and --rounds.
 const (
 	vsUsage     = "also run the same benchmark compiled against an installed MPI (mpi: the first of openmpi, mpich; or openmpi, mpich), alternating runs, and print both with ratios"
-	roundsUsage = "with --vs: runs of each side, alternating; the table gives medians over them"
+	roundsUsage = "with --vs: runs of each side, alternating; the table gives the mean over all their calls, and the medians of their p50 and p99"
+	timingUsage = "back-to-back: per size 20 untimed calls, one barrier, then the timed calls one after another, as an application makes them " +
+		"(a slow call delays the next, and the mean shows it); barrier: a barrier before each timed call, so that each starts with all ranks " +
+		"together (the call's own cost, the earlier default). Either way a call's time is the slowest rank's"
 )
 
 // reference finds and builds the MPI side of a --vs comparison.
@@ -39,7 +42,7 @@ func vsPingPong(ctx context.Context, cfg bench.PingPongConfig, transport, method
 		return 1
 	}
 	bar := newBar(os.Stderr, "rounds", 2*rounds)
-	var ours, theirs [][]float64
+	var ours, theirs [][]bench.Summary
 	for k := 0; k < rounds; k++ {
 		bar.Describe("commtune")
 		rep, err := pingPongProcesses(ctx, cfg, transport, method)
@@ -48,7 +51,7 @@ func vsPingPong(ctx context.Context, cfg bench.PingPongConfig, transport, method
 			fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
 			return 1
 		}
-		ours = append(ours, latencies(rep.Results))
+		ours = append(ours, summaries(rep.Results, bench.Result.Summary))
 		bar.Set(2*k + 1)
 		bar.Describe(impl.Name)
 		res, err := impl.PingPong(ctx, bin, cfg.Sizes, cfg.Iters)
@@ -57,21 +60,22 @@ func vsPingPong(ctx context.Context, cfg bench.PingPongConfig, transport, method
 			fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
 			return 1
 		}
-		theirs = append(theirs, latencies(res))
+		theirs = append(theirs, summaries(res, bench.Result.Summary))
 		bar.Set(2*k + 2)
 	}
 	bar.Finish()
 	if transport == "shm" && method != "auto" {
 		transport += "/" + method
 	}
-	return writeVs(&bench.VsReport{Bench: "pingpong", Ranks: 2, Transport: transport, Ref: impl.Name,
+	return writeVs(&bench.VsReport{Bench: "pingpong", Ranks: 2, Transport: transport, Timing: bench.BackToBack, Ref: impl.Name,
 		Rounds: rounds, Rows: bench.VsRows(cfg.Sizes, ours, theirs)}, asJSON)
 }
 
-func latencies(res []bench.Result) []float64 {
-	out := make([]float64, len(res))
+// summaries returns each result's summary.
+func summaries[R any](res []R, summary func(R) bench.Summary) []bench.Summary {
+	out := make([]bench.Summary, len(res))
 	for i, r := range res {
-		out[i] = r.LatencyUS
+		out[i] = summary(r)
 	}
 	return out
 }
@@ -92,7 +96,7 @@ func vsColl(ctx context.Context, cfg bench.CollConfig, n int, transport, ref str
 		return 1
 	}
 	bar := newBar(os.Stderr, "rounds", 2*rounds)
-	var ours, theirs [][]float64
+	var ours, theirs [][]bench.Summary
 	var sizes []int
 	algo := cfg.Algorithms[0]
 	for k := 0; k < rounds; k++ {
@@ -103,31 +107,25 @@ func vsColl(ctx context.Context, cfg bench.CollConfig, n int, transport, ref str
 			fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
 			return 1
 		}
-		t := make([]float64, len(rep.Results))
 		sizes = sizes[:0]
-		for i, r := range rep.Results {
-			t[i] = r.TimeUS
+		for _, r := range rep.Results {
 			sizes = append(sizes, r.Bytes)
 			algo = r.Algo
 		}
-		ours = append(ours, t)
+		ours = append(ours, summaries(rep.Results, bench.CollResult.Summary))
 		bar.Set(2*k + 1)
 		bar.Describe(impl.Name)
-		res, err := impl.Coll(ctx, bin, n, op, cfg.Sizes, cfg.Iters)
+		res, err := impl.Coll(ctx, bin, n, op, cfg.Sizes, cfg.Iters, cfg.Timing)
 		if err != nil {
 			bar.Finish()
 			fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
 			return 1
 		}
-		t = make([]float64, len(res))
-		for i, r := range res {
-			t[i] = r.TimeUS
-		}
-		theirs = append(theirs, t)
+		theirs = append(theirs, summaries(res, bench.CollResult.Summary))
 		bar.Set(2*k + 2)
 	}
 	bar.Finish()
-	return writeVs(&bench.VsReport{Bench: "coll", Op: op, Algo: algo, Ranks: n, Transport: transport, Ref: impl.Name,
+	return writeVs(&bench.VsReport{Bench: "coll", Op: op, Algo: algo, Ranks: n, Transport: transport, Timing: cfg.Timing, Ref: impl.Name,
 		Rounds: rounds, Rows: bench.VsRows(sizes, ours, theirs)}, asJSON)
 }
 

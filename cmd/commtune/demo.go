@@ -257,13 +257,14 @@ func demoJob(ctx context.Context, ranks int, cfg demo.Config, profilePath string
 	return &rep, nil
 }
 
-// writeDemoTable prints the two configurations side by side, with the way
-// each sends the messages of every operation, what the profile predicted
-// for each, and their ratio where those ways differ (elsewhere it is noise:
-// it feeds the verdict's noise level).
+// writeDemoTable prints the two configurations side by side, each with
+// its mean, median and 99th percentile, with the way each sends the
+// messages of every operation, what the profile predicted for each (a
+// median), and their ratios where those ways differ (elsewhere the ratio is
+// noise: it feeds the verdict's noise level).
 func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int, p *profile.Profile, ranks int) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprint(tw, "operation\tsize\ttuned (µs)\tpredicted\tdefaults (µs)\tpredicted\tdefaults/tuned\ttuned path\tdefaults path\t\n")
+	fmt.Fprint(tw, "operation\tsize\ttuned mean\tp50\tp99\tpredicted\tdefaults mean\tp50\tp99\tpredicted\tdefaults/tuned mean\tp50\ttuned path\tdefaults path\t\n")
 	var predicted, within int
 	worst, worstAt := 0.0, ""
 	pred := func(r demo.Result) string {
@@ -282,12 +283,13 @@ func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int, p *profile.Profile
 		return fmt.Sprintf("%.2f", float64(d)/1e3)
 	}
 	for _, c := range v.Rows {
-		ratio, up := fmt.Sprintf("%.2f", c.Ratio), c.Defaults.Path
+		meanRatio, ratio, up := fmt.Sprintf("%.2f", c.MeanRatio), fmt.Sprintf("%.2f", c.Ratio), c.Defaults.Path
 		if c.SamePath() {
-			ratio, up = "", "same"
+			meanRatio, ratio, up = "", "", "same"
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%.2f\t%s\t%s\t%s\t%s\t\n", c.Tuned.Op, units.FormatSize(c.Tuned.Bytes),
-			c.Tuned.NS/1e3, pred(c.Tuned), c.Defaults.NS/1e3, pred(c.Defaults), ratio, c.Tuned.Path, up)
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%.2f\t%.2f\t%s\t%.2f\t%.2f\t%.2f\t%s\t%s\t%s\t%s\t%s\t\n", c.Tuned.Op, units.FormatSize(c.Tuned.Bytes),
+			c.Tuned.MeanNS/1e3, c.Tuned.NS/1e3, c.Tuned.P99NS/1e3, pred(c.Tuned),
+			c.Defaults.MeanNS/1e3, c.Defaults.NS/1e3, c.Defaults.P99NS/1e3, pred(c.Defaults), meanRatio, ratio, c.Tuned.Path, up)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -296,12 +298,13 @@ func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int, p *profile.Profile
 	for _, c := range v.Rows {
 		leftOut += c.LeftOut
 	}
-	_, err := fmt.Fprintf(w, "(ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
-		"message, or allreduce chunk, is sent; medians of %d runs each, taken in turns, leaving out runs more than\n"+
-		"%.1f times slower than the operation's fastest, which other work slowed (%d of %d here), as the sampling\n"+
-		"pass leaves out such blocks; predicted: by the profile's curve of that path, for ping-pong, and of the\n"+
-		"allreduce over it, for allreduce.\n"+
-		"Noise: where both took the same path their runs differed by up to %.0f%%.)\n"+
+	_, err := fmt.Fprintf(w, "(µs; ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
+		"message, or allreduce chunk, is sent; %d runs each, taken in turns, leaving out runs whose median is more than\n"+
+		"%.1f times the operation's fastest, which other work slowed (%d of %d here), as the sampling pass leaves out\n"+
+		"such blocks; mean: over the runs' repetitions; p50 and p99: medians of the runs'; predicted: a median, by the\n"+
+		"profile's curve of that path, for ping-pong, and of the allreduce over it, for allreduce. The verdict below\n"+
+		"compares the p50s, as the profile's curves are medians.\n"+
+		"Noise: where both took the same path their runs' p50s differed by up to %.0f%%.)\n"+
 		"Predictions within %.0f%% of the measured time: %d of %d (the farthest %.0f%% off: %s).\n"+
 		"Where the profile chose differently from the defaults (%d of %d operations), tuned was faster beyond noise on %d\n"+
 		"and slower beyond noise on %d.\n",

@@ -10,21 +10,37 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
-	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
 
-// CollResult is one algorithm's time at one size.
+// CollResult is one algorithm's time at one size: the distribution, over
+// the timed calls, of each call's time on the slowest rank.
 type CollResult struct {
 	Algo   string  `json:"algo"`
 	Bytes  int     `json:"bytes"`
-	TimeUS float64 `json:"time_us"` // median over iterations of the slowest rank's time
-	// P90US and P99US are the 90th and 99th percentiles of the same
-	// times: how far the slow calls stray from the median.
+	TimeUS float64 `json:"time_us"` // median over calls of the slowest rank's time
+	// MeanUS is the mean of the same times: what a call cost on average,
+	// the tail included.
+	MeanUS float64 `json:"mean_us"`
+	// P90US, P99US and MaxUS are the 90th and 99th percentiles and the
+	// largest of the same times: how far the slow calls stray.
 	P90US float64 `json:"p90_us"`
 	P99US float64 `json:"p99_us"`
+	MaxUS float64 `json:"max_us"`
+	// Calls is how many calls were timed.
+	Calls int `json:"calls"`
 	// Auto marks the algorithm the decision table picks at this size.
 	Auto bool `json:"auto,omitempty"`
+}
+
+// Summary returns r's times as a Summary.
+func (r CollResult) Summary() Summary {
+	return Summary{Calls: r.Calls, Mean: r.MeanUS, P50: r.TimeUS, P90: r.P90US, P99: r.P99US, Max: r.MaxUS}
+}
+
+// collResult is the result of algo at size with times s.
+func collResult(algo string, size int, s Summary) CollResult {
+	return CollResult{Algo: algo, Bytes: size, TimeUS: s.P50, MeanUS: s.Mean, P90US: s.P90, P99US: s.P99, MaxUS: s.Max, Calls: s.Calls}
 }
 
 // CollReport is the JSON document `commtune bench coll --json` prints.
@@ -33,6 +49,7 @@ type CollReport struct {
 	Op        string       `json:"op"`
 	Ranks     int          `json:"ranks"`
 	Transport string       `json:"transport"`
+	Timing    Timing       `json:"timing"`
 	Results   []CollResult `json:"results"`
 }
 
@@ -44,24 +61,39 @@ type CollConfig struct {
 	Op         coll.Operation
 	Algorithms []string // names, or Auto
 	Sizes      []int    // bytes: the vector (bcast, reduce, allreduce) or one rank's block
-	Iters      int      // timed iterations for small sizes; large ones use fewer
+	Iters      int      // timed calls for small sizes; large ones use fewer
+	Timing     Timing   // how calls are timed; "" is BackToBack
 	// Progress, if set, is called on rank 0 after each size and
 	// algorithm.
 	Progress func(done, total int, what string)
 }
 
 // collBlocks is how many interleaved blocks each size's iterations are
-// split into: every algorithm runs a block in turn, so that the machine's
-// drifts (a slow regime lasting tens of milliseconds here) hit all alike.
+// split into under BarrierEach: every algorithm runs a block in turn, so
+// that the machine's drifts (a slow regime lasting tens of milliseconds
+// here) hit all alike.
 const collBlocks = 5
 
 // Coll times cfg.Op with each algorithm at each size on every rank of c;
-// rank 0 returns the results. One iteration is a barrier, then the call;
-// its time is the slowest rank's, from leaving the barrier to returning.
+// rank 0 returns the results. Each rank times each call; a call's time is
+// the slowest rank's.
+//
+// BackToBack: per size and algorithm, WarmupCalls untimed calls, a
+// barrier, then Iterations(size·(n−1), cfg.Iters) calls back to back, each
+// timed from the end of the one before (or the barrier) to its own; the
+// algorithms take turns going first from one size to the next.
+// BarrierEach: two untimed calls per algorithm, then per timed call a
+// barrier and the call, timed from leaving the barrier to returning, the
+// calls split into blocks the algorithms take in turn.
+//
 // Reductions sum float64 elements (sizes are rounded down to whole
 // elements, at least one); the other operations move bytes.
 func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, error) {
 	n := c.Size()
+	timing, err := ParseTiming(string(cfg.Timing))
+	if err != nil {
+		return nil, err
+	}
 	reduction := cfg.Op == coll.OpReduce || cfg.Op == coll.OpAllreduce
 	total := len(cfg.Sizes) * len(cfg.Algorithms)
 	var out []CollResult
@@ -76,50 +108,37 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 		if err != nil {
 			return nil, err
 		}
-		iters := Iterations(size*max(n-1, 1), cfg.Iters)
-		per := max(iters/collBlocks, 1)
-		times := make([][]time.Duration, len(cfg.Algorithms))
 		opts := make([][]commtune.CollOption, len(cfg.Algorithms))
 		for i, a := range cfg.Algorithms {
 			if a != Auto {
 				opts[i] = []commtune.CollOption{commtune.WithAlgorithm(a)}
 			}
-			// Warm up: connections, buffers, pools.
-			for w := 0; w < 2; w++ {
-				if err := call(ctx, c, opts[i]); err != nil {
-					return nil, fmt.Errorf("%s at %d bytes: %w", a, size, err)
-				}
-			}
 		}
-		for b := 0; b < collBlocks; b++ {
-			for k := range cfg.Algorithms {
-				i := (k + b) % len(cfg.Algorithms) // rotate who goes first
-				for it := 0; it < per; it++ {
-					if err := c.Barrier(ctx); err != nil {
-						return nil, err
-					}
-					start := time.Now()
-					if err := call(ctx, c, opts[i]); err != nil {
-						return nil, fmt.Errorf("%s at %d bytes: %w", cfg.Algorithms[i], size, err)
-					}
-					times[i] = append(times[i], time.Since(start))
-				}
+		run := func(i int) error {
+			if err := call(ctx, c, opts[i]); err != nil {
+				return fmt.Errorf("%s at %d bytes: %w", cfg.Algorithms[i], size, err)
 			}
+			return nil
+		}
+		iters := Iterations(size*max(n-1, 1), cfg.Iters)
+		var times [][]time.Duration
+		if timing == BarrierEach {
+			times, err = collBarrierEach(ctx, c, len(opts), iters, run)
+		} else {
+			times, err = collBackToBack(ctx, c, len(opts), si, iters, run)
+		}
+		if err != nil {
+			return nil, err
 		}
 		for i, a := range cfg.Algorithms {
-			// The slowest rank's time of each iteration.
-			ns := make([]float64, len(times[i]))
-			for j, d := range times[i] {
-				ns[j] = float64(d.Nanoseconds())
-			}
-			slowest := make([]float64, len(ns))
-			if err := commtune.Reduce(ctx, c, ns, slowest, commtune.Max, 0); err != nil {
+			slowest, err := slowestPerCall(ctx, c, times[i])
+			if err != nil {
 				return nil, err
 			}
 			if c.Rank() == 0 {
 				decided := coll.Decide(cfg.Op, n, size, true).Name()
-				q := stats.Quantiles(slowest, 0.5, 0.9, 0.99)
-				r := CollResult{Algo: a, Bytes: size, TimeUS: q[0] / 1e3, Auto: a == decided, P90US: q[1] / 1e3, P99US: q[2] / 1e3}
+				r := collResult(a, size, SummaryOf(slowest))
+				r.Auto = a == decided
 				if a == Auto {
 					r.Algo, r.Auto = decided, true
 				}
@@ -131,6 +150,70 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 		}
 	}
 	return out, nil
+}
+
+// collBackToBack times iters calls of each of algos algorithms back to
+// back (Coll's BackToBack) and returns this rank's times per algorithm.
+// The algorithms run in turn from the first-th (mod algos), so that none
+// is always the one a size starts on.
+func collBackToBack(ctx context.Context, c *commtune.Comm, algos, first, iters int, run func(int) error) ([][]time.Duration, error) {
+	times := make([][]time.Duration, algos)
+	for k := range algos {
+		i := (k + first) % algos
+		for w := 0; w < WarmupCalls; w++ {
+			if err := run(i); err != nil {
+				return nil, err
+			}
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return nil, err
+		}
+		t := make([]time.Duration, iters)
+		// One clock reading between calls: each call is timed from the
+		// end of the one before, so the times add up to the run.
+		prev := time.Now()
+		for it := range t {
+			if err := run(i); err != nil {
+				return nil, err
+			}
+			now := time.Now()
+			t[it], prev = now.Sub(prev), now
+		}
+		times[i] = t
+	}
+	return times, nil
+}
+
+// collBarrierEach times iters calls of each of algos algorithms, each
+// after a barrier (Coll's BarrierEach), and returns this rank's times per
+// algorithm.
+func collBarrierEach(ctx context.Context, c *commtune.Comm, algos, iters int, run func(int) error) ([][]time.Duration, error) {
+	// Warm up: connections, buffers, pools.
+	for i := range algos {
+		for w := 0; w < 2; w++ {
+			if err := run(i); err != nil {
+				return nil, err
+			}
+		}
+	}
+	per := max(iters/collBlocks, 1)
+	times := make([][]time.Duration, algos)
+	for b := 0; b < collBlocks; b++ {
+		for k := range algos {
+			i := (k + b) % algos // rotate who goes first
+			for it := 0; it < per; it++ {
+				if err := c.Barrier(ctx); err != nil {
+					return nil, err
+				}
+				start := time.Now()
+				if err := run(i); err != nil {
+					return nil, err
+				}
+				times[i] = append(times[i], time.Since(start))
+			}
+		}
+	}
+	return times, nil
 }
 
 // collCall returns one call of op moving size bytes on rank me of n, with
@@ -208,10 +291,11 @@ func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtu
 	return nil, fmt.Errorf("no benchmark for %q", op)
 }
 
-// WriteCollTable prints r with one line per algorithm and one column per
-// size, the fastest at each size starred, then per size the fastest
-// algorithm and the decision table's choice with its time as a ratio of
-// the fastest.
+// WriteCollTable prints r with one line per algorithm and, per size, the
+// mean, median and 99th percentile of the slowest rank's times, the
+// fastest mean at each size starred; then per size the fastest algorithm
+// and the decision table's choice, its mean as a ratio of the fastest's,
+// and its tail.
 func WriteCollTable(w io.Writer, r *CollReport) error {
 	var sizes []int
 	var algos []string
@@ -227,12 +311,12 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 		at[x.Algo][x.Bytes] = x
 	}
 	best := BestBySize(r.Results)
-	fmt.Fprintf(w, "# commtune bench coll: %s, %d ranks, transport %s; time (us) = median over iterations of the slowest rank; * fastest, + the decision table's choice\n",
-		r.Op, r.Ranks, r.Transport)
+	fmt.Fprintf(w, "# commtune bench coll: %s, %d ranks, transport %s, %s; times (us) of the slowest rank per call: mean, p50, p99 over the calls; * fastest mean, + the decision table's choice\n",
+		r.Op, r.Ranks, r.Transport, timingLine(r.Timing))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "algorithm\t")
 	for _, s := range sizes {
-		fmt.Fprintf(tw, "%s\t", units.FormatSize(int64(s)))
+		fmt.Fprintf(tw, "%s mean\tp50\tp99\t", units.FormatSize(int64(s)))
 	}
 	fmt.Fprintln(tw)
 	for _, a := range algos {
@@ -240,7 +324,7 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 		for i, s := range sizes {
 			x, ok := at[a][s]
 			if !ok {
-				fmt.Fprint(tw, "-\t")
+				fmt.Fprint(tw, "-\t-\t-\t")
 				continue
 			}
 			mark := ""
@@ -250,7 +334,7 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 			if x.Auto {
 				mark += "+"
 			}
-			fmt.Fprintf(tw, "%.1f%s\t", x.TimeUS, mark)
+			fmt.Fprintf(tw, "%.1f%s\t%.1f\t%.1f\t", x.MeanUS, mark, x.TimeUS, x.P99US)
 		}
 		fmt.Fprintln(tw)
 	}
@@ -259,14 +343,14 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 	}
 	fmt.Fprintln(w)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprint(tw, "size\tfastest\tus\ttable's choice\tus\tratio\tits p90\tp99\n")
+	fmt.Fprint(tw, "size\tfastest\tmean\tp50\tp99\ttable's choice\tmean\tratio\tp50\tp90\tp99\tmax\tcalls\n")
 	for i, s := range sizes {
 		b := best[i]
-		line := fmt.Sprintf("%s\t%s\t%.1f\t", units.FormatSize(int64(s)), b.Algo, b.TimeUS)
-		choice := "(not measured)\t\t"
+		line := fmt.Sprintf("%s\t%s\t%.1f\t%.1f\t%.1f\t", units.FormatSize(int64(s)), b.Algo, b.MeanUS, b.TimeUS, b.P99US)
+		choice := "(not measured)\t\t\t\t\t\t\t"
 		for _, x := range r.Results {
 			if x.Bytes == s && x.Auto {
-				choice = fmt.Sprintf("%s\t%.1f\t%.2f\t%.1f\t%.1f", x.Algo, x.TimeUS, x.TimeUS/b.TimeUS, x.P90US, x.P99US)
+				choice = fmt.Sprintf("%s\t%.1f\t%.2f\t%.1f\t%.1f\t%.1f\t%.1f\t%d", x.Algo, x.MeanUS, x.MeanUS/b.MeanUS, x.TimeUS, x.P90US, x.P99US, x.MaxUS, x.Calls)
 			}
 		}
 		fmt.Fprintln(tw, line+choice)
@@ -274,7 +358,18 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 	return tw.Flush()
 }
 
-// BestBySize returns, per size in order, the fastest result.
+// timingLine says in a table's heading how the calls were timed.
+func timingLine(t Timing) string {
+	switch t {
+	case BarrierEach:
+		return "a barrier before each call"
+	case BackToBack:
+		return "calls back to back"
+	}
+	return "timing " + string(t)
+}
+
+// BestBySize returns, per size in order, the result of the lowest mean.
 func BestBySize(res []CollResult) []CollResult {
 	var out []CollResult
 	for _, r := range res {
@@ -282,7 +377,7 @@ func BestBySize(res []CollResult) []CollResult {
 		switch {
 		case i < 0:
 			out = append(out, r)
-		case r.TimeUS < out[i].TimeUS:
+		case r.MeanUS < out[i].MeanUS:
 			out[i] = r
 		}
 	}

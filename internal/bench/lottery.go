@@ -170,16 +170,16 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		if c.Rank() != 0 {
 			continue
 		}
-		run := LotteryRun{Bytes: size, MeanUS: mean(slowest[0]) / 1e3, MedianUS: stats.Median(slowest[0]) / 1e3}
+		run := LotteryRun{Bytes: size, MeanUS: stats.Mean(slowest[0]) / 1e3, MedianUS: stats.Median(slowest[0]) / 1e3}
 		for j, t := range slowest[0] {
 			run.Calls = append(run.Calls, LotteryCall{At: starts[j], TimeUS: t / 1e3, Algo: drawn[j], Leader: leaders[j]})
 		}
 		run.Settled, run.Leader = settled(leaders)
 		for i, a := range cands {
-			f := FixedResult{Algo: a.Name(), MeanUS: mean(slowest[i+1]) / 1e3, MedianUS: stats.Median(slowest[i+1]) / 1e3, Table: i == 0}
+			f := FixedResult{Algo: a.Name(), MeanUS: stats.Mean(slowest[i+1]) / 1e3, MedianUS: stats.Median(slowest[i+1]) / 1e3, Table: i == 0}
 			for b, at := range blockStarts[i+1] {
 				t := slowest[i+1][b*lotteryBlock : min((b+1)*lotteryBlock, len(slowest[i+1]))]
-				f.Blocks = append(f.Blocks, FixedBlock{At: at, MeanUS: mean(t) / 1e3})
+				f.Blocks = append(f.Blocks, FixedBlock{At: at, MeanUS: stats.Mean(t) / 1e3})
 			}
 			run.Fixed = append(run.Fixed, f)
 		}
@@ -211,17 +211,6 @@ func settled(leaders []string) (int, string) {
 		i--
 	}
 	return i + 1, last
-}
-
-func mean(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := 0.0
-	for _, x := range xs {
-		s += x
-	}
-	return s / float64(len(xs))
 }
 
 // convergenceWindows is how many windows WriteLotteryTable's convergence
@@ -299,7 +288,7 @@ func writeConvergence(w io.Writer, calls []LotteryCall) error {
 				most = name
 			}
 		}
-		fmt.Fprintf(tw, "%d-%d\t%.1f\t%s\t%.0f%%\t%s\n", lo+1, lo+len(win), mean(ts), most,
+		fmt.Fprintf(tw, "%d-%d\t%.1f\t%s\t%.0f%%\t%s\n", lo+1, lo+len(win), stats.Mean(ts), most,
 			100*float64(count[most])/float64(len(win)), win[len(win)-1].Leader)
 	}
 	return tw.Flush()

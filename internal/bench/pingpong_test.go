@@ -77,7 +77,7 @@ func TestWriteMethodTable(t *testing.T) {
 	rep := func(method string, mbps float64, paths ...string) *Report {
 		r := &Report{Bench: "pingpong", Transport: "shm", Method: method, Ranks: 2}
 		for i, size := range []int{64 << 10, 4 << 20} {
-			res := Result{Bytes: size, BandwidthMBps: mbps}
+			res := Result{Bytes: size, MeanUS: float64(size) / mbps}
 			if i < len(paths) {
 				res.Path = paths[i]
 			}

@@ -13,12 +13,16 @@ import (
 // built-in defaults, over runs taken in turns.
 type Comparison struct {
 	// Tuned and Defaults hold each the median of the runs' medians, among
-	// the runs not slowed by other work (Steady).
+	// the runs not slowed by other work (Steady), and over the same runs
+	// the mean of their means and the median of their 99th percentiles.
 	Tuned, Defaults Result
 	// Ratios are defaults/tuned, run by run (paired: the two runs of a
 	// round ran back to back, so the machine's drift falls on both).
 	Ratios []float64
 	Ratio  float64 // their median; above 1: tuned was faster
+	// MeanRatio is the defaults' mean over tuned's (Tuned.MeanNS,
+	// Defaults.MeanNS): the ratio of what the two cost on average.
+	MeanRatio float64
 	// SlowerRuns counts the rounds in which tuned was the slower.
 	SlowerRuns int
 	// LeftOut counts the runs, of either configuration, that Steady left
@@ -62,22 +66,26 @@ func Compare(tuned, defaults [][]Result) (*Verdict, error) {
 	v := &Verdict{Noise: MinNoise}
 	for op := 0; op < n; op++ {
 		c := Comparison{Tuned: tuned[0][op], Defaults: defaults[0][op]}
-		var tns, dns []float64
+		var tns, dns, tmean, dmean, tp99, dp99 []float64
 		for r := range tuned {
 			t, d := tuned[r][op], defaults[r][op]
 			if t.Op != c.Tuned.Op || t.Bytes != c.Tuned.Bytes || d.Op != t.Op || d.Bytes != t.Bytes {
 				return nil, fmt.Errorf("demo: run %d measured %s %d where run 0 measured %s %d", r, t.Op, t.Bytes, c.Tuned.Op, c.Tuned.Bytes)
 			}
 			tns, dns = append(tns, t.NS), append(dns, d.NS)
+			tmean, dmean, tp99, dp99 = append(tmean, t.MeanNS), append(dmean, d.MeanNS), append(tp99, t.P99NS), append(dp99, d.P99NS)
 			c.Ratios = append(c.Ratios, d.NS/t.NS)
 			if t.NS > d.NS {
 				c.SlowerRuns++
 			}
 		}
-		var lt, ld int
-		c.Tuned.NS, lt = Steady(tns)
-		c.Defaults.NS, ld = Steady(dns)
-		c.Ratio, c.LeftOut = stats.Median(c.Ratios), lt+ld
+		kt, kd := steadyRuns(tns), steadyRuns(dns)
+		c.Tuned.NS, c.Tuned.MeanNS, c.Tuned.P99NS = stats.Median(pick(tns, kt)), stats.Mean(pick(tmean, kt)), stats.Median(pick(tp99, kt))
+		c.Defaults.NS, c.Defaults.MeanNS, c.Defaults.P99NS = stats.Median(pick(dns, kd)), stats.Mean(pick(dmean, kd)), stats.Median(pick(dp99, kd))
+		c.Ratio, c.LeftOut = stats.Median(c.Ratios), len(tns)-len(kt)+len(dns)-len(kd)
+		if c.Tuned.MeanNS > 0 {
+			c.MeanRatio = c.Defaults.MeanNS / c.Tuned.MeanNS
+		}
 		if c.SamePath() {
 			v.Noise = max(v.Noise, math.Abs(c.Ratio-1))
 		}
@@ -110,14 +118,30 @@ const SlowRun = 1.5
 // how many it left out. The verdict does not use it: it pairs the runs of a
 // round, which drift together.
 func Steady(ns []float64) (float64, int) {
+	kept := steadyRuns(ns)
+	return stats.Median(pick(ns, kept)), len(ns) - len(kept)
+}
+
+// steadyRuns returns the indices of the times within SlowRun of the
+// fastest.
+func steadyRuns(ns []float64) []int {
 	fastest := slices.Min(ns)
-	var kept []float64
-	for _, x := range ns {
+	var kept []int
+	for i, x := range ns {
 		if x <= SlowRun*fastest {
-			kept = append(kept, x)
+			kept = append(kept, i)
 		}
 	}
-	return stats.Median(kept), len(ns) - len(kept)
+	return kept
+}
+
+// pick returns xs at the indices idx.
+func pick(xs []float64, idx []int) []float64 {
+	out := make([]float64, len(idx))
+	for k, i := range idx {
+		out[k] = xs[i]
+	}
+	return out
 }
 
 // LostRuns is how many of runs rounds tuned must lose for a loss to count:

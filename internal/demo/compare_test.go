@@ -90,3 +90,46 @@ func TestSteady(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareMeans: beside the medians, a comparison carries the mean of
+// the runs' means and the median of their 99th percentiles, over the runs
+// Steady keeps, and the ratio of the means.
+func TestCompareMeans(t *testing.T) {
+	type run struct{ ns, mean, p99 float64 }
+	tests := []struct {
+		name               string
+		tuned, defaults    []run
+		tMean, tP99, dMean float64
+		dP99, meanRatio    float64
+		tMedian            float64
+		leftOut            int
+	}{
+		{"all kept",
+			[]run{{100, 120, 300}, {102, 150, 500}, {101, 90, 200}}, []run{{200, 240, 900}, {200, 260, 800}, {200, 250, 700}},
+			120, 300, 250, 800, 250.0 / 120, 101, 0},
+		{"a slow run left out of mean, p50 and p99",
+			[]run{{100, 120, 300}, {400, 1000, 5000}, {101, 90, 200}}, []run{{200, 240, 900}, {200, 260, 800}, {200, 250, 700}},
+			105, 250, 250, 800, 250.0 / 105, 100.5, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tuned, defaults [][]Result
+			for i := range tc.tuned {
+				a, b := tc.tuned[i], tc.defaults[i]
+				tuned = append(tuned, []Result{{Op: "allreduce", Bytes: 8, NS: a.ns, MeanNS: a.mean, P99NS: a.p99, Path: "eager/copy"}})
+				defaults = append(defaults, []Result{{Op: "allreduce", Bytes: 8, NS: b.ns, MeanNS: b.mean, P99NS: b.p99, Path: "eager/iovec"}})
+			}
+			v, err := Compare(tuned, defaults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			c := v.Rows[0]
+			near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-9*math.Abs(b) }
+			if !near(c.Tuned.MeanNS, tc.tMean) || !near(c.Tuned.P99NS, tc.tP99) || !near(c.Defaults.MeanNS, tc.dMean) ||
+				!near(c.Defaults.P99NS, tc.dP99) || !near(c.MeanRatio, tc.meanRatio) || !near(c.Tuned.NS, tc.tMedian) ||
+				c.LeftOut != tc.leftOut {
+				t.Errorf("tuned %+v, defaults %+v, mean ratio %v, left out %d", c.Tuned, c.Defaults, c.MeanRatio, c.LeftOut)
+			}
+		})
+	}
+}

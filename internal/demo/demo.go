@@ -22,7 +22,11 @@ type Result struct {
 	Op    string  `json:"op"`    // "pingpong" or "allreduce"
 	Bytes int64   `json:"bytes"` // message or vector size
 	NS    float64 `json:"ns"`    // median: one-way time (pingpong), whole operation (allreduce)
-	Reps  int     `json:"reps"`
+	// MeanNS and P99NS are the mean and 99th percentile of the same
+	// times: what the repetitions cost on average, and their tail.
+	MeanNS float64 `json:"mean_ns"`
+	P99NS  float64 `json:"p99_ns"`
+	Reps   int     `json:"reps"`
 	// Path is how rank 0 sends each message of the operation (a ping, or
 	// an allreduce's chunk): its eager variant or rendezvous method.
 	Path string `json:"path"`
@@ -90,7 +94,7 @@ func Run(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg Config)
 		if err != nil {
 			return nil, fmt.Errorf("ping-pong of %d bytes: %w", n, err)
 		}
-		out = append(out, Result{Op: "pingpong", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, ep, peer, n)})
+		out = append(out, timed("pingpong", n, d, sendPath(c, ep, peer, n)))
 	}
 	if err := c.Barrier(ctx); err != nil {
 		return nil, err
@@ -126,7 +130,7 @@ func Run(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg Config)
 				return nil, fmt.Errorf("allreduce of %d bytes: %w", n, err)
 			}
 		}
-		out = append(out, Result{Op: "allreduce", Bytes: n, NS: stats.Median(d), Reps: r, Path: sendPath(c, ep, (c.Rank()+1)%c.Size(), n/int64(c.Size()))})
+		out = append(out, timed("allreduce", n, d, sendPath(c, ep, (c.Rank()+1)%c.Size(), n/int64(c.Size()))))
 	}
 	rep.Results = out
 	if probes[2], err = StateProbe(ctx, c, ep); err != nil {
@@ -134,6 +138,12 @@ func Run(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg Config)
 	}
 	rep.Probe = stats.Median(probes[:])
 	return rep, nil
+}
+
+// timed is the result of op on n bytes taking times d, sent as path.
+func timed(op string, n int64, d []time.Duration, path string) Result {
+	q := stats.Quantiles(d, 0.5, 0.99)
+	return Result{Op: op, Bytes: n, NS: q[0], MeanNS: stats.Mean(d), P99NS: q[1], Reps: len(d), Path: path}
 }
 
 // settleTime is how long each operation runs, unrecorded, before it is

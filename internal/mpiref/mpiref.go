@@ -158,16 +158,21 @@ func (i Impl) PingPong(ctx context.Context, bin string, sizes []int, iters int) 
 	return out, err
 }
 
-// Coll runs the reference collective op on n ranks of bin.
-func (i Impl) Coll(ctx context.Context, bin string, n int, op string, sizes []int, iters int) ([]bench.CollResult, error) {
+// Coll runs the reference collective op on n ranks of bin, its calls
+// timed as timing says.
+func (i Impl) Coll(ctx context.Context, bin string, n int, op string, sizes []int, iters int, timing bench.Timing) ([]bench.CollResult, error) {
+	timing, err := bench.ParseTiming(string(timing))
+	if err != nil {
+		return nil, err
+	}
 	var out []bench.CollResult
-	err := i.run(ctx, bin, n, func(line []byte) error {
+	err = i.run(ctx, bin, n, func(line []byte) error {
 		var r bench.CollResult
 		err := json.Unmarshal(line, &r)
 		r.Algo = i.Name
 		out = append(out, r)
 		return err
-	}, "coll", op, sizeArg(sizes), strconv.Itoa(iters))
+	}, "coll", op, sizeArg(sizes), strconv.Itoa(iters), string(timing))
 	if err == nil && len(out) != len(sizes) {
 		err = fmt.Errorf("reference %s reported %d of %d sizes", op, len(out), len(sizes))
 	}

@@ -2,9 +2,13 @@ package mpiref
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"math"
 	"testing"
 	"time"
+
+	"github.com/commtune/commtune/internal/bench"
 )
 
 func TestFindRefusesUnknown(t *testing.T) {
@@ -14,8 +18,9 @@ func TestFindRefusesUnknown(t *testing.T) {
 }
 
 // TestReference builds the C benchmark with every installed MPI and runs a
-// short ping-pong and a collective through its launcher, checking that
-// each size is reported with a positive time.
+// short ping-pong and each collective, in both timings, through its
+// launcher, checking that each size is reported with a positive time and
+// a consistent summary, and that its statistics are internal/bench's.
 func TestReference(t *testing.T) {
 	found := 0
 	for _, name := range []string{"openmpi", "mpich"} {
@@ -31,23 +36,26 @@ func TestReference(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkSummaries(t, ctx, impl, bin)
 			pp, err := impl.PingPong(ctx, bin, []int{8, 4096}, 50)
 			if err != nil {
 				t.Fatal(err)
 			}
 			for i, r := range pp {
-				if r.Bytes != []int{8, 4096}[i] || r.LatencyUS <= 0 {
+				if r.Bytes != []int{8, 4096}[i] || r.LatencyUS <= 0 || r.RoundTrips != 50 || !ordered(r.Summary()) {
 					t.Errorf("ping-pong result %d: %+v", i, r)
 				}
 			}
-			for _, op := range Ops {
-				res, err := impl.Coll(ctx, bin, 3, op, []int{16, 1024}, 20)
-				if err != nil {
-					t.Fatalf("%s: %v", op, err)
-				}
-				for _, r := range res {
-					if r.TimeUS <= 0 || r.Algo != name {
-						t.Errorf("%s: %+v", op, r)
+			for _, timing := range bench.Timings {
+				for _, op := range Ops {
+					res, err := impl.Coll(ctx, bin, 3, op, []int{16, 1024}, 20, timing)
+					if err != nil {
+						t.Fatalf("%s %s: %v", op, timing, err)
+					}
+					for _, r := range res {
+						if r.TimeUS <= 0 || r.Algo != name || r.Calls != 20 || !ordered(r.Summary()) {
+							t.Errorf("%s %s: %+v", op, timing, r)
+						}
 					}
 				}
 			}
@@ -57,3 +65,42 @@ func TestReference(t *testing.T) {
 		t.Skip("no MPI installed (openmpi-bin libopenmpi-dev or mpich): nothing to compare against")
 	}
 }
+
+// ordered reports whether s's figures are positive and in the order a
+// distribution's are: the median at most the p90, at most the p99, at
+// most the maximum, and the mean within [min, max].
+func ordered(s bench.Summary) bool {
+	return s.P50 > 0 && s.P50 <= s.P90 && s.P90 <= s.P99 && s.P99 <= s.Max && s.Mean > 0 && s.Mean <= s.Max
+}
+
+// checkSummaries has the C program summarize known times and compares
+// its figures with bench.SummaryOf's: the same mean and quantile rule.
+func checkSummaries(t *testing.T, ctx context.Context, impl Impl, bin string) {
+	t.Helper()
+	tests := [][]float64{
+		{1000},
+		{3000, 1000, 2000},
+		{5000, 1000, 4000, 2000, 3000, 100000},
+		{1200, 1200, 1300, 900, 250000, 1100, 1000, 1250, 1150, 1050, 980, 1020, 999000},
+	}
+	for _, ns := range tests {
+		var got bench.CollResult
+		args := make([]int, len(ns))
+		for k, v := range ns {
+			args[k] = int(v)
+		}
+		err := impl.run(ctx, bin, 1, func(line []byte) error { return json.Unmarshal(line, &got) }, "summary", sizeArg(args))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := bench.SummaryOf(ns)
+		g := got.Summary()
+		// The program prints 4 decimals of a microsecond.
+		if g.Calls != want.Calls || !near(g.Mean, want.Mean) || !near(g.P50, want.P50) || !near(g.P90, want.P90) ||
+			!near(g.P99, want.P99) || !near(g.Max, want.Max) {
+			t.Errorf("summary of %v: C %+v, Go %+v", ns, g, want)
+		}
+	}
+}
+
+func near(a, b float64) bool { return math.Abs(a-b) <= 0.00005+1e-9*math.Abs(b) }

@@ -1,7 +1,7 @@
-// Package stats holds the order statistics commtune summarizes its timings
-// with — the tuner's drift baseline, the sampling pass's points, the demo's
-// verdict, the benchmarks' tables — so that a median or a 99th percentile
-// means the same thing in all of them.
+// Package stats holds the statistics commtune summarizes its timings with
+// — the tuner's drift baseline, the sampling pass's points, the demo's
+// verdict, the benchmarks' tables — so that a mean, a median or a 99th
+// percentile means the same thing in all of them.
 package stats
 
 import "slices"

@@ -2,27 +2,45 @@
  * mpibench: the reference side of `commtune bench ... --vs mpi`.
  *
  * It measures exactly what commtune's own benchmarks measure, with the
- * same iteration counts, warm-ups and statistics (internal/bench):
+ * same iteration counts, warm-ups, timing and statistics (internal/bench):
  *
  *   mpibench pingpong SIZES ITERS
- *     ranks 0 and 1; per size Iterations(size, ITERS) round trips after
- *     max(n/10, 2) unrecorded ones; one line per size with the median half
- *     round trip.
- *   mpibench coll OP SIZES ITERS
- *     every rank; per size two warm-up calls, then Iterations(size*(n-1),
- *     ITERS) iterations of a barrier followed by the timed call; the
- *     slowest rank's time of each iteration (MPI_MAX), then the median.
- *     Reductions sum doubles (sizes rounded down to whole doubles, at
- *     least one); the other operations move bytes; barrier is size 0.
+ *     ranks 0 and 1; 500 unrecorded round trips of 8 bytes, then per size
+ *     20 unrecorded round trips, a barrier of the two (an empty message
+ *     each way), and Iterations(size, ITERS) round trips back to back,
+ *     each timed on rank 0 from the end of the one before to its own;
+ *     one line per size summarizing half of each round trip.
+ *   mpibench coll OP SIZES ITERS [back-to-back|barrier]
+ *     every rank, N = Iterations(size*(n-1), ITERS) timed calls per size.
+ *     back-to-back (the default): 20 untimed calls, one MPI_Barrier, then
+ *     the N calls one after another, each timed from the end of the one
+ *     before to its own. barrier: two untimed calls, then per timed call
+ *     an MPI_Barrier and the call, timed from leaving the barrier. Each
+ *     call's time is then the slowest rank's (MPI_MAX to rank 0 after
+ *     the calls); one line per size summarizing those times. Reductions
+ *     sum doubles (sizes rounded down to whole doubles, at least one);
+ *     the other operations move bytes; barrier is size 0.
+ *   mpibench summary VALUES
+ *     the summary of VALUES (nanoseconds, comma-separated) in coll's
+ *     fields: a check that the statistics are internal/bench's.
  *
- * Output: one JSON object per line on rank 0's stdout.
+ * A summary is the mean, the 50th, 90th and 99th percentiles (linear
+ * interpolation between the closest ranks, as internal/stats) and the
+ * maximum, in microseconds, and the number of calls:
+ *   pingpong: {"bytes","latency_us" (p50),"bandwidth_MBps" (bytes/p50),
+ *              "latency_mean_us","latency_p90_us","latency_p99_us",
+ *              "latency_max_us","round_trips"}
+ *   coll:     {"algo":"mpi","bytes","time_us" (p50),"mean_us","p90_us",
+ *              "p99_us","max_us","calls"}
+ * Times are read with MPI_Wtime. Output: one JSON object per line on rank
+ * 0's stdout.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-enum { maxSizes = 64, budget = 256 << 20 };
+enum { maxSizes = 64, budget = 256 << 20, warmupCalls = 20, collBlocks = 5 };
 
 static int iterations(long size, int iters) {
 	long n = iters;
@@ -36,10 +54,49 @@ static int cmpd(const void *a, const void *b) {
 	return (x > y) - (x < y);
 }
 
-/* median sorts v: the middle value, or the mean of the middle two. */
-static double median(double *v, int n) {
-	qsort(v, n, sizeof *v, cmpd);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+/* quantile is the q-quantile of v, sorted and not empty: linear
+ * interpolation between the two closest ranks, as internal/stats. */
+static double quantile(const double *v, int n, double q) {
+	if (!(q > 0))
+		return v[0];
+	double pos = (q < 1 ? q : 1) * (n - 1);
+	int i = (int)pos;
+	double f = pos - i, lo = v[i];
+	if (f == 0)
+		return lo;
+	double hi = v[i + 1];
+	if (lo == hi)
+		return lo;
+	return (1 - f) * lo + f * hi;
+}
+
+typedef struct {
+	int calls;
+	double mean, p50, p90, p99, max; /* microseconds */
+} summary;
+
+/* summarize sorts ns, n call times in nanoseconds, and summarizes them. */
+static summary summarize(double *ns, int n) {
+	summary s = {n, 0, 0, 0, 0, 0};
+	if (n == 0)
+		return s;
+	double sum = 0;
+	for (int i = 0; i < n; i++)
+		sum += ns[i];
+	qsort(ns, n, sizeof *ns, cmpd);
+	s.mean = sum / n / 1e3;
+	s.p50 = quantile(ns, n, 0.5) / 1e3;
+	s.p90 = quantile(ns, n, 0.9) / 1e3;
+	s.p99 = quantile(ns, n, 0.99) / 1e3;
+	s.max = ns[n - 1] / 1e3;
+	return s;
+}
+
+static void printColl(long size, summary s) {
+	printf("{\"algo\":\"mpi\",\"bytes\":%ld,\"time_us\":%.4f,\"mean_us\":%.4f,\"p90_us\":%.4f,"
+	       "\"p99_us\":%.4f,\"max_us\":%.4f,\"calls\":%d}\n",
+	       size, s.p50, s.mean, s.p90, s.p99, s.max, s.calls);
+	fflush(stdout);
 }
 
 static int parseSizes(const char *s, long *out) {
@@ -66,10 +123,13 @@ static double *timesBuf(int n) {
 	return t;
 }
 
+/* roundTrips does n round trips of size bytes between ranks 0 and 1; with
+ * rtt, it stores each one's time in nanoseconds, from the end of the one
+ * before to its own. */
 static void roundTrips(char *b, long size, int n, int me, double *rtt) {
 	int peer = 1 - me;
+	double prev = MPI_Wtime();
 	for (int i = 0; i < n; i++) {
-		double t0 = MPI_Wtime();
 		if (me == 0) {
 			MPI_Send(b, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
 			MPI_Recv(b, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
@@ -77,8 +137,23 @@ static void roundTrips(char *b, long size, int n, int me, double *rtt) {
 			MPI_Recv(b, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
 			MPI_Send(b, size, MPI_BYTE, peer, 1, MPI_COMM_WORLD);
 		}
+		double now = MPI_Wtime();
 		if (rtt)
-			rtt[i] = MPI_Wtime() - t0;
+			rtt[i] = (now - prev) * 1e9;
+		prev = now;
+	}
+}
+
+/* pairBarrier is the barrier of ranks 0 and 1: an empty message each way,
+ * as internal/bench's. */
+static void pairBarrier(int me) {
+	int peer = 1 - me;
+	if (me == 0) {
+		MPI_Send(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
+		MPI_Recv(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+	} else {
+		MPI_Recv(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+		MPI_Send(NULL, 0, MPI_BYTE, peer, 3, MPI_COMM_WORLD);
 	}
 }
 
@@ -96,13 +171,17 @@ static void pingpong(long *sizes, int ns, int iters, int me) {
 		int n = iterations(sizes[s], iters);
 		double *rtt = timesBuf(n);
 		if (me <= 1) {
-			roundTrips(b, sizes[s], n / 10 > 2 ? n / 10 : 2, me, NULL);
+			roundTrips(b, sizes[s], warmupCalls, me, NULL);
+			pairBarrier(me);
 			roundTrips(b, sizes[s], n, me, rtt);
 		}
 		if (me == 0) {
-			double lat = median(rtt, n) / 2 * 1e6;
-			printf("{\"bytes\":%ld,\"latency_us\":%.4f,\"bandwidth_MBps\":%.2f}\n", sizes[s], lat,
-			       lat > 0 ? sizes[s] / lat : 0);
+			for (int i = 0; i < n; i++)
+				rtt[i] /= 2; /* half a round trip */
+			summary x = summarize(rtt, n);
+			printf("{\"bytes\":%ld,\"latency_us\":%.4f,\"bandwidth_MBps\":%.2f,\"latency_mean_us\":%.4f,"
+			       "\"latency_p90_us\":%.4f,\"latency_p99_us\":%.4f,\"latency_max_us\":%.4f,\"round_trips\":%d}\n",
+			       sizes[s], x.p50, x.p50 > 0 ? sizes[s] / x.p50 : 0, x.mean, x.p90, x.p99, x.max, x.calls);
 			fflush(stdout);
 		}
 		free(rtt);
@@ -133,7 +212,7 @@ static int call(const char *op, long size, int n, void *send, void *recv) {
 	return 1;
 }
 
-static void collective(const char *op, long *sizes, int ns, int iters, int me, int n) {
+static void collective(const char *op, long *sizes, int ns, int iters, int me, int n, int backToBack) {
 	int reduction = !strcmp(op, "reduce") || !strcmp(op, "allreduce");
 	for (int s = 0; s < ns; s++) {
 		long size = sizes[s];
@@ -150,20 +229,34 @@ static void collective(const char *op, long *sizes, int ns, int iters, int me, i
 		else
 			memset(send, 1, room);
 		int its = iterations(size * (n > 1 ? n - 1 : 1), iters);
+		if (!backToBack) /* as internal/bench: whole blocks of its/5 calls */
+			its = (its / collBlocks > 1 ? its / collBlocks : 1) * collBlocks;
 		double *t = timesBuf(its), *slowest = timesBuf(its);
-		for (int w = 0; w < 2; w++)
-			call(op, size, n, send, recv);
-		for (int i = 0; i < its; i++) {
+		if (backToBack) {
+			for (int w = 0; w < warmupCalls; w++)
+				call(op, size, n, send, recv);
 			MPI_Barrier(MPI_COMM_WORLD);
-			double t0 = MPI_Wtime();
-			call(op, size, n, send, recv);
-			t[i] = (MPI_Wtime() - t0) * 1e9;
+			double prev = MPI_Wtime();
+			for (int i = 0; i < its; i++) {
+				call(op, size, n, send, recv);
+				double now = MPI_Wtime();
+				t[i] = (now - prev) * 1e9;
+				prev = now;
+			}
+		} else {
+			for (int w = 0; w < 2; w++)
+				call(op, size, n, send, recv);
+			/* one algorithm: the blocks run on end to end */
+			for (int i = 0; i < its; i++) {
+				MPI_Barrier(MPI_COMM_WORLD);
+				double t0 = MPI_Wtime();
+				call(op, size, n, send, recv);
+				t[i] = (MPI_Wtime() - t0) * 1e9;
+			}
 		}
 		MPI_Reduce(t, slowest, its, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
-		if (me == 0) {
-			printf("{\"algo\":\"mpi\",\"bytes\":%ld,\"time_us\":%.4f}\n", size, median(slowest, its) / 1e3);
-			fflush(stdout);
-		}
+		if (me == 0)
+			printColl(size, summarize(slowest, its));
 		free(t);
 		free(slowest);
 		free(send);
@@ -183,11 +276,24 @@ int main(int argc, char **argv) {
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 		pingpong(sizes, parseSizes(argv[2], sizes), atoi(argv[3]), me);
-	} else if (argc == 5 && !strcmp(argv[1], "coll")) {
-		collective(argv[2], sizes, parseSizes(argv[3], sizes), atoi(argv[4]), me, n);
+	} else if ((argc == 5 || argc == 6) && !strcmp(argv[1], "coll")) {
+		int backToBack = argc == 5 || !strcmp(argv[5], "back-to-back");
+		if (!backToBack && strcmp(argv[5], "barrier")) {
+			if (me == 0)
+				fprintf(stderr, "mpibench: timing %s: want back-to-back or barrier\n", argv[5]);
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		collective(argv[2], sizes, parseSizes(argv[3], sizes), atoi(argv[4]), me, n, backToBack);
+	} else if (argc == 3 && !strcmp(argv[1], "summary")) {
+		int k = parseSizes(argv[2], sizes);
+		double v[maxSizes];
+		for (int i = 0; i < k; i++)
+			v[i] = (double)sizes[i];
+		if (me == 0)
+			printColl(0, summarize(v, k));
 	} else {
 		if (me == 0)
-			fprintf(stderr, "usage: mpibench pingpong SIZES ITERS | mpibench coll OP SIZES ITERS\n");
+			fprintf(stderr, "usage: mpibench pingpong SIZES ITERS | mpibench coll OP SIZES ITERS [back-to-back|barrier] | mpibench summary VALUES\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
