@@ -76,11 +76,22 @@ const (
 
 const maxWaiters = 2
 
+// Writer steps: the rail's writer goroutine in waitRoom, which drains the
+// inbound rings while it waits for room in a peer's, without counting
+// itself in polling.
+const (
+	dIdle   = iota // waitRoom: drainAll (one more, while any are left)
+	dLock          // drain: TryLock
+	dPeek          // drainLocked: peek, handle, release
+	dUnlock        // drain: Unlock
+)
+
 // Lock holders of the ring's inRing.mu.
 const (
 	lockFree     = 0
 	lockConsumer = 1
-	lockWaiter   = 2 // + waiter index
+	lockWriter   = 2
+	lockWaiter   = 3 // + waiter index
 )
 
 // wakeState is one state of the model: the shared words, the ring, the
@@ -105,6 +116,9 @@ type wakeState struct {
 	wdone  [maxWaiters]bool  // spin's done (StopPolling's attentive)
 	wfast  [maxWaiters]bool  // Attend from WaitFor's fast path (not StopPolling)
 	wcount uint8             // number of waiters in use
+
+	dpc   uint8 // writer
+	dleft uint8 // drainAll calls it has left
 }
 
 // wakeModel is the protocol under test with its parameters: how many
@@ -113,6 +127,9 @@ type wakeState struct {
 type wakeModel struct {
 	records int
 	waits   [][]int // per waiter, the records its successive waits wait for
+	// writerDrains is how many times the writer goroutine calls drainAll
+	// (waitRoom), at any moment: 0 when this process sends nothing large.
+	writerDrains int
 
 	neverRing     bool // the producer never rings the bell
 	ignoreUntimed bool // the producer skips whenever attentive, untimed or not
@@ -127,7 +144,7 @@ type wakeStep struct {
 }
 
 func (m *wakeModel) initial() wakeState {
-	return wakeState{wcount: uint8(len(m.waits))}
+	return wakeState{wcount: uint8(len(m.waits)), dleft: uint8(m.writerDrains)}
 }
 
 // successors returns every step any actor can take from s.
@@ -443,6 +460,37 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			}
 		}
 	}
+	// Writer.
+	{
+		n := s
+		switch s.dpc {
+		case dIdle:
+			if s.dleft > 0 {
+				n.dleft--
+				n.dpc = dLock
+				add("D waitRoom: drainAll", n)
+			}
+		case dLock:
+			if s.lock != lockFree {
+				n.dpc = dIdle
+				add("D TryLock fails (drain)", n)
+			} else {
+				n.lock, n.dpc = lockWriter, dPeek
+				add("D TryLock (drain)", n)
+			}
+		case dPeek:
+			if s.tail > s.head {
+				n.head++
+				add(fmt.Sprintf("D delivers record %d (drainLocked)", s.head), n)
+			} else {
+				n.dpc = dUnlock
+				add("D peek: empty (drainLocked)", n)
+			}
+		case dUnlock:
+			n.lock, n.dpc = lockFree, dIdle
+			add("D Unlock (drain)", n)
+		}
+	}
 	return out
 }
 
@@ -572,15 +620,24 @@ func (m *wakeModel) parkedOnRing(s wakeState) bool {
 // when no wait waits for it yet: the design ("seen at once, or by the
 // owner's next wait, or by the consumer within 500 µs").
 //
-// Two goroutines that poll the same ring lose records: the last poller to
-// stop finds the ring's lock held by the other (drain's TryLock fails: "it
-// is draining it then"), but the other has already peeked an empty ring
-// and is about to unlock; the producer committed while polling was
-// nonzero and skipped the bell, and the consumer sleeps untimed, having
-// seen polling nonzero at its recheck. The waiter parked on that record
-// stays parked until some later record rings the bell. The counts below
-// are what the search finds today, asserted so that a change to the
-// protocol shows here; a nonzero wantLost is a known defect, not a target.
+// A second goroutine that drains the ring besides the consumer — another
+// waiter, or the rail's writer in waitRoom (one drainAll is enough) —
+// loses records: the last poller to stop finds the ring's lock held by the
+// other (drain's TryLock fails: "it is draining it then"), but the other
+// has already peeked an empty ring and is about to unlock; the producer
+// committed while polling was nonzero and skipped the bell, and the
+// consumer sleeps, having seen polling nonzero at its recheck. If it sleeps
+// untimed the waiter parked on that record stays parked until some later
+// record rings the bell (lost); if it sleeps timed, for up to attentiveWait.
+//
+// Two waiters also leave a record to the timed sleep with the lock taken
+// normally: one stops polling to park, loads attentive = 0 and so clears
+// nothing, the other's Attend then stores 1, and the producer of the
+// parked waiter's record reads attentive = 1, untimed = 0 and skips.
+//
+// The counts below are what the search finds today, asserted so that a
+// change to the protocol shows here; a nonzero wantLost is a known defect,
+// not a target.
 var wakeScenarios = []struct {
 	name                                   string
 	model                                  wakeModel
@@ -590,6 +647,9 @@ var wakeScenarios = []struct {
 	{"one waiter, two waits", wakeModel{records: 2, waits: [][]int{{0, 1}}}, 0, 0, 0},
 	{"one waiter, a record for a later wait", wakeModel{records: 2, waits: [][]int{{0}}}, 0, 6, 0},
 	{"two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}}, 27, 16, 16},
+	{"one waiter, the writer draining once", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 1}, 2, 0, 0},
+	{"one waiter, two waits, the writer draining once", wakeModel{records: 2, waits: [][]int{{0, 1}}, writerDrains: 1}, 33, 12, 12},
+	{"one waiter, the writer draining twice", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 2}, 2, 0, 0},
 }
 
 // TestWakeModel explores every interleaving of each scenario and checks
