@@ -136,6 +136,10 @@ type wakeModel struct {
 	noRecheck     bool // the consumer sleeps without re-checking the ring
 	noFinalDrain  bool // the last poller to stop does not drain
 	parkAttentive bool // StopPolling(false) leaves attentive set
+	// finalDrainLocks is not the code but a candidate repair, checked
+	// here: the last poller's final drain waits for the ring's lock
+	// (Lock, not TryLock), so it always peeks after the other drainer.
+	finalDrainLocks bool
 }
 
 type wakeStep struct {
@@ -147,10 +151,17 @@ func (m *wakeModel) initial() wakeState {
 	return wakeState{wcount: uint8(len(m.waits)), dleft: uint8(m.writerDrains)}
 }
 
-// successors returns every step any actor can take from s.
-func (m *wakeModel) successors(s wakeState) []wakeStep {
+// successors returns every step any actor can take from s, with their
+// labels if labels is set (formatting them costs most of the search).
+func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 	var out []wakeStep
-	add := func(label string, n wakeState) { out = append(out, wakeStep{label, n}) }
+	add := func(n wakeState, format string, args ...any) {
+		st := wakeStep{next: n}
+		if labels {
+			st.label = fmt.Sprintf(format, args...)
+		}
+		out = append(out, st)
+	}
 
 	// Producer.
 	{
@@ -161,50 +172,50 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			if int(s.tail) < m.records {
 				n.tail++
 				n.ppc = pPolling
-				add(fmt.Sprintf("P commit record %d (ring.commit)", k), n)
+				add(n, "P commit record %d (ring.commit)", k)
 			}
 		case pPolling:
 			if m.neverRing || s.polling != 0 {
 				n.ppc = pCommit
-				add(fmt.Sprintf("P polling=%d: skip (rail.ring)", s.polling), n)
+				add(n, "P polling=%d: skip (rail.ring)", s.polling)
 			} else {
 				n.ppc = pSleepers
-				add("P polling=0 (rail.ring)", n)
+				add(n, "P polling=0 (rail.ring)")
 			}
 		case pSleepers:
 			if s.sleepers == 0 {
 				n.ppc = pCommit
-				add("P sleepers=0: skip (rail.ring)", n)
+				add(n, "P sleepers=0: skip (rail.ring)")
 			} else {
 				n.ppc = pAttentive
-				add(fmt.Sprintf("P sleepers=%d (rail.ring)", s.sleepers), n)
+				add(n, "P sleepers=%d (rail.ring)", s.sleepers)
 			}
 		case pAttentive:
 			if s.attentive == 0 {
 				n.ppc = pBell
-				add("P attentive=0 (rail.ring)", n)
+				add(n, "P attentive=0 (rail.ring)")
 			} else {
 				n.ppc = pUntimed
-				add("P attentive=1 (rail.ring)", n)
+				add(n, "P attentive=1 (rail.ring)")
 			}
 		case pUntimed:
 			if s.untimed == 0 || m.ignoreUntimed {
 				n.ppc = pCommit
-				add(fmt.Sprintf("P untimed=%d: skip (rail.ring)", s.untimed), n)
+				add(n, "P untimed=%d: skip (rail.ring)", s.untimed)
 			} else {
 				n.ppc = pBell
-				add("P untimed=1 (rail.ring)", n)
+				add(n, "P untimed=1 (rail.ring)")
 			}
 		case pBell:
 			n.bell++
 			n.ppc = pWake
-			add("P bell.Add(1) (rail.ring)", n)
+			add(n, "P bell.Add(1) (rail.ring)")
 		case pWake:
 			if n.cpc == cAsleep {
 				n.cpc = cWokeUntimed
 			}
 			n.ppc = pCommit
-			add("P futexWakeAll(bell) (rail.ring)", n)
+			add(n, "P futexWakeAll(bell) (rail.ring)")
 		}
 	}
 
@@ -215,90 +226,90 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 		case cTop:
 			if s.polling != 0 {
 				n.cpc = cBell
-				add(fmt.Sprintf("C polling=%d: no drain (consume)", s.polling), n)
+				add(n, "C polling=%d: no drain (consume)", s.polling)
 			} else {
 				n.cpc = cTryLock
-				add("C polling=0 (consume)", n)
+				add(n, "C polling=0 (consume)")
 			}
 		case cTryLock:
 			if s.lock != lockFree {
 				n.cpc = cBell
-				add("C TryLock fails: drainAll false (drain)", n)
+				add(n, "C TryLock fails: drainAll false (drain)")
 			} else {
 				n.lock, n.cprogress, n.cpc = lockConsumer, false, cPeek
-				add("C TryLock (drain)", n)
+				add(n, "C TryLock (drain)")
 			}
 		case cPeek:
 			if s.tail > s.head {
 				n.head++
 				n.cprogress = true
-				add(fmt.Sprintf("C delivers record %d (drainLocked)", s.head), n)
+				add(n, "C delivers record %d (drainLocked)", s.head)
 			} else {
 				n.cpc = cUnlock
-				add("C peek: empty (drainLocked)", n)
+				add(n, "C peek: empty (drainLocked)")
 			}
 		case cUnlock:
 			n.lock = lockFree
 			if s.cprogress {
 				n.cpc = cTop
-				add("C Unlock, progress: continue (drain, consume)", n)
+				add(n, "C Unlock, progress: continue (drain, consume)")
 			} else {
 				n.cpc = cBell
-				add("C Unlock, no progress (drain)", n)
+				add(n, "C Unlock, no progress (drain)")
 			}
 		case cBell:
 			n.cv, n.cpc = s.bell, cSleepersInc
-			add(fmt.Sprintf("C v := bell (%d) (consume)", s.bell), n)
+			add(n, "C v := bell (%d) (consume)", s.bell)
 		case cSleepersInc:
 			n.sleepers++
 			n.cpc = cAttentive
-			add("C sleepers.Add(1) (consume)", n)
+			add(n, "C sleepers.Add(1) (consume)")
 		case cAttentive:
 			if s.attentive != 0 {
 				n.cpc = cActivity
-				add("C attentive=1 (consume)", n)
+				add(n, "C attentive=1 (consume)")
 			} else {
 				n.cpc = cUntimed
-				add("C attentive=0 (consume)", n)
+				add(n, "C attentive=0 (consume)")
 			}
 		case cActivity:
 			if s.activity != s.cseen {
 				n.cseen, n.ctimed, n.cpc = s.activity, true, cRecheckPoll
-				add("C activity changed: d = attentiveWait (consume)", n)
+				add(n, "C activity changed: d = attentiveWait (consume)")
 			} else {
 				n.cpc = cClear
-				add("C activity unchanged: quiet (consume)", n)
+				add(n, "C activity unchanged: quiet (consume)")
 			}
 		case cClear:
 			n.attentive, n.cpc = 0, cUntimed
-			add("C attentive.Store(0) (consume)", n)
+			add(n, "C attentive.Store(0) (consume)")
 		case cUntimed:
 			n.untimed, n.ctimed = 1, false
 			n.cpc = cRecheckPoll
-			add("C untimed.Store(1), d = 0 (consume)", n)
+			add(n, "C untimed.Store(1), d = 0 (consume)")
 		case cRecheckPoll:
 			if s.polling != 0 || m.noRecheck {
 				n.cpc = cSleep
-				add(fmt.Sprintf("C recheck polling=%d: sleep (consume)", s.polling), n)
+				add(n, "C recheck polling=%d: sleep (consume)", s.polling)
 			} else {
 				n.cpc = cRecheckRing
-				add("C recheck polling=0 (consume)", n)
+				add(n, "C recheck polling=0 (consume)")
 			}
 		case cRecheckRing:
 			if s.tail != s.head {
 				n.cpc = cBackUntimed
-				add("C anyPending: back out (consume)", n)
+				add(n, "C anyPending: back out (consume)")
 			} else {
 				n.cpc = cSleep
-				add("C anyPending false (consume)", n)
+				add(n, "C anyPending false (consume)")
 			}
 		case cBackUntimed:
 			n.untimed, n.cpc = 0, cBackSleepers
-			add("C untimed.Store(0) (consume, back out)", n)
+			add(n, "C untimed.Store(0) (consume, back out)")
 		case cBackSleepers:
 			n.sleepers--
 			n.cpc = cTop
-			add("C sleepers.Add(^0) (consume, back out)", n)
+			add(n, "C sleepers.Add(^0) (consume, back out)")
 		case cSleep:
 			d := "untimed"
 			if s.ctimed {
@@ -306,30 +317,30 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			}
 			if s.bell != s.cv {
 				n.cpc = cWokeUntimed
-				add(fmt.Sprintf("C futexSleep(bell, %d, %s): bell=%d, returns (consume)", s.cv, d, s.bell), n)
+				add(n, "C futexSleep(bell, %d, %s): bell=%d, returns (consume)", s.cv, d, s.bell)
 			} else {
 				n.cpc = cAsleep
-				add(fmt.Sprintf("C futexSleep(bell, %d, %s): sleeps (consume)", s.cv, d), n)
+				add(n, "C futexSleep(bell, %d, %s): sleeps (consume)", s.cv, d)
 			}
 		case cAsleep:
 			if s.ctimed {
 				n.cpc = cWokeUntimed
-				add("C timeout: attentiveWait passed (futexSleep)", n)
+				add(n, "C timeout: attentiveWait passed (futexSleep)")
 			}
 		case cWokeUntimed:
 			n.untimed, n.cpc = 0, cWokeSleepers
-			add("C untimed.Store(0) (consume)", n)
+			add(n, "C untimed.Store(0) (consume)")
 		case cWokeSleepers:
 			n.sleepers--
 			n.cpc = cTop
-			add("C sleepers.Add(^0) (consume)", n)
+			add(n, "C sleepers.Add(^0) (consume)")
 		}
 	}
 
 	// Waiters.
 	for i := 0; i < int(s.wcount); i++ {
 		n := s
-		w := fmt.Sprintf("W%d", i)
+		w := [maxWaiters]string{"W0", "W1"}[i]
 		rec := -1
 		if int(s.wnext[i]) < len(m.waits[i]) {
 			rec = m.waits[i][s.wnext[i]]
@@ -341,25 +352,25 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			switch {
 			case rec < 0:
 				n.wpc[i] = wEnd
-				add(w+" no wait left", n)
+				add(n, "%s no wait left", w)
 			case finished:
 				n.wpc[i], n.wfast[i] = wAttendAct, true
-				add(fmt.Sprintf("%s WaitFor record %d: already finished, Attend", w, rec), n)
+				add(n, "%s WaitFor record %d: already finished, Attend", w, rec)
 			default:
 				n.wpc[i] = wStart
-				add(fmt.Sprintf("%s WaitFor record %d: spin", w, rec), n)
+				add(n, "%s WaitFor record %d: spin", w, rec)
 			}
 		case wStart:
 			n.polling++
 			n.wpc[i] = wFinished
-			add(w+" StartPolling: polling.Add(1)", n)
+			add(n, "%s StartPolling: polling.Add(1)", w)
 		case wFinished:
 			if finished {
 				n.wdone[i], n.wpc[i] = true, wStop
-				add(w+" spin: finished, done", n)
+				add(n, "%s spin: finished, done", w)
 			} else {
 				n.wpc[i] = wPollLock
-				add(w+" spin: not finished, Poll", n)
+				add(n, "%s spin: not finished, Poll", w)
 			}
 		case wPollLock, wFinalLock:
 			next, fail := wPollPeek, wDeadline
@@ -369,27 +380,30 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 					fail = wWaitFor
 				}
 			}
+			if s.lock != lockFree && s.wpc[i] == wFinalLock && m.finalDrainLocks {
+				break // blocked in Lock until the holder unlocks
+			}
 			if s.lock != lockFree {
 				n.wpc[i] = uint8(fail)
 				if fail == wWaitFor {
 					n.wnext[i]++
 				}
-				add(w+" TryLock fails (drain)", n)
+				add(n, "%s TryLock fails (drain)", w)
 			} else {
 				n.lock, n.wpc[i] = me, uint8(next)
-				add(w+" TryLock (drain)", n)
+				add(n, "%s TryLock (drain)", w)
 			}
 		case wPollPeek, wFinalPeek:
 			if s.tail > s.head {
 				n.head++
-				add(fmt.Sprintf("%s delivers record %d (drainLocked)", w, s.head), n)
+				add(n, "%s delivers record %d (drainLocked)", w, s.head)
 			} else {
 				n.wpc[i]++ // to the matching Unlock
-				add(w+" peek: empty (drainLocked)", n)
+				add(n, "%s peek: empty (drainLocked)", w)
 			}
 		case wPollUnlock:
 			n.lock, n.wpc[i] = lockFree, wDeadline
-			add(w+" Unlock (drain)", n)
+			add(n, "%s Unlock (drain)", w)
 		case wFinalUnlock:
 			n.lock = lockFree
 			if s.wdone[i] {
@@ -398,48 +412,48 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			} else {
 				n.wpc[i] = wPark
 			}
-			add(w+" Unlock (drain)", n)
+			add(n, "%s Unlock (drain)", w)
 		case wDeadline:
 			n.wpc[i] = wFinished
-			add(w+" spin: poll again", n)
+			add(n, "%s spin: poll again", w)
 			n = s
 			n.wdone[i], n.wpc[i] = false, wStop
-			add(w+" spin: deadline passed, give up", n)
+			add(n, "%s spin: deadline passed, give up", w)
 		case wStop:
 			if s.wdone[i] {
 				n.wpc[i], n.wfast[i] = wAttendAct, false
-				add(w+" StopPolling(true): Attend", n)
+				add(n, "%s StopPolling(true): Attend", w)
 			} else {
 				n.wpc[i] = wClearLoad
-				add(w+" StopPolling(false)", n)
+				add(n, "%s StopPolling(false)", w)
 			}
 		case wAttendAct:
 			n.activity++
 			n.wpc[i] = wAttendLoad
-			add(w+" Attend: activity.Add(1)", n)
+			add(n, "%s Attend: activity.Add(1)", w)
 		case wAttendLoad:
 			if s.attentive == 0 {
 				n.wpc[i] = wAttendStore
-				add(w+" Attend: attentive=0", n)
+				add(n, "%s Attend: attentive=0", w)
 				break
 			}
 			m.afterAttend(&n, i)
-			add(w+" Attend: attentive=1 already", n)
+			add(n, "%s Attend: attentive=1 already", w)
 		case wAttendStore:
 			n.attentive = 1
 			m.afterAttend(&n, i)
-			add(w+" Attend: attentive.Store(1)", n)
+			add(n, "%s Attend: attentive.Store(1)", w)
 		case wClearLoad:
 			if s.attentive != 0 && !m.parkAttentive {
 				n.wpc[i] = wClearStore
-				add(w+" StopPolling: attentive=1", n)
+				add(n, "%s StopPolling: attentive=1", w)
 			} else {
 				n.wpc[i] = wPollingDec
-				add(fmt.Sprintf("%s StopPolling: attentive=%d", w, s.attentive), n)
+				add(n, "%s StopPolling: attentive=%d", w, s.attentive)
 			}
 		case wClearStore:
 			n.attentive, n.wpc[i] = 0, wPollingDec
-			add(w+" StopPolling: attentive.Store(0)", n)
+			add(n, "%s StopPolling: attentive.Store(0)", w)
 		case wPollingDec:
 			n.polling--
 			switch {
@@ -451,12 +465,12 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			default:
 				n.wpc[i] = wPark
 			}
-			add(fmt.Sprintf("%s StopPolling: polling.Add(^0) = %d", w, n.polling), n)
+			add(n, "%s StopPolling: polling.Add(^0) = %d", w, n.polling)
 		case wPark:
 			if finished {
 				n.wpc[i] = wWaitFor
 				n.wnext[i]++
-				add(fmt.Sprintf("%s doneCh: record %d delivered, unparks", w, rec), n)
+				add(n, "%s doneCh: record %d delivered, unparks", w, rec)
 			}
 		}
 	}
@@ -468,27 +482,27 @@ func (m *wakeModel) successors(s wakeState) []wakeStep {
 			if s.dleft > 0 {
 				n.dleft--
 				n.dpc = dLock
-				add("D waitRoom: drainAll", n)
+				add(n, "D waitRoom: drainAll")
 			}
 		case dLock:
 			if s.lock != lockFree {
 				n.dpc = dIdle
-				add("D TryLock fails (drain)", n)
+				add(n, "D TryLock fails (drain)")
 			} else {
 				n.lock, n.dpc = lockWriter, dPeek
-				add("D TryLock (drain)", n)
+				add(n, "D TryLock (drain)")
 			}
 		case dPeek:
 			if s.tail > s.head {
 				n.head++
-				add(fmt.Sprintf("D delivers record %d (drainLocked)", s.head), n)
+				add(n, "D delivers record %d (drainLocked)", s.head)
 			} else {
 				n.dpc = dUnlock
-				add("D peek: empty (drainLocked)", n)
+				add(n, "D peek: empty (drainLocked)")
 			}
 		case dUnlock:
 			n.lock, n.dpc = lockFree, dIdle
-			add("D Unlock (drain)", n)
+			add(n, "D Unlock (drain)")
 		}
 	}
 	return out
@@ -526,20 +540,21 @@ type wakeReport struct {
 // explore searches every reachable state breadth first, so the examples
 // are shortest interleavings.
 func (m *wakeModel) explore() wakeReport {
-	type parent struct {
-		prev  wakeState
-		label string
-	}
 	start := m.initial()
-	seen := map[wakeState]parent{start: {}}
+	seen := map[wakeState]wakeState{start: start} // the state it was first reached from
 	queue := []wakeState{start}
 	var r wakeReport
 	path := func(s wakeState) []string {
 		var steps []string
 		for s != start {
-			p := seen[s]
-			steps = append(steps, p.label)
-			s = p.prev
+			prev := seen[s]
+			for _, st := range m.successors(prev, true) {
+				if st.next == s {
+					steps = append(steps, st.label)
+					break
+				}
+			}
+			s = prev
 		}
 		for i, j := 0, len(steps)-1; i < j; i, j = i+1, j-1 {
 			steps[i], steps[j] = steps[j], steps[i]
@@ -550,7 +565,7 @@ func (m *wakeModel) explore() wakeReport {
 		s := queue[0]
 		queue = queue[1:]
 		r.states++
-		next := m.successors(s)
+		next := m.successors(s, false)
 		if len(next) == 0 {
 			r.terminals++
 			if m.lostIn(s) {
@@ -574,7 +589,7 @@ func (m *wakeModel) explore() wakeReport {
 		}
 		for _, st := range next {
 			if _, ok := seen[st.next]; !ok {
-				seen[st.next] = parent{s, st.label}
+				seen[st.next] = s
 				queue = append(queue, st.next)
 			}
 		}
@@ -670,6 +685,75 @@ func TestWakeModel(t *testing.T) {
 			if r.lost != sc.wantLost || r.timedOnly != sc.wantTimedOnly || r.timedParked != sc.wantTimedPark {
 				t.Errorf("lost %d, timed-only %d, timed with a parked waiter %d; want %d, %d, %d",
 					r.lost, r.timedOnly, r.timedParked, sc.wantLost, sc.wantTimedOnly, sc.wantTimedPark)
+			}
+		})
+	}
+}
+
+// TestWakeModelCatchesBreakage checks the checks: each deliberate breakage
+// of the protocol, in a scenario where the real protocol is clean, must be
+// found — a lost record, or a parked waiter's record left to the timed
+// sleep.
+func TestWakeModelCatchesBreakage(t *testing.T) {
+	oneRecord := [][]int{{0}}
+	twoWaits := [][]int{{0, 1}}
+	for _, tc := range []struct {
+		name  string
+		model wakeModel
+		lost  bool // else a timed record with a parked waiter
+	}{
+		{"producer never rings", wakeModel{records: 1, waits: oneRecord, neverRing: true}, true},
+		{"consumer does not recheck", wakeModel{records: 1, waits: oneRecord, noRecheck: true}, true},
+		{"last poller does not drain", wakeModel{records: 1, waits: oneRecord, noFinalDrain: true}, true},
+		{"producer ignores untimed", wakeModel{records: 2, waits: oneRecord, ignoreUntimed: true}, true},
+		{"parking leaves attentive set", wakeModel{records: 2, waits: twoWaits, parkAttentive: true}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.model
+			r := m.explore()
+			t.Logf("%d states; lost %d; timed-only %d, %d with a parked waiter", r.states, r.lost, r.timedOnly, r.timedParked)
+			if tc.lost {
+				if r.lost == 0 {
+					t.Fatal("no lost record found")
+				}
+				t.Logf("found:\n%s", strings.Join(r.lostExample, "\n"))
+				return
+			}
+			if r.timedParked == 0 {
+				t.Fatal("no record left to the timed sleep with a parked waiter")
+			}
+			t.Logf("found:\n%s", strings.Join(r.timedExample, "\n"))
+		})
+	}
+}
+
+// TestWakeModelFinalDrainLocks checks a candidate repair of the lost
+// records above, in the model only: the last poller's final drain waits
+// for the lock instead of giving up on it. It removes every lost record;
+// two waiters still leave records to the timed sleep, through the
+// attentive mark one sets while the other parks.
+func TestWakeModelFinalDrainLocks(t *testing.T) {
+	for _, tc := range []struct {
+		name                    string
+		model                   wakeModel
+		wantTimedOnly, wantPark int
+	}{
+		{"one waiter, two waits, the writer draining once", wakeModel{records: 2, waits: [][]int{{0, 1}}, writerDrains: 1}, 0, 0},
+		{"two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}}, 8, 8},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			m := tc.model
+			m.finalDrainLocks = true
+			r := m.explore()
+			t.Logf("%d states; lost %d; timed-only %d, %d with a parked waiter", r.states, r.lost, r.timedOnly, r.timedParked)
+			if r.lost != 0 {
+				t.Errorf("lost %d; a lost record:\n%s", r.lost, strings.Join(r.lostExample, "\n"))
+			}
+			if r.timedOnly != 0 {
+				t.Logf("a record left to the timed sleep:\n%s", strings.Join(r.timedExample, "\n"))
+			}
+			if r.timedOnly != tc.wantTimedOnly || r.timedParked != tc.wantPark {
+				t.Errorf("timed-only %d, with a parked waiter %d; want %d, %d", r.timedOnly, r.timedParked, tc.wantTimedOnly, tc.wantPark)
 			}
 		})
 	}
