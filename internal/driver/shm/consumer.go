@@ -87,6 +87,19 @@ func (t *Transport) drainAll() bool {
 	return progress
 }
 
+// drainAllWait is drainAll that waits for a ring another goroutine is
+// draining, then drains it after that goroutine.
+func (t *Transport) drainAllWait() {
+	for _, ir := range t.rings {
+		if ir.rail == nil {
+			continue
+		}
+		ir.mu.Lock()
+		t.drainLocked(ir)
+		ir.mu.Unlock()
+	}
+}
+
 // drain delivers every record of one ring, unless another goroutine holds
 // it (it is draining it then). A record that breaks the format, or that the
 // core rejects, loses the peer.
@@ -187,7 +200,11 @@ func (rl *rail) Poll() bool { return rl.t.drainAll() }
 func (rl *rail) StartPolling() { rl.t.in.word32(offPolling).Add(1) }
 
 // StopPolling ends StartPolling. A producer that skipped the wake while we
-// polled committed before we stopped: the last poller drains once more.
+// polled committed before we stopped: the last poller drains once more,
+// waiting for a ring another goroutine drains (drainAllWait) — giving up
+// on it, as a poll does, can leave a record that goroutine had already
+// looked past, with the consumer asleep and nobody to ring it (the wake
+// model's lost records, wake_model_test.go).
 // An attentive stop marks the process attentive (the consumer clears the
 // mark when it sleeps on it); a waiter about to park clears it, so that
 // its message rings the bell.
@@ -198,7 +215,7 @@ func (rl *rail) StopPolling(attentive bool) {
 		a.Store(0)
 	}
 	if rl.t.in.word32(offPolling).Add(^uint32(0)) == 0 {
-		rl.t.drainAll()
+		rl.t.drainAllWait()
 	}
 }
 
