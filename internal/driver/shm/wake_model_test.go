@@ -8,14 +8,36 @@ import (
 
 // A model of the waking protocol (docs/wire-shm.md, "Waking"), explored
 // exhaustively: every interleaving of one producer (the sending process),
-// the receiving process's consumer goroutine and its waiters, one atomic
-// step at a time, over one ring and a few records. Each step names the code
-// it models. Shared words are sequentially consistent, as Go's atomics are.
+// the receiving process's consumer goroutine, its waiters and its rail
+// writer goroutine, one atomic step at a time, over one ring and one or two
+// records. Each step names the code it models. Shared words are
+// sequentially consistent, as Go's atomics are. Two steps fold several
+// loads into one: peek-handle-release (only the lock holder moves head, and
+// a record seen but not yet released only makes anyPending say true a
+// little longer), and anyPending's head and tail loads (tail only grows,
+// so the pair can report a record that is gone, never miss one).
 //
-// What is not modelled: closing (Transport.Close), waitRoom, Put chunking
-// (one record per commit), spurious futex wake-ups (they only help), and
-// the time a step takes: a timed sleep (attentiveWait) may end at any point,
-// and a spinning waiter may give up after any poll.
+// Two properties are checked in every state (wakeReport):
+//   - no lost record: when no actor can move (the consumer in an untimed
+//     sleep nobody will ring, every waiter parked or done), the ring is
+//     empty and no waiter is parked;
+//   - records left to the timed sleep: states where a record is in the ring
+//     and the consumer's attentiveWait timeout is the only step left. These
+//     are counted, not forbidden: the design accepts them while no wait is
+//     waiting for the record. With a waiter parked on the record they are a
+//     candidate for the sub-millisecond tail.
+//
+// So "a producer skips the bell only when some poller will see its record"
+// does not hold, and the tests say where: by design, when the process is
+// attentive and no wait is running; with two goroutines draining the ring
+// (a second waiter, or the writer in waitRoom), also for a parked waiter,
+// and then a record can even be lost (wakeScenarios).
+//
+// What is not modelled: closing (Transport.Close), peerGone, rendezvous
+// pokes and Flush, Put chunking (one record per commit), spurious futex
+// wake-ups (they only help), and time: a timed sleep may end at any
+// point, a spinning waiter may give up after any poll, the writer drains at
+// any moment.
 
 // Producer steps: rail.writeRecord/writeChunk, then rail.ring.
 const (
@@ -128,7 +150,7 @@ type wakeModel struct {
 	records int
 	waits   [][]int // per waiter, the records its successive waits wait for
 	// writerDrains is how many times the writer goroutine calls drainAll
-	// (waitRoom), at any moment: 0 when this process sends nothing large.
+	// (waitRoom), at any moment: 0 when no peer's ring fills.
 	writerDrains int
 
 	neverRing     bool // the producer never rings the bell
