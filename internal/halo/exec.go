@@ -374,16 +374,7 @@ func (x *Exec) Wait(ctx context.Context) error {
 	if x.impl.OneSided() {
 		return x.waitRMA(ctx)
 	}
-	sts, err := x.awaitPending(ctx)
-	if err != nil {
-		return fmt.Errorf("commtune: halo exchange: %w", err)
-	}
-	for i, t := range x.recvs {
-		if err := x.received(t, sts[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return x.finishRecvs(ctx)
 }
 
 // transfer carries out one transfer of a pair exchange with another rank,
@@ -499,4 +490,19 @@ func sendErr(t *xfer, err error) error {
 
 func recvErr(t *xfer, err error) error {
 	return fmt.Errorf("commtune: halo: receive from rank %d: %w", t.peer, err)
+}
+
+// finishRecvs waits for what is in flight and unpacks every receive of an
+// all-at-once exchange.
+func (x *Exec) finishRecvs(ctx context.Context) error {
+	sts, err := x.awaitPending(ctx)
+	if err != nil {
+		return fmt.Errorf("commtune: halo exchange: %w", err)
+	}
+	for i, t := range x.recvs {
+		if err := x.received(t, sts[i]); err != nil {
+			return err
+		}
+	}
+	return nil
 }

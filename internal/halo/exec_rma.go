@@ -277,16 +277,7 @@ func (x *Exec) waitRMA(ctx context.Context) error {
 		}
 	}
 	x.reads = x.reads[:0]
-	sts, err := x.awaitPending(ctx)
-	if err != nil {
-		return fmt.Errorf("commtune: halo exchange: %w", err)
-	}
-	for i, t := range x.recvs {
-		if err := x.received(t, sts[i]); err != nil {
-			return err
-		}
-	}
-	return nil
+	return x.finishRecvs(ctx)
 }
 
 // transferRMA carries out one one-sided transfer of a pair exchange. Like
