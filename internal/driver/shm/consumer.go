@@ -18,7 +18,7 @@ import (
 const attentiveWait = 500 * time.Microsecond
 
 // consume is the consumer goroutine: it drains the rings while nobody
-// polls, and otherwise sleeps on the segment's bell, which producers ring
+// polls, and otherwise sleeps on the owner's bell (bell_linux.go), which producers ring
 // only when it sleeps and no poller is at work, and, while the process is
 // attentive, only when the consumer sleeps with no timeout. Announcing
 // sleep, then checking the rings once more, then sleeping (and producers
@@ -26,20 +26,19 @@ const attentiveWait = 500 * time.Microsecond
 // or unseen for longer than attentiveWait.
 func (t *Transport) consume() {
 	defer t.wg.Done()
-	bell, sleepers, polling := t.in.word32(offBell), t.in.word32(offSleepers), t.in.word32(offPolling)
+	sleepers, polling := t.in.word32(offSleepers), t.in.word32(offPolling)
 	attentive, untimed := t.in.word32(offAttentive), t.in.word32(offUntimed)
 	seen := t.activity.Load()
 	for !t.closing.Load() {
 		if polling.Load() == 0 && t.drainAll() {
-			// Let the goroutines just completed run before this thread
-			// blocks in the futex: the runtime takes a raw system call for a
-			// short one and leaves them on this P until its monitor
-			// notices (20 µs or more) — measured here, 8 ranks on 2 cores
-			// passing a token: 57 µs per hop without this.
+			// Let the goroutines just completed run before draining again:
+			// their waits are what the process is for. (When the consumer
+			// slept in a raw futex system call, they stayed on its P until
+			// the monitor noticed, 20 µs or more: 8 ranks on 2 cores
+			// passing a token took 57 µs per hop without this.)
 			runtime.Gosched()
 			continue
 		}
-		v := bell.Load()
 		sleepers.Add(1)
 		var d time.Duration
 		if attentive.Load() != 0 {
@@ -60,7 +59,7 @@ func (t *Transport) consume() {
 			sleepers.Add(^uint32(0))
 			continue
 		}
-		futexSleep(bell, v, d)
+		t.bell.sleep(d)
 		untimed.Store(0)
 		sleepers.Add(^uint32(0))
 	}

@@ -12,6 +12,6 @@
 // the sender's buffer directly with process_vm_readv: one copy).
 //
 // A waiting rank polls its rings (driver.Poller); when nobody polls, a
-// consumer goroutine sleeps on a futex in the segment, which producers wake
-// only when it sleeps and no poller is at work.
+// consumer goroutine sleeps on a FIFO read through the Go netpoller, which
+// producers ring only when it sleeps and no poller is at work.
 package shm

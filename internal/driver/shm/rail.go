@@ -33,6 +33,7 @@ type rail struct {
 	in     *inRing    // its ring in our segment
 	pipe   *os.File   // vmsplice: our pipe to the peer
 	pipeIn *os.File   // vmsplice: the peer's pipe to us
+	bellFd int        // the peer's bell, for waking its consumer (-1: none)
 	caps   driver.Caps
 
 	// One frame at a time: what Post could not finish, for the writer
@@ -350,9 +351,7 @@ func (rl *rail) writeChunk(st *putState) bool {
 func (rl *rail) ring() {
 	if rl.seg.word32(offPolling).Load() == 0 && rl.seg.word32(offSleepers).Load() != 0 &&
 		(rl.seg.word32(offAttentive).Load() == 0 || rl.seg.word32(offUntimed).Load() != 0) {
-		bell := rl.seg.word32(offBell)
-		bell.Add(1)
-		futexWakeAll(bell)
+		ringBell(rl.bellFd)
 	}
 }
 
@@ -443,5 +442,6 @@ func (rl *rail) close() {
 	if rl.pipeIn != nil {
 		rl.pipeIn.Close()
 	}
+	closeBellWriter(rl.bellFd)
 	rl.seg.unmap()
 }

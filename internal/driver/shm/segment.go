@@ -15,7 +15,7 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 2
+	segVersion = 3                         // 3: the consumer sleeps on a FIFO (bell_linux.go), not the bell word
 	pageSize   = 4096
 	wordGap    = 128
 
@@ -25,9 +25,9 @@ const (
 	offCapacity  = 16
 	offPid       = 24
 	offRank      = 28
-	offProbe     = 32 // owner's address of its CMA probe word
-	offProbeVal  = 40 // the value there
-	offBell      = 1 * wordGap
+	offProbe     = 32          // owner's address of its CMA probe word
+	offProbeVal  = 40          // the value there
+	_            = 1 * wordGap // unused: held the futex bell before version 3
 	offSleepers  = 2 * wordGap
 	offPolling   = 3 * wordGap
 	offCanPull   = 4 * wordGap  // u8 per ring: the owner can read that sender's memory (CMA)
@@ -70,6 +70,12 @@ func SegmentPath(dir, job string, rank int) string {
 // so RemoveJobFiles finds it too.
 func pipePath(dir, job string, from, to int) string {
 	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d-%d.pipe", job, from, to))
+}
+
+// bellPath returns the path of the FIFO that wakes world rank rank's
+// consumer in job (bell_linux.go), under the segments' prefix too.
+func bellPath(dir, job string, rank int) string {
+	return filepath.Join(dir, fmt.Sprintf("commtune-%s-%d.bell", job, rank))
 }
 
 // createSegment creates and maps a new segment (0600; it must not exist).

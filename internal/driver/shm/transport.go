@@ -85,6 +85,7 @@ type Transport struct {
 	puller    puller
 	files     []string         // created by us; removed at Unlink or Close
 	pipesIn   map[int]*os.File // read ends of the pipes from each local sender
+	bell      *bell            // wakes the consumer (bell_linux.go)
 }
 
 // inRing is an inbound ring and the lock its consumers share.
@@ -163,6 +164,13 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t.in = seg
 	t.files = append(t.files, path)
+	bp := bellPath(cfg.Dir, cfg.Job, cfg.Rank)
+	if t.bell, err = makeBell(bp); err != nil {
+		t.removeFiles()
+		seg.unmap()
+		return nil, err
+	}
+	t.files = append(t.files, bp)
 	publishProbe(seg)
 	if !cfg.NoVmsplice {
 		for _, s := range senders {
@@ -173,6 +181,7 @@ func New(cfg Config) (*Transport, error) {
 				for _, f := range t.pipesIn {
 					f.Close()
 				}
+				t.bell.close()
 				seg.unmap()
 				return nil, err
 			}
@@ -208,7 +217,7 @@ func (t *Transport) Connect(ctx context.Context) error {
 		}
 		hdr, data := peerSeg.ringBlock(idx)
 		prefault(data)
-		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), in: ir, pid: peerSeg.pid()}
+		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), in: ir, pid: peerSeg.pid(), bellFd: -1}
 		ir.rail = rl
 		// May we pull from this peer? Record the answer in our segment,
 		// where the peer reads it before offering us its buffers.
@@ -225,6 +234,9 @@ func (t *Transport) Connect(ctx context.Context) error {
 			if rl.pipe, err = openPipeWriter(pipePath(t.cfg.Dir, t.cfg.Job, t.cfg.Rank, ir.peer)); err != nil {
 				return err
 			}
+		}
+		if rl.bellFd, err = openBellWriter(bellPath(t.cfg.Dir, t.cfg.Job, ir.peer)); err != nil {
+			return err
 		}
 		t.peers[ir.peer] = rl
 		pids[ir.peer] = rl.pid
@@ -306,9 +318,8 @@ func (t *Transport) Close() error {
 			rl.bye()
 		}
 		t.closing.Store(true)
-		if t.in != nil {
-			t.in.word32(offBell).Add(1)
-			futexWakeAll(t.in.word32(offBell))
+		if t.bell != nil {
+			t.bell.ring()
 		}
 		if t.watch != nil {
 			t.watch.close()
@@ -324,6 +335,9 @@ func (t *Transport) Close() error {
 			close(t.puller.work)
 		}
 		t.removeFiles()
+		if t.bell != nil {
+			t.bell.close()
+		}
 		if t.in != nil {
 			t.in.unmap()
 		}

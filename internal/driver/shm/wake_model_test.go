@@ -37,7 +37,7 @@ import (
 // lost outright: TestWakeModelBeforeRepair keeps those counts.
 //
 // What is not modelled: closing (Transport.Close), peerGone, rendezvous
-// pokes and Flush, Put chunking (one record per commit), spurious futex
+// pokes and Flush, Put chunking (one record per commit), spurious
 // wake-ups (they only help), and time: a timed sleep may end at any
 // point, a spinning waiter may give up after any poll, the writer drains at
 // any moment.
@@ -49,8 +49,7 @@ const (
 	pSleepers         // rail.ring: offSleepers.Load() != 0
 	pAttentive        // rail.ring: offAttentive.Load() == 0 ||
 	pUntimed          // rail.ring: offUntimed.Load() != 0
-	pBell             // rail.ring: bell.Add(1)
-	pWake             // rail.ring: futexWakeAll(bell)
+	pBell             // rail.ring: ringBell, one byte into the consumer's FIFO (wakes a read)
 )
 
 // Consumer steps: Transport.consume and the drainAll it calls.
@@ -59,7 +58,6 @@ const (
 	cTryLock             // drain: ir.mu.TryLock()
 	cPeek                // drainLocked: ring.peek, handle, ring.release
 	cUnlock              // drain: deferred ir.mu.Unlock(); progress → runtime.Gosched; continue
-	cBell                // consume: v := bell.Load()
 	cSleepersInc         // consume: sleepers.Add(1)
 	cAttentive           // consume: attentive.Load() != 0
 	cActivity            // consume: t.activity.Load() != seen
@@ -69,10 +67,10 @@ const (
 	cRecheckRing         // consume: t.anyPending() (ring.pending: head != tail)
 	cBackUntimed         // consume: untimed.Store(0) before continue
 	cBackSleepers        // consume: sleepers.Add(^0) before continue
-	cSleep               // consume: futexSleep(bell, v, d): returns at once if bell != v
-	cAsleep              // in FUTEX_WAIT: woken by futexWakeAll, or by the timeout if d > 0
-	cWokeUntimed         // consume: untimed.Store(0) after futexSleep
-	cWokeSleepers        // consume: sleepers.Add(^0) after futexSleep
+	cSleep               // consume: bell.sleep(d): a read that returns at once if a byte is in the FIFO
+	cAsleep              // parked in the read: woken by a byte, or by the deadline if d > 0
+	cWokeUntimed         // consume: untimed.Store(0) after bell.sleep
+	cWokeSleepers        // consume: sleepers.Add(^0) after bell.sleep
 )
 
 // Waiter steps: core.Request.WaitFor and spin, through sched to the shm
@@ -123,15 +121,15 @@ const (
 // process's activity counter and every actor's program counter and locals.
 // It is comparable, so it keys the visited set.
 type wakeState struct {
-	bell, sleepers, polling, attentive, untimed uint8 // segment words (segment.go)
-	tail, head                                  uint8 // records committed, released
-	lock                                        uint8 // inRing.mu holder
-	activity                                    uint8 // Transport.activity
+	bell                                  uint8 // bytes in the consumer's FIFO (bell_linux.go), at most bellCap
+	sleepers, polling, attentive, untimed uint8 // segment words (segment.go)
+	tail, head                            uint8 // records committed, released
+	lock                                  uint8 // inRing.mu holder
+	activity                              uint8 // Transport.activity
 
 	ppc uint8 // producer
 
 	cpc       uint8 // consumer
-	cv        uint8 // the bell value it sleeps against
 	cseen     uint8 // seen
 	ctimed    bool  // d = attentiveWait
 	cprogress bool  // drain's progress
@@ -145,6 +143,10 @@ type wakeState struct {
 	dpc   uint8 // writer
 	dleft uint8 // drainAll calls it has left
 }
+
+// bellCap bounds the bytes the model's FIFO holds: past one, more only
+// repeat an early wake-up, and the bound keeps the state space finite.
+const bellCap = 2
 
 // wakeModel is the protocol under test with its parameters: how many
 // records the producer commits, which record each wait of each waiter waits
@@ -233,15 +235,12 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				add(n, "P untimed=1 (rail.ring)")
 			}
 		case pBell:
-			n.bell++
-			n.ppc = pWake
-			add(n, "P bell.Add(1) (rail.ring)")
-		case pWake:
+			n.bell = min(n.bell+1, bellCap) // a full pipe refuses the byte (EAGAIN)
 			if n.cpc == cAsleep {
-				n.cpc = cWokeUntimed
+				n.cpc, n.bell = cWokeUntimed, 0 // the read returns with the bytes
 			}
 			n.ppc = pCommit
-			add(n, "P futexWakeAll(bell) (rail.ring)")
+			add(n, "P ringBell (rail.ring)")
 		}
 	}
 
@@ -251,7 +250,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 		switch s.cpc {
 		case cTop:
 			if s.polling != 0 {
-				n.cpc = cBell
+				n.cpc = cSleepersInc
 				add(n, "C polling=%d: no drain (consume)", s.polling)
 			} else {
 				n.cpc = cTryLock
@@ -259,7 +258,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 			}
 		case cTryLock:
 			if s.lock != lockFree {
-				n.cpc = cBell
+				n.cpc = cSleepersInc
 				add(n, "C TryLock fails: drainAll false (drain)")
 			} else {
 				n.lock, n.cprogress, n.cpc = lockConsumer, false, cPeek
@@ -280,12 +279,9 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				n.cpc = cTop
 				add(n, "C Unlock, progress: continue (drain, consume)")
 			} else {
-				n.cpc = cBell
+				n.cpc = cSleepersInc
 				add(n, "C Unlock, no progress (drain)")
 			}
-		case cBell:
-			n.cv, n.cpc = s.bell, cSleepersInc
-			add(n, "C v := bell (%d) (consume)", s.bell)
 		case cSleepersInc:
 			n.sleepers++
 			n.cpc = cAttentive
@@ -341,17 +337,17 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 			if s.ctimed {
 				d = "timed 500µs"
 			}
-			if s.bell != s.cv {
-				n.cpc = cWokeUntimed
-				add(n, "C futexSleep(bell, %d, %s): bell=%d, returns (consume)", s.cv, d, s.bell)
+			if s.bell != 0 {
+				n.cpc, n.bell = cWokeUntimed, 0
+				add(n, "C bell.sleep(%s): %d bytes in the FIFO, returns (consume)", d, s.bell)
 			} else {
 				n.cpc = cAsleep
-				add(n, "C futexSleep(bell, %d, %s): sleeps (consume)", s.cv, d)
+				add(n, "C bell.sleep(%s): sleeps (consume)", d)
 			}
 		case cAsleep:
 			if s.ctimed {
 				n.cpc = cWokeUntimed
-				add(n, "C timeout: attentiveWait passed (futexSleep)")
+				add(n, "C timeout: attentiveWait passed (bell.sleep)")
 			}
 		case cWokeUntimed:
 			n.untimed, n.cpc = 0, cWokeSleepers
@@ -686,8 +682,8 @@ var wakeScenarios = []struct {
 }{
 	{"one waiter, one record", wakeModel{records: 1, waits: [][]int{{0}}}, 0, 0, 0},
 	{"one waiter, two waits", wakeModel{records: 2, waits: [][]int{{0, 1}}}, 0, 0, 0},
-	{"one waiter, a record for a later wait", wakeModel{records: 2, waits: [][]int{{0}}}, 0, 6, 0},
-	{"two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}}, 0, 8, 8},
+	{"one waiter, a record for a later wait", wakeModel{records: 2, waits: [][]int{{0}}}, 0, 3, 0},
+	{"two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}}, 0, 4, 4},
 	{"one waiter, the writer draining once", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 1}, 0, 0, 0},
 	{"one waiter, two waits, the writer draining once", wakeModel{records: 2, waits: [][]int{{0, 1}}, writerDrains: 1}, 0, 0, 0},
 	{"one waiter, the writer draining twice", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 2}, 0, 0, 0},
@@ -764,9 +760,9 @@ func TestWakeModelBeforeRepair(t *testing.T) {
 		model                             wakeModel
 		wantLost, wantTimedOnly, wantPark int
 	}{
-		{"two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}}, 27, 16, 16},
-		{"one waiter, the writer draining once", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 1}, 2, 0, 0},
-		{"one waiter, two waits, the writer draining once", wakeModel{records: 2, waits: [][]int{{0, 1}}, writerDrains: 1}, 33, 12, 12},
+		{"two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}}, 9, 6, 6},
+		{"one waiter, the writer draining once", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 1}, 1, 0, 0},
+		{"one waiter, two waits, the writer draining once", wakeModel{records: 2, waits: [][]int{{0, 1}}, writerDrains: 1}, 11, 4, 4},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.model
