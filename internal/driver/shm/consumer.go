@@ -27,8 +27,9 @@ const attentiveWait = 500 * time.Microsecond
 func (t *Transport) consume() {
 	defer t.wg.Done()
 	sleepers, polling := t.in.word32(offSleepers), t.in.word32(offPolling)
-	attentive, untimed := t.in.word32(offAttentive), t.in.word32(offUntimed)
+	attentive, untimed, rung := t.in.word32(offAttentive), t.in.word32(offUntimed), t.in.word32(offRung)
 	seen := t.activity.Load()
+	var seenAt time.Time // when seen last changed (zero: not yet)
 	for !t.closing.Load() {
 		if polling.Load() == 0 && t.drainAll() {
 			// Let the goroutines just completed run before draining again:
@@ -42,10 +43,19 @@ func (t *Transport) consume() {
 		sleepers.Add(1)
 		var d time.Duration
 		if attentive.Load() != 0 {
-			if a := t.activity.Load(); a != seen {
-				// Waits ended with their messages since the last look: stay
-				// attentive, the mark up, so producers keep not ringing.
-				seen, d = a, attentiveWait
+			now := time.Now()
+			if a := t.activity.Load(); a != seen || now.Sub(seenAt) < attentiveWait {
+				// Waits ended with their messages since the last look, or
+				// the last look was less than attentiveWait ago (this
+				// sleep ended early: a ring, or a byte left in the bell):
+				// stay attentive, the mark up, so producers keep not
+				// ringing. Calling the process quiet after a short sleep
+				// set untimed, and every message between two waits then
+				// rang the bell and woke this goroutine again.
+				if a != seen {
+					seen, seenAt = a, now
+				}
+				d = attentiveWait
 			} else {
 				// None for a whole attentiveWait: the process went quiet.
 				attentive.Store(0)
@@ -60,6 +70,7 @@ func (t *Transport) consume() {
 			continue
 		}
 		t.bell.sleep(d)
+		rung.Store(0) // before the next look at the rings: see rail.ring
 		untimed.Store(0)
 		sleepers.Add(^uint32(0))
 	}

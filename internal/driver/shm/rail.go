@@ -58,6 +58,7 @@ type rail struct {
 	byeSeen atomic.Bool
 	errMu   sync.Mutex
 	err     error
+	failed  atomic.Bool // err is set
 }
 
 // putState is a frame being written: a Packet waiting for room, or the
@@ -78,6 +79,7 @@ var (
 	_ driver.Flusher   = (*rail)(nil)
 	_ driver.Puller    = (*rail)(nil)
 	_ driver.VecPuller = (*rail)(nil)
+	_ driver.Immediate = (*rail)(nil)
 )
 
 // finish computes the capabilities (the peer's probe of our memory is
@@ -108,6 +110,9 @@ func (rl *rail) Caps() driver.Caps { return rl.caps }
 func (rl *rail) Peer() int         { return rl.peer }
 
 func (rl *rail) failure() error {
+	if !rl.failed.Load() {
+		return nil // the common case, without the lock
+	}
 	rl.errMu.Lock()
 	defer rl.errMu.Unlock()
 	return rl.err
@@ -117,6 +122,7 @@ func (rl *rail) fail(err error) {
 	rl.errMu.Lock()
 	if rl.err == nil {
 		rl.err = err
+		rl.failed.Store(true)
 	}
 	rl.errMu.Unlock()
 }
@@ -245,6 +251,29 @@ func (rl *rail) waitRoom() {
 	rl.out.waitSpace(rl.t.cfg.ChunkSize+recHeader+payloadAln, 10*time.Millisecond)
 }
 
+// SendNow writes b as one Packet record if the ring has room now
+// (driver.Immediate). The scheduler calls it only while no frame of ours
+// is in flight, so records stay in order.
+func (rl *rail) SendNow(b []byte) bool {
+	n := recHeader + len(b)
+	if len(b) > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
+		return false
+	}
+	rl.pmu.Lock()
+	w := rl.out.reserve(n)
+	if w == nil {
+		rl.pmu.Unlock()
+		return false
+	}
+	le.PutUint32(w, uint32(n))
+	w[4], w[5] = kindPacket, 0
+	copy(w[recHeader:], b)
+	rl.out.commit(n)
+	rl.pmu.Unlock()
+	rl.ring()
+	return true
+}
+
 // writePacket copies a whole packet into one record.
 func (rl *rail) writePacket(iov [][]byte) bool {
 	n := recHeader
@@ -347,10 +376,15 @@ func (rl *rail) writeChunk(st *putState) bool {
 
 // ring wakes the peer's consumer if it sleeps, nobody there polls, and
 // either the peer is not attentive or its consumer sleeps with no timeout
-// (so that it may have decided to before the mark was set).
+// (so that it may have decided to before the mark was set) — unless a ring
+// is pending already (rung): the consumer clears rung when it wakes, before
+// it looks at the rings, so it will see this record. Without that, every
+// message to a woken consumer still waiting for a processor rang again: up
+// to a thousand write system calls in a few milliseconds.
 func (rl *rail) ring() {
 	if rl.seg.word32(offPolling).Load() == 0 && rl.seg.word32(offSleepers).Load() != 0 &&
-		(rl.seg.word32(offAttentive).Load() == 0 || rl.seg.word32(offUntimed).Load() != 0) {
+		(rl.seg.word32(offAttentive).Load() == 0 || rl.seg.word32(offUntimed).Load() != 0) &&
+		rl.seg.word32(offRung).CompareAndSwap(0, 1) {
 		ringBell(rl.bellFd)
 	}
 }

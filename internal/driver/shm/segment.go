@@ -15,7 +15,7 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 3                         // 3: the consumer sleeps on a FIFO (bell_linux.go), not the bell word
+	segVersion = 3                         // 3: the consumer sleeps on a FIFO (bell_linux.go); rung replaces the bell word
 	pageSize   = 4096
 	wordGap    = 128
 
@@ -27,7 +27,7 @@ const (
 	offRank      = 28
 	offProbe     = 32          // owner's address of its CMA probe word
 	offProbeVal  = 40          // the value there
-	_            = 1 * wordGap // unused: held the futex bell before version 3
+	offRung      = 1 * wordGap // a producer rang the bell and the consumer has not woken since
 	offSleepers  = 2 * wordGap
 	offPolling   = 3 * wordGap
 	offCanPull   = 4 * wordGap  // u8 per ring: the owner can read that sender's memory (CMA)

@@ -49,6 +49,7 @@ const (
 	pSleepers         // rail.ring: offSleepers.Load() != 0
 	pAttentive        // rail.ring: offAttentive.Load() == 0 ||
 	pUntimed          // rail.ring: offUntimed.Load() != 0
+	pRung             // rail.ring: offRung.CompareAndSwap(0, 1): else a ring is pending, skip
 	pBell             // rail.ring: ringBell, one byte into the consumer's FIFO (wakes a read)
 )
 
@@ -60,7 +61,7 @@ const (
 	cUnlock              // drain: deferred ir.mu.Unlock(); progress → runtime.Gosched; continue
 	cSleepersInc         // consume: sleepers.Add(1)
 	cAttentive           // consume: attentive.Load() != 0
-	cActivity            // consume: t.activity.Load() != seen
+	cActivity            // consume: t.activity.Load() != seen, or not for attentiveWait yet
 	cClear               // consume: attentive.Store(0) (the process went quiet)
 	cUntimed             // consume: untimed.Store(1)
 	cRecheckPoll         // consume: polling.Load() == 0 &&
@@ -69,6 +70,7 @@ const (
 	cBackSleepers        // consume: sleepers.Add(^0) before continue
 	cSleep               // consume: bell.sleep(d): a read that returns at once if a byte is in the FIFO
 	cAsleep              // parked in the read: woken by a byte, or by the deadline if d > 0
+	cWokeRung            // consume: rung.Store(0) after bell.sleep
 	cWokeUntimed         // consume: untimed.Store(0) after bell.sleep
 	cWokeSleepers        // consume: sleepers.Add(^0) after bell.sleep
 )
@@ -121,11 +123,11 @@ const (
 // process's activity counter and every actor's program counter and locals.
 // It is comparable, so it keys the visited set.
 type wakeState struct {
-	bell                                  uint8 // bytes in the consumer's FIFO (bell_linux.go), at most bellCap
-	sleepers, polling, attentive, untimed uint8 // segment words (segment.go)
-	tail, head                            uint8 // records committed, released
-	lock                                  uint8 // inRing.mu holder
-	activity                              uint8 // Transport.activity
+	bell                                        uint8 // bytes in the consumer's FIFO (bell_linux.go), at most bellCap
+	sleepers, polling, attentive, untimed, rung uint8 // segment words (segment.go)
+	tail, head                                  uint8 // records committed, released
+	lock                                        uint8 // inRing.mu holder
+	activity                                    uint8 // Transport.activity
 
 	ppc uint8 // producer
 
@@ -159,6 +161,7 @@ type wakeModel struct {
 	writerDrains int
 
 	neverRing     bool // the producer never rings the bell
+	keepRung      bool // the consumer never clears rung: one ring, then none
 	ignoreUntimed bool // the producer skips whenever attentive, untimed or not
 	noRecheck     bool // the consumer sleeps without re-checking the ring
 	noFinalDrain  bool // the last poller to stop does not drain
@@ -220,7 +223,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 			}
 		case pAttentive:
 			if s.attentive == 0 {
-				n.ppc = pBell
+				n.ppc = pRung
 				add(n, "P attentive=0 (rail.ring)")
 			} else {
 				n.ppc = pUntimed
@@ -231,13 +234,21 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				n.ppc = pCommit
 				add(n, "P untimed=%d: skip (rail.ring)", s.untimed)
 			} else {
-				n.ppc = pBell
+				n.ppc = pRung
 				add(n, "P untimed=1 (rail.ring)")
+			}
+		case pRung:
+			if s.rung != 0 {
+				n.ppc = pCommit
+				add(n, "P rung=1: a ring is pending, skip (rail.ring)")
+			} else {
+				n.rung, n.ppc = 1, pBell
+				add(n, "P rung 0 -> 1 (rail.ring)")
 			}
 		case pBell:
 			n.bell = min(n.bell+1, bellCap) // a full pipe refuses the byte (EAGAIN)
 			if n.cpc == cAsleep {
-				n.cpc, n.bell = cWokeUntimed, 0 // the read returns with the bytes
+				n.cpc, n.bell = cWokeRung, 0 // the read returns with the bytes
 			}
 			n.ppc = pCommit
 			add(n, "P ringBell (rail.ring)")
@@ -300,7 +311,12 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				add(n, "C activity changed: d = attentiveWait (consume)")
 			} else {
 				n.cpc = cClear
-				add(n, "C activity unchanged: quiet (consume)")
+				add(n, "C activity unchanged for attentiveWait: quiet (consume)")
+				// Or unchanged only since a sleep that ended early (a
+				// ring): not quiet yet, sleep timed again.
+				n2 := s
+				n2.ctimed, n2.cpc = true, cRecheckPoll
+				add(n2, "C activity unchanged, not for attentiveWait yet: d = attentiveWait (consume)")
 			}
 		case cClear:
 			n.attentive, n.cpc = 0, cUntimed
@@ -338,7 +354,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				d = "timed 500µs"
 			}
 			if s.bell != 0 {
-				n.cpc, n.bell = cWokeUntimed, 0
+				n.cpc, n.bell = cWokeRung, 0
 				add(n, "C bell.sleep(%s): %d bytes in the FIFO, returns (consume)", d, s.bell)
 			} else {
 				n.cpc = cAsleep
@@ -346,9 +362,15 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 			}
 		case cAsleep:
 			if s.ctimed {
-				n.cpc = cWokeUntimed
+				n.cpc = cWokeRung
 				add(n, "C timeout: attentiveWait passed (bell.sleep)")
 			}
+		case cWokeRung:
+			if !m.keepRung {
+				n.rung = 0
+			}
+			n.cpc = cWokeUntimed
+			add(n, "C rung.Store(0) (consume)")
 		case cWokeUntimed:
 			n.untimed, n.cpc = 0, cWokeSleepers
 			add(n, "C untimed.Store(0) (consume)")
@@ -725,6 +747,7 @@ func TestWakeModelCatchesBreakage(t *testing.T) {
 		lost  bool // else a timed record with a parked waiter
 	}{
 		{"producer never rings", wakeModel{records: 1, waits: oneRecord, neverRing: true}, true},
+		{"consumer never clears rung", wakeModel{records: 2, waits: twoWaits, keepRung: true}, true},
 		{"consumer does not recheck", wakeModel{records: 1, waits: oneRecord, noRecheck: true}, true},
 		{"last poller does not drain", wakeModel{records: 1, waits: oneRecord, noFinalDrain: true}, true},
 		{"producer ignores untimed", wakeModel{records: 2, waits: oneRecord, ignoreUntimed: true}, true},
