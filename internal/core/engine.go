@@ -206,6 +206,12 @@ func (e *Engine) IrecvTemp(ctxID uint64, src, tag int, buf []byte) *Request {
 // must not be used afterwards. It is recycled once the scheduler has
 // reported all its packets sent.
 func (e *Engine) Release(r *Request) {
+	if r.sentNow {
+		// Sent in isend's goroutine (SendNow): nothing else ever held it.
+		*r = Request{}
+		requestPool.Put(r)
+		return
+	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if !r.temp || !r.completed || r.released {
@@ -337,6 +343,17 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		b := r.small[:eagerHeaderLen+n]
 		putEagerHeader(b, ctxID, int32(tag), seq, n)
 		r.gather(b[eagerHeaderLen:])
+		if e.sched.SendNow(dest, b) {
+			// Gone already, in this goroutine: no packet, no report. The
+			// request is still this goroutine's alone (temp: not in any
+			// table, nobody waits on it yet), so it completes unlocked.
+			r.inflight = 0
+			r.sentNow = true
+			r.completed = true
+			r.status = Status{Source: e.rank, Tag: tag, Count: n}
+			r.finished.Store(true)
+			return r
+		}
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
 	case protoEagerCopy:
 		r.copyBuf = getBuf(eagerHeaderLen + n)

@@ -72,6 +72,7 @@ type Request struct {
 	copyBuf     *[]byte // pooled eager-copy packet
 	bulkBusy    bool    // data phase started: no more cancelling
 	temp        bool    // pooled: the caller waits at once and hands it back (Release)
+	sentNow     bool    // temp send written at once by Scheduler.SendNow: never shared
 	released    bool    // Release was called: recycle once no packet is in flight
 	inflight    int     // packets submitted and not yet reported Sent (under e.mu)
 	pokeDue     bool    // a rendezvous matched before the waiter parked
@@ -203,6 +204,16 @@ func (r *Request) Test() (Status, bool, error) {
 // if r was cancelled (it then completes with ErrCanceled).
 func (r *Request) Cancel() bool { return r.e.cancel(r) }
 
+// spinGoschedEvery is how many empty polls a waiter with a processor of
+// its own makes between two runtime.Gosched calls, which let the process's
+// other goroutines run should every P be busy (with a P idle they run
+// anyway). Each costs far more than a poll: it takes the scheduler's
+// global lock, and puts the waiter on the global run queue while waking an
+// idle thread to take it (wakep), a thread that then needs a processor —
+// the other rank's. Every 4 polls it took a tenth of a ping-pong's time.
+// 256 polls are 10–30 µs here.
+const spinGoschedEvery = 256
+
 // spin waits by polling the rails to peer in the calling goroutine, until d
 // passes with no byte arriving: the goroutine that needs the
 // message receives it itself. Parking instead means another thread
@@ -218,7 +229,9 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 	r.e.sched.StartPolling(peer) // AnySource (-1): every peer
 	done := false
 	defer func() { r.e.sched.StopPolling(peer, done) }()
-	deadline := time.Now().Add(d)
+	// The clock is first read after 32 polls: most small-message waits end
+	// before, and a clock read costs as much as a poll on a virtual machine.
+	var deadline time.Time
 	yield := r.e.spin.yield
 	progressed := false
 	idle := 0
@@ -241,13 +254,12 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 			if idle++; idle%8 == 0 {
 				runtime.Gosched()
 			}
-		} else if idle++; idle%4 == 0 {
-			// A shared-memory poll costs a few loads: yield every few only.
+		} else if idle++; idle%spinGoschedEvery == 0 {
 			runtime.Gosched()
 		}
 		if i%32 == 0 {
 			now := time.Now()
-			if progressed {
+			if progressed || deadline.IsZero() {
 				deadline, progressed = now.Add(d), false
 			} else if now.After(deadline) {
 				return false

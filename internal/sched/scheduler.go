@@ -33,8 +33,11 @@ type dest struct {
 	plan     Plan
 	running  bool
 	corked   int // Cork calls not yet undone: hold the queue
-	failed   error
-	modeled  bool // some rail has a Model: time frames (else never read the clock)
+	// now is the rail of a peer reached by that one rail when it takes
+	// small packets at once (driver.Immediate): SendNow's fast path.
+	now     driver.Immediate
+	failed  error
+	modeled bool // some rail has a Model: time frames (else never read the clock)
 	// eagerFrames and eagerPackets count the Eager frames posted and the
 	// packets they carried: how much aggregation happened.
 	eagerFrames, eagerPackets int64
@@ -145,6 +148,10 @@ func (s *Scheduler) AddRail(r driver.Rail) {
 	if p, ok := r.(driver.Poller); ok {
 		addPoller(&d.pollers, p)
 		addPoller(&s.pollers, p)
+	}
+	d.now = nil
+	if im, ok := r.(driver.Immediate); ok && len(d.slots) == 1 {
+		d.now = im
 	}
 	d.mu.Unlock()
 	d.run()
@@ -356,6 +363,26 @@ func (s *Scheduler) Rails(peer int) []driver.Caps {
 		caps[i] = st.Caps
 	}
 	return caps
+}
+
+// SendNow writes b, one small Packet frame's body, to peer in the calling
+// goroutine and reports whether it did: only when peer is reached by one
+// rail that takes packets at once (driver.Immediate), with nothing queued
+// or in flight to it, so order is kept. It is the fast path of a small
+// message to an idle peer: no packet, queue, strategy or completion
+// report. On false, Submit the packet as usual.
+func (s *Scheduler) SendNow(peer int, b []byte) bool {
+	d := s.dests[peer]
+	d.mu.Lock()
+	ok := d.now != nil && d.failed == nil && d.corked == 0 && !d.running && d.q.Len() == 0 &&
+		!d.states[0].Busy && d.now.SendNow(b)
+	if ok {
+		d.eagerFrames++
+		d.eagerPackets++
+		d.slots[0].sent += int64(len(b))
+	}
+	d.mu.Unlock()
+	return ok
 }
 
 // Submit queues p for peer and schedules it if a rail is idle. p.Owner is
