@@ -338,22 +338,19 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	r.inflight = 1
 	e.mu.Unlock()
 
+	if r.proto != protoRendezvous && !r.vec {
+		h := r.hdr[:eagerHeaderLen]
+		putEagerHeader(h, ctxID, int32(tag), seq, n)
+		if e.sched.SendNow(dest, h, buf) {
+			r.sentAtOnce(Status{Source: e.rank, Tag: tag, Count: n})
+			return r
+		}
+	}
 	switch r.proto {
 	case protoEagerInline:
 		b := r.small[:eagerHeaderLen+n]
 		putEagerHeader(b, ctxID, int32(tag), seq, n)
 		r.gather(b[eagerHeaderLen:])
-		if e.sched.SendNow(dest, b) {
-			// Gone already, in this goroutine: no packet, no report. The
-			// request is still this goroutine's alone (temp: not in any
-			// table, nobody waits on it yet), so it completes unlocked.
-			r.inflight = 0
-			r.sentNow = true
-			r.completed = true
-			r.status = Status{Source: e.rank, Tag: tag, Count: n}
-			r.finished.Store(true)
-			return r
-		}
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
 	case protoEagerCopy:
 		r.copyBuf = getBuf(eagerHeaderLen + n)
@@ -378,6 +375,21 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	}
 	e.sched.Submit(dest, &r.pkt)
 	return r
+}
+
+// sentAtOnce completes an eager send the scheduler wrote in isend's own
+// goroutine (SendNow): no packet, no report. The request is still that
+// goroutine's alone — in no table, returned to nobody yet — so it
+// completes without the lock; a pooled one is recycled the same way
+// (Release).
+func (r *Request) sentAtOnce(st Status) {
+	r.inflight = 0
+	r.sentNow = r.temp
+	if !r.completed { // an eager copy completed already: buffered
+		r.completed = true
+		r.status = st
+		r.finished.Store(true)
+	}
 }
 
 // gather copies r's message into dst, which holds exactly its length: the

@@ -120,12 +120,13 @@ type Flusher interface {
 
 // Immediate is implemented by rails that can take one small Packet frame in
 // the calling goroutine, whole, when nothing else is in flight on them:
-// SendNow writes b (one Packet frame's body) and reports whether it did,
-// false when it cannot at once (no room, the rail failed). A frame it
-// took is done: no Idle follows. It is the scheduler's fast path for a
-// small message to an idle peer, with no frame, queue or strategy.
+// SendNow writes the frame whose body is head followed by body and reports
+// whether it did, false when it cannot at once (no room, the rail failed).
+// A frame it took is done: no Idle follows. It is the scheduler's fast
+// path for a small message to an idle peer, with no frame, queue or
+// strategy.
 type Immediate interface {
-	SendNow(b []byte) bool
+	SendNow(head, body []byte) bool
 }
 
 // Backlogger is implemented by rails whose Post can report a frame done

@@ -365,21 +365,21 @@ func (s *Scheduler) Rails(peer int) []driver.Caps {
 	return caps
 }
 
-// SendNow writes b, one small Packet frame's body, to peer in the calling
-// goroutine and reports whether it did: only when peer is reached by one
+// SendNow writes head and body, one small Packet frame's body, to peer in
+// the calling goroutine and reports whether it did: only when peer is reached by one
 // rail that takes packets at once (driver.Immediate), with nothing queued
 // or in flight to it, so order is kept. It is the fast path of a small
 // message to an idle peer: no packet, queue, strategy or completion
 // report. On false, Submit the packet as usual.
-func (s *Scheduler) SendNow(peer int, b []byte) bool {
+func (s *Scheduler) SendNow(peer int, head, body []byte) bool {
 	d := s.dests[peer]
 	d.mu.Lock()
 	ok := d.now != nil && d.failed == nil && d.corked == 0 && !d.running && d.q.Len() == 0 &&
-		!d.states[0].Busy && d.now.SendNow(b)
+		!d.states[0].Busy && d.now.SendNow(head, body)
 	if ok {
 		d.eagerFrames++
 		d.eagerPackets++
-		d.slots[0].sent += int64(len(b))
+		d.slots[0].sent += int64(len(head) + len(body))
 	}
 	d.mu.Unlock()
 	return ok

@@ -78,7 +78,7 @@ func (t *Transport) consume() {
 
 func (t *Transport) anyPending() bool {
 	for _, ir := range t.rings {
-		if ir.r.pending() {
+		if ir.r.pending() || ir.fb.pending() {
 			return true
 		}
 	}
@@ -121,13 +121,20 @@ func (t *Transport) drain(ir *inRing) bool {
 	return t.drainLocked(ir)
 }
 
-// drainLocked is drain with ir.mu held.
+// drainLocked is drain with ir.mu held: the fast box, then the ring,
+// taking the box in again before each ring record (see rail.SendNow). A
+// record that breaks the format, or that the core rejects, loses the peer.
 func (t *Transport) drainLocked(ir *inRing) bool {
 	progress := false
 	for {
-		rec, err := ir.r.peek()
-		if err == nil && rec == nil {
-			return progress
+		more, err := t.drainFbox(ir)
+		progress = progress || more
+		var rec []byte
+		if err == nil {
+			rec, err = ir.r.peek()
+			if err == nil && rec == nil {
+				return progress
+			}
 		}
 		if err == nil {
 			err = t.handle(ir.rail, rec)
@@ -137,6 +144,22 @@ func (t *Transport) drainLocked(ir *inRing) bool {
 			return progress
 		}
 		ir.r.release(rec)
+		progress = true
+	}
+}
+
+// drainFbox delivers every record of ir's fast box (ir.mu held).
+func (t *Transport) drainFbox(ir *inRing) (bool, error) {
+	progress := false
+	for {
+		body, lines, err := ir.fb.next()
+		if err != nil || body == nil {
+			return progress, err
+		}
+		if err := t.cfg.Handler.Packet(ir.rail.peer, body); err != nil {
+			return progress, err
+		}
+		ir.fb.release(lines)
 		progress = true
 	}
 }

@@ -29,6 +29,7 @@ type rail struct {
 	pid    int
 	seg    *segment   // the peer's inbound segment
 	out    *ring      // our ring in it
+	fb     *fbox      // our fast box in it (SendNow; the scheduler serializes)
 	pmu    sync.Mutex // one writer of out at a time: frames, Byes and pipe acknowledgments
 	in     *inRing    // its ring in our segment
 	pipe   *os.File   // vmsplice: our pipe to the peer
@@ -251,13 +252,22 @@ func (rl *rail) waitRoom() {
 	rl.out.waitSpace(rl.t.cfg.ChunkSize+recHeader+payloadAln, 10*time.Millisecond)
 }
 
-// SendNow writes b as one Packet record if the ring has room now
-// (driver.Immediate). The scheduler calls it only while no frame of ours
-// is in flight, so records stay in order.
-func (rl *rail) SendNow(b []byte) bool {
-	n := recHeader + len(b)
-	if len(b) > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
+// SendNow writes head and body as one Packet record if there is room now
+// (driver.Immediate): in the fast box when it is small enough and the box
+// has room, else in the ring. The scheduler calls it only while no frame
+// of ours is in flight, so ring records stay in order; a fast box record
+// may overtake ring records sent earlier, which the core reorders by
+// sequence number (SendNow carries only eager messages), and the receiver
+// drains the box before each ring record, so none falls behind a later
+// one (a Bye in particular).
+func (rl *rail) SendNow(head, body []byte) bool {
+	n := recHeader + len(head) + len(body)
+	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
 		return false
+	}
+	if n-recHeader <= FboxMax && rl.fb.write(head, body) {
+		rl.ring()
+		return true
 	}
 	rl.pmu.Lock()
 	w := rl.out.reserve(n)
@@ -267,7 +277,7 @@ func (rl *rail) SendNow(b []byte) bool {
 	}
 	le.PutUint32(w, uint32(n))
 	w[4], w[5] = kindPacket, 0
-	copy(w[recHeader:], b)
+	copy(w[recHeader+copy(w[recHeader:], head):], body)
 	rl.out.commit(n)
 	rl.pmu.Unlock()
 	rl.ring()
@@ -382,8 +392,14 @@ func (rl *rail) writeChunk(st *putState) bool {
 // message to a woken consumer still waiting for a processor rang again: up
 // to a thousand write system calls in a few milliseconds.
 func (rl *rail) ring() {
-	if rl.seg.word32(offPolling).Load() == 0 && rl.seg.word32(offSleepers).Load() != 0 &&
+	// polling is read last: waiters write it at every wait, so reading it
+	// costs a cache-line transfer, and an attentive owner whose consumer
+	// sleeps timed (the usual state of a busy rank) is settled by the
+	// three words before it, which change only when the consumer sleeps
+	// or wakes.
+	if rl.seg.word32(offSleepers).Load() != 0 &&
 		(rl.seg.word32(offAttentive).Load() == 0 || rl.seg.word32(offUntimed).Load() != 0) &&
+		rl.seg.word32(offPolling).Load() == 0 &&
 		rl.seg.word32(offRung).CompareAndSwap(0, 1) {
 		ringBell(rl.bellFd)
 	}

@@ -15,7 +15,7 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 3                         // 3: the consumer sleeps on a FIFO (bell_linux.go); rung replaces the bell word
+	segVersion = 4                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes
 	pageSize   = 4096
 	wordGap    = 128
 
@@ -42,6 +42,9 @@ const (
 	ringHead    = 1 * wordGap
 	ringWaiting = 2 * wordGap // the producer sleeps for space
 	ringSpace   = 3 * wordGap // futex: bumped when space frees while the producer sleeps
+	// The upper half of the header page is the pair's fast box (fbox.go);
+	// its consumer publishes its head here.
+	ringFboxHead = 4 * wordGap
 )
 
 // DefaultDir is where segments are created: tmpfs on Linux.

@@ -91,6 +91,7 @@ type Transport struct {
 // inRing is an inbound ring and the lock its consumers share.
 type inRing struct {
 	r    *ring
+	fb   *fbox // the pair's fast box, drained before the ring
 	peer int   // world rank writing it
 	rail *rail // our rail to that peer (delivery context)
 	mu   sync.Mutex
@@ -191,7 +192,7 @@ func New(cfg Config) (*Transport, error) {
 	}
 	for i := range senders {
 		hdr, data := seg.ringBlock(i)
-		t.rings = append(t.rings, &inRing{r: newRing(hdr, data), peer: seg.sender(i)})
+		t.rings = append(t.rings, &inRing{r: newRing(hdr, data), fb: newFbox(hdr), peer: seg.sender(i)})
 	}
 	return t, nil
 }
@@ -217,7 +218,7 @@ func (t *Transport) Connect(ctx context.Context) error {
 		}
 		hdr, data := peerSeg.ringBlock(idx)
 		prefault(data)
-		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), in: ir, pid: peerSeg.pid(), bellFd: -1}
+		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), fb: newFbox(hdr), in: ir, pid: peerSeg.pid(), bellFd: -1}
 		ir.rail = rl
 		// May we pull from this peer? Record the answer in our segment,
 		// where the peer reads it before offering us its buffers.

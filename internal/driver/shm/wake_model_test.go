@@ -45,10 +45,10 @@ import (
 // Producer steps: rail.writeRecord/writeChunk, then rail.ring.
 const (
 	pCommit    = iota // ring.commit: r.tail.Store (the next record)
-	pPolling          // rail.ring: offPolling.Load() == 0
-	pSleepers         // rail.ring: offSleepers.Load() != 0
-	pAttentive        // rail.ring: offAttentive.Load() == 0 ||
-	pUntimed          // rail.ring: offUntimed.Load() != 0
+	pSleepers         // rail.ring: offSleepers.Load() != 0 &&
+	pAttentive        // rail.ring: (offAttentive.Load() == 0 ||
+	pUntimed          // rail.ring: offUntimed.Load() != 0) &&
+	pPolling          // rail.ring: offPolling.Load() == 0 &&
 	pRung             // rail.ring: offRung.CompareAndSwap(0, 1): else a ring is pending, skip
 	pBell             // rail.ring: ringBell, one byte into the consumer's FIFO (wakes a read)
 )
@@ -202,19 +202,19 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 		case pCommit:
 			if int(s.tail) < m.records {
 				n.tail++
-				n.ppc = pPolling
+				n.ppc = pSleepers
 				add(n, "P commit record %d (ring.commit)", k)
 			}
 		case pPolling:
-			if m.neverRing || s.polling != 0 {
+			if s.polling != 0 {
 				n.ppc = pCommit
 				add(n, "P polling=%d: skip (rail.ring)", s.polling)
 			} else {
-				n.ppc = pSleepers
+				n.ppc = pRung
 				add(n, "P polling=0 (rail.ring)")
 			}
 		case pSleepers:
-			if s.sleepers == 0 {
+			if m.neverRing || s.sleepers == 0 {
 				n.ppc = pCommit
 				add(n, "P sleepers=0: skip (rail.ring)")
 			} else {
@@ -223,7 +223,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 			}
 		case pAttentive:
 			if s.attentive == 0 {
-				n.ppc = pRung
+				n.ppc = pPolling
 				add(n, "P attentive=0 (rail.ring)")
 			} else {
 				n.ppc = pUntimed
@@ -234,7 +234,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				n.ppc = pCommit
 				add(n, "P untimed=%d: skip (rail.ring)", s.untimed)
 			} else {
-				n.ppc = pRung
+				n.ppc = pPolling
 				add(n, "P untimed=1 (rail.ring)")
 			}
 		case pRung:
