@@ -57,6 +57,7 @@ type Request struct {
 	segs [][]byte
 	size int
 
+	state     reqState // where r is in its protocol (state.go); under e.mu
 	done      chan struct{}
 	poke      chan struct{} // receives: the rendezvous matched, come and take the data
 	finished  atomic.Bool   // set with done's close; what a spinning waiter watches
