@@ -20,6 +20,7 @@ type pullRail struct {
 	// pulling, when set, is told of each Pull, which then waits for gate.
 	pulling chan struct{}
 	gate    chan struct{}
+	fail    error // when set, each Pull fails with it (reads forbidden)
 }
 
 func (r *pullRail) Caps() driver.Caps {
@@ -32,6 +33,9 @@ func (r *pullRail) Pull(dst []byte, addr uint64) error {
 	if r.pulling != nil {
 		r.pulling <- struct{}{}
 		<-r.gate
+	}
+	if r.fail != nil {
+		return r.fail
 	}
 	// addr may point inside an exposed buffer (a receive made of segments
 	// pulls each part from its own offset).

@@ -214,7 +214,7 @@ func (e *Engine) Release(r *Request) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if !r.temp || !r.completed || r.released {
+	if !r.temp || r.state != stDone || r.released {
 		return
 	}
 	r.released = true
@@ -270,13 +270,13 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	n := r.length()
 	e.mu.Lock()
 	if e.closed != nil {
-		r.complete(Status{}, e.closed)
+		r.step(evClose, Status{}, e.closed)
 		e.mu.Unlock()
 		return r
 	}
 	p := &e.peers[dest]
 	if p.lost != nil {
-		r.complete(Status{}, p.lost)
+		r.step(evPeerLost, Status{}, p.lost)
 		e.mu.Unlock()
 		return r
 	}
@@ -294,15 +294,17 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			// in the request itself, with no buffer of its own.
 			r.proto = protoEagerInline
 			e.stats.EagerCopySends++
+			r.move(evEager)
 		} else if n < p.iovec {
 			r.proto = protoEagerCopy
 			e.stats.EagerCopySends++
 			// Buffered: the payload is copied below, so the user may reuse
 			// buf as soon as Isend returns.
-			r.complete(Status{Source: e.rank, Tag: tag, Count: n}, nil)
+			r.step(evFinish, Status{Source: e.rank, Tag: tag, Count: n}, nil)
 		} else {
 			r.proto = protoEagerIovec
 			e.stats.EagerIovecSends++
+			r.move(evEager)
 		}
 	default:
 		if n <= p.rndv {
@@ -312,7 +314,6 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		e.stats.RendezvousSends++
 		e.nextID++
 		r.id = e.nextID
-		r.rtsQueued = true
 		e.sends[r.id] = r
 		// Only a contiguous send can be pulled: an RTS-pull names one
 		// address. Others take the Put method for their size (pick).
@@ -321,8 +322,9 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			// stacks do). Until it begins to read, a withdraw (cancel)
 			// that it acknowledges takes the send back.
 			r.pin.Pin(&buf[0])
-			r.pinned, r.pull = true, true
+			r.pinned, r.proto = true, protoPull
 			r.ctxID, r.seq = ctxID, seq
+			r.move(evRTSPull)
 			// While the receiver copies a large message this side has nothing
 			// to poll for: spinning would take the processor the copy may
 			// need. Below parkPullMin the copy is over before a parked
@@ -333,6 +335,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			e.stats.PullSends++
 		} else {
 			r.bulkMethod = p.methods.put(m)
+			r.move(evRTS)
 		}
 	}
 	r.inflight = 1
@@ -364,14 +367,12 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		if r.vec {
 			r.pkt.Vec = r.segs // by reference, segment by segment
 		}
+	case protoPull:
+		putRTSPull(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id, uint64(uintptr(unsafe.Pointer(&buf[0]))))
+		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsPullLen], Owner: r}
 	case protoRendezvous:
-		if r.pull {
-			putRTSPull(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id, uint64(uintptr(unsafe.Pointer(&buf[0]))))
-			r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsPullLen], Owner: r}
-		} else {
-			putRTS(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id)
-			r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsLen], Owner: r}
-		}
+		putRTS(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id)
+		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsLen], Owner: r}
 	}
 	e.sched.Submit(dest, &r.pkt)
 	return r
@@ -385,10 +386,8 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 func (r *Request) sentAtOnce(st Status) {
 	r.inflight = 0
 	r.sentNow = r.temp
-	if !r.completed { // an eager copy completed already: buffered
-		r.completed = true
-		r.status = st
-		r.finished.Store(true)
+	if r.move(evSent) { // refused for an eager copy: done already (buffered)
+		r.complete(st, nil)
 	}
 }
 
@@ -405,7 +404,7 @@ func (r *Request) gather(dst []byte) {
 // completeAlone completes a request that never reached the engine's state.
 func (r *Request) completeAlone(err error) {
 	r.e.mu.Lock()
-	r.complete(Status{}, err)
+	r.step(evFinish, Status{}, err)
 	r.e.mu.Unlock()
 }
 
@@ -418,15 +417,17 @@ func (e *Engine) sent(r *Request, p *sched.Packet, err error) {
 	r.inflight--
 	switch {
 	case p == &r.bulk:
-		r.complete(Status{Source: e.rank, Tag: r.tag, Count: r.bulk.Len()}, err)
+		r.step(evSent, Status{Source: e.rank, Tag: r.tag, Count: r.bulk.Len()}, err)
 	case r.proto == protoEagerCopy:
 		putBuf(r.copyBuf)
 		r.copyBuf = nil
 	case r.proto == protoEagerIovec, r.proto == protoEagerInline:
-		r.complete(Status{Source: e.rank, Tag: r.tag, Count: r.length()}, err)
-	case r.proto == protoRendezvous && err != nil:
-		delete(e.sends, r.id)
-		r.complete(Status{}, err)
+		r.step(evSent, Status{Source: e.rank, Tag: r.tag, Count: r.length()}, err)
+	case (r.proto == protoRendezvous || r.proto == protoPull) && err != nil:
+		// The RTS did not leave: the peer is lost.
+		if r.step(evPeerLost, Status{}, err) {
+			delete(e.sends, r.id)
+		}
 	}
 	e.recycleLocked(r)
 	e.mu.Unlock()
@@ -460,7 +461,7 @@ func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 	e.mu.Lock()
 	switch c := e.ctxLocked(ctxID); {
 	case e.closed != nil:
-		r.complete(Status{}, e.closed)
+		r.step(evClose, Status{}, e.closed)
 	default:
 		r.c = c
 		if r.vec {
@@ -470,8 +471,9 @@ func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 			c.removeUnexpected(u)
 			e.consumeLocked(r, u, &out)
 		} else if src != AnySource && e.peers[src].lost != nil {
-			r.complete(Status{}, e.peers[src].lost)
+			r.step(evPeerLost, Status{}, e.peers[src].lost)
 		} else {
+			r.move(evPost)
 			c.post(r)
 		}
 	}
@@ -513,7 +515,7 @@ func (e *Engine) fillLocked(r *Request, peer, tag int, payload []byte, out *outb
 	if room := r.length(); len(payload) > room {
 		err = &TruncateError{MessageLen: len(payload), BufferLen: room}
 	}
-	r.complete(Status{Source: peer, Tag: tag, Count: n}, err)
+	r.step(evFinish, Status{Source: peer, Tag: tag, Count: n}, err)
 	e.creditLocked(peer, len(payload), out)
 }
 
@@ -543,15 +545,16 @@ func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAd
 	r.src, r.msgLen, r.sendID = peer, size, sendID
 	r.status = Status{Source: peer, Tag: tag}
 	if lost := e.peers[peer].lost; lost != nil {
-		r.complete(Status{Source: peer, Tag: tag}, lost)
+		r.step(evPeerLost, Status{Source: peer, Tag: tag}, lost)
 		return
 	}
 	r.expect = min(size, r.length())
 	c := newCtrl()
 	if r.expect == 0 {
 		putCTS(c.buf[:], sendID, 0, 0)
-		r.complete(Status{Source: peer, Tag: tag}, e.truncation(size, r.length()))
+		r.step(evFinish, Status{Source: peer, Tag: tag}, e.truncation(size, r.length()))
 	} else {
+		r.move(evMatch)
 		e.nextID++
 		r.id = e.nextID
 		e.regions[r.id] = r
@@ -648,52 +651,48 @@ func (e *Engine) wakeProbesLocked() {
 }
 
 // cancel withdraws r if it has not matched (receive) or its data has not
-// started (rendezvous send). A pulled send is the receiver's to read once
-// announced: it asks the receiver to withdraw it and waits for the answer
-// (or for the FIN of a read that had begun), a round trip.
+// started (rendezvous send): the protocol says where (reqMoves, evCancel).
+// A pulled send is the receiver's to read once announced: it asks the
+// receiver to withdraw it and waits for the answer (or for the FIN of a
+// read that had begun), a round trip.
 func (e *Engine) cancel(r *Request) bool {
 	var out outbox
 	e.mu.Lock()
-	ok := false
-	switch {
-	case r.completed:
-	case r.op == opSend && r.rtsQueued && r.pull:
-		if !r.withdrawing {
-			r.withdrawing = true
-			c := newCtrl()
-			putWithdraw(c.buf[:], r.ctxID, r.seq, r.id)
-			c.pkt.Head = c.buf[:withdrawLen]
-			out.add(r.peer, c)
-		}
+	from := r.state
+	if !r.step(evCancel, Status{}, ErrCanceled) {
+		e.mu.Unlock()
+		return false
+	}
+	switch from {
+	case stPullRTS:
+		c := newCtrl()
+		putWithdraw(c.buf[:], r.ctxID, r.seq, r.id)
+		c.pkt.Head = c.buf[:withdrawLen]
+		out.add(r.peer, c)
+		fallthrough
+	case stWithdrawing:
 		e.mu.Unlock()
 		out.flush(e)
 		_, err := r.Wait(context.Background())
 		return errors.Is(err, ErrCanceled)
-	case (r.op == opRecv || r.op == opPut) && r.posted:
+	case stPosted:
 		r.c.unpost(r)
-		r.complete(Status{}, ErrCanceled)
-		ok = true
-	case r.exposed && !r.landing:
-		// An exposure no byte has reached. It stays in regions, so that
-		// a put the origin started before it heard of the withdrawal
-		// lands in scratch memory instead of failing the rail as a put
-		// into an unknown region; the put's last byte removes it.
-		r.scrap = true
-		r.complete(Status{}, ErrCanceled)
-		ok = true
-	case r.op == opSend && r.rtsQueued && !r.bulkBusy:
+	case stExposed:
+		// An exposure no byte has reached (now stScrap). It stays in
+		// regions, so that a put the origin started before it heard of
+		// the withdrawal lands in scratch memory instead of failing the
+		// rail as a put into an unknown region; the put's last byte
+		// removes it.
+	case stRTS:
 		delete(e.sends, r.id)
-		r.rtsQueued = false
-		r.complete(Status{}, ErrCanceled)
 		c := newCtrl()
 		putCancel(c.buf[:], r.id)
 		c.pkt.Head = c.buf[:cancelLen]
 		out.add(r.peer, c)
-		ok = true
 	}
 	e.mu.Unlock()
 	out.flush(e)
-	return ok
+	return true
 }
 
 // Close finalizes the engine: pending requests fail with ErrClosed and new
@@ -705,19 +704,20 @@ func (e *Engine) Close() {
 		return
 	}
 	e.closed = ErrClosed
-	e.failLocked(func(*Request) bool { return true }, ErrClosed)
+	e.failLocked(func(*Request) bool { return true }, evClose, ErrClosed)
 	e.wakeProbesLocked()
 }
 
-// failLocked completes with err every pending receive, rendezvous receive
-// and rendezvous send that which selects.
-func (e *Engine) failLocked(which func(*Request) bool, err error) {
+// failLocked moves by ev (evClose or evPeerLost), completing with err,
+// every pending receive, rendezvous receive and rendezvous send that which
+// selects.
+func (e *Engine) failLocked(which func(*Request) bool, ev reqEvent, err error) {
 	for _, c := range e.ctxs {
 		for r := c.postedHead; r != nil; {
 			next := r.next
 			if which(r) {
 				c.unpost(r)
-				r.complete(Status{}, err)
+				r.step(ev, Status{}, err)
 			}
 			r = next
 		}
@@ -725,14 +725,13 @@ func (e *Engine) failLocked(which func(*Request) bool, err error) {
 	for id, r := range e.regions {
 		if which(r) {
 			delete(e.regions, id)
-			r.complete(r.status, err)
+			r.step(ev, r.status, err)
 		}
 	}
 	for id, r := range e.sends {
 		if which(r) {
 			delete(e.sends, id)
-			r.rtsQueued = false
-			r.complete(Status{}, err)
+			r.step(ev, Status{}, err)
 		}
 	}
 }
@@ -805,11 +804,7 @@ func (o *outbox) flush(e *Engine) {
 func (e *Engine) startPull(r *Request) bool {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.regions[r.id] != r || r.completed {
-		return false
-	}
-	r.pulling = true
-	return true
+	return e.regions[r.id] == r && r.move(evPullStart)
 }
 
 // ctrl is a pooled control entry (CTS, Credit, Cancel) in flight.

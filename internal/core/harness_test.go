@@ -129,6 +129,11 @@ func (n *net) step(pick func(k int) int) bool {
 		done = r.owner
 	}
 	n.engines[r.from].Idle(done, nil)
+	for _, e := range n.engines {
+		if err := e.checkEngineStates(); err != nil {
+			n.t.Fatal(err)
+		}
+	}
 	return true
 }
 

@@ -78,9 +78,9 @@ func (e *Engine) withdrawLocked(peer int, en *entry, out *outbox) {
 	}
 	for h, r := range e.regions {
 		if r.src == peer && r.sendID == en.id {
-			if !r.pulling {
+			// Refused once the read has begun (stPulling).
+			if r.step(evWithdraw, r.status, &WithdrawnError{Rank: peer}) {
 				delete(e.regions, h)
-				r.complete(r.status, &WithdrawnError{Rank: peer})
 				withdrawn()
 			}
 			return
@@ -108,12 +108,10 @@ func (e *Engine) withdrawnLocked(peer int, id uint64) error {
 	if s == nil {
 		return nil // its FIN came first: complete already
 	}
-	if s.peer != peer || !s.withdrawing {
+	if s.peer != peer || !s.step(evWithdrawAck, Status{}, ErrCanceled) {
 		return driver.ProtocolError("rank %d withdrew send %d, which was not being withdrawn from it", peer, id)
 	}
 	delete(e.sends, id)
-	s.rtsQueued = false
-	s.complete(Status{}, ErrCanceled)
 	return nil
 }
 
@@ -242,12 +240,13 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 		return driver.ProtocolError("rank %d accepts %d bytes of a %d-byte message", peer, en.size, s.length())
 	}
 	delete(e.sends, en.id)
-	s.rtsQueued = false
+	// s was in e.sends: announced (stRTS, stPullRTS, stWithdrawing), and
+	// each of those takes either move.
 	if en.size == 0 {
-		s.complete(Status{Source: e.rank, Tag: s.tag}, nil)
+		s.step(evFinish, Status{Source: e.rank, Tag: s.tag}, nil)
 		return nil
 	}
-	s.bulkBusy = true
+	s.move(evBulkStart)
 	s.moving.Store(true)
 	s.bulk = sched.Packet{Kind: sched.Bulk, Method: s.bulkMethod, Region: en.region, Owner: s}
 	if s.vec {
@@ -275,8 +274,9 @@ func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
 	}
 	for h, r := range e.regions {
 		if r.src == peer && r.sendID == id {
-			delete(e.regions, h)
-			r.complete(r.status, &WithdrawnError{Rank: peer})
+			if r.step(evPeerCancel, r.status, &WithdrawnError{Rank: peer}) {
+				delete(e.regions, h)
+			}
 			return
 		}
 	}
@@ -302,10 +302,10 @@ func (e *Engine) Region(peer int, region uint64, offset int64, n int) ([]byte, e
 	if offset < 0 || n < 0 || offset > int64(r.expect) || int64(n) > int64(r.expect)-offset {
 		return nil, driver.ProtocolError("rank %d puts [%d,+%d) into a %d-byte region", peer, offset, n, r.expect)
 	}
-	if r.scrap {
+	if r.state == stScrap {
 		return make([]byte, n), nil // withdrawn: the bytes go nowhere
 	}
-	r.landing = true
+	r.move(evLand) // an exposure is landing: no cancel now
 	if r.vec {
 		return r.cursor.piece(r.segs, int(offset), n), nil
 	}
@@ -324,12 +324,10 @@ func (e *Engine) PutDone(peer int, region uint64, offset int64, n int) {
 	r.got += n
 	if r.got >= r.expect {
 		delete(e.regions, region)
-		if r.scrap {
-			return // withdrawn, and completed then
-		}
 		st := r.status
 		st.Count = r.expect
-		r.complete(st, e.truncation(r.msgLen, r.length()))
+		// A scrapped exposure was completed when it was withdrawn.
+		r.step(evLanded, st, e.truncation(r.msgLen, r.length()))
 	}
 }
 
@@ -358,12 +356,12 @@ func (e *Engine) PeerLost(peer int, err error) {
 		case opSend:
 			return r.peer == peer
 		default:
-			if r.posted {
+			if r.state == stPosted {
 				return r.peer == peer || (!graceful && r.peer == AnySource)
 			}
 			return r.src == peer
 		}
-	}, lost)
+	}, evPeerLost, lost)
 	e.wakeProbesLocked()
 	e.mu.Unlock()
 	e.sched.Fail(peer, lost)
@@ -372,15 +370,16 @@ func (e *Engine) PeerLost(peer int, err error) {
 // finLocked completes a send the receiver pulled entirely.
 func (e *Engine) finLocked(peer int, en *entry) error {
 	s := e.sends[en.id]
-	if s == nil || !s.pull {
+	if s == nil || !s.can(evFIN) { // a pushed send takes no FIN
 		return driver.ProtocolError("rank %d finished unknown pulled send %d", peer, en.id)
 	}
 	if s.peer != peer {
 		return driver.ProtocolError("rank %d finished rank %d's send %d", peer, s.peer, en.id)
 	}
 	delete(e.sends, en.id)
-	s.rtsQueued = false
-	s.complete(Status{Source: e.rank, Tag: s.tag, Count: s.length()}, nil)
+	// In e.sends, a pulled send is announced (stPullRTS) or being
+	// withdrawn (stWithdrawing): both take the FIN.
+	s.step(evFIN, Status{Source: e.rank, Tag: s.tag, Count: s.length()}, nil)
 	return nil
 }
 
@@ -391,7 +390,7 @@ func (e *Engine) finLocked(peer int, en *entry) error {
 func (e *Engine) pullDone(peer int, r *Request, err error) {
 	var out outbox
 	e.mu.Lock()
-	if _, ok := e.regions[r.id]; !ok || r.completed {
+	if _, ok := e.regions[r.id]; !ok || r.state != stPulling {
 		e.mu.Unlock()
 		return // the peer was lost meanwhile
 	}
@@ -420,6 +419,6 @@ func (e *Engine) pullDone(peer int, r *Request, err error) {
 	e.mu.Lock()
 	st := r.status
 	st.Count = r.expect
-	r.complete(st, e.truncation(r.msgLen, r.length()))
+	r.step(evPullDone, st, e.truncation(r.msgLen, r.length()))
 	e.mu.Unlock()
 }

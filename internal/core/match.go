@@ -62,8 +62,8 @@ func (c *matchCtx) matchPosted(peer, tag int) *Request {
 	return nil
 }
 
+// post appends r to the posted list; its caller moves it to stPosted.
 func (c *matchCtx) post(r *Request) {
-	r.posted = true
 	r.prev, r.next = c.postedTail, nil
 	if c.postedTail == nil {
 		c.postedHead = r
@@ -73,11 +73,12 @@ func (c *matchCtx) post(r *Request) {
 	c.postedTail = r
 }
 
+// unpost removes r from the posted list, if it is there: a listed request
+// has a previous one or heads the list. Its caller moves its state.
 func (c *matchCtx) unpost(r *Request) {
-	if !r.posted {
+	if r.prev == nil && c.postedHead != r {
 		return
 	}
-	r.posted = false
 	if r.prev == nil {
 		c.postedHead = r.next
 	} else {

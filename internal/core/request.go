@@ -39,6 +39,7 @@ const (
 	protoEagerInline
 	protoEagerIovec
 	protoRendezvous
+	protoPull // rendezvous whose receiver reads the data in place (RTS-pull)
 )
 
 // Request is a pending send or receive. It completes exactly once; Done's
@@ -57,48 +58,47 @@ type Request struct {
 	segs [][]byte
 	size int
 
-	done      chan struct{}
-	poke      chan struct{} // receives: the rendezvous matched, come and take the data
-	finished  atomic.Bool   // set with done's close; what a spinning waiter watches
-	completed bool          // guarded by e.mu
-	status    Status
-	err       error
+	// state is where r is in its protocol (state.go): it moves only by
+	// r.move, under e.mu. The flags below are not protocol state and vary
+	// independently of it: temp and released are the pooled request's
+	// own lifecycle (released only once complete, recycled once no packet
+	// is in flight); pokeDue is owed to a waiter, not to the protocol (the
+	// state moves on while the poke is still owed); pinned says whether
+	// pin holds buf; moving is read without the lock by a spinning waiter,
+	// and for a pulled send depends on its size.
+	state    reqState
+	done     chan struct{}
+	poke     chan struct{} // receives: the rendezvous matched, come and take the data
+	finished atomic.Bool   // set with done's close; what a spinning waiter watches
+	status   Status
+	err      error
 
 	// send side
-	proto       protocol
-	pkt         sched.Packet // eager or RTS; never reused for bulk (they may overlap)
-	bulk        sched.Packet // rendezvous data
-	hdr         [maxHeaderLen]byte
-	copyBuf     *[]byte // pooled eager-copy packet
-	bulkBusy    bool    // data phase started: no more cancelling
-	temp        bool    // pooled: the caller waits at once and hands it back (Release)
-	sentNow     bool    // temp send written at once by Scheduler.SendNow: never shared
-	released    bool    // Release was called: recycle once no packet is in flight
-	inflight    int     // packets submitted and not yet reported Sent (under e.mu)
-	pokeDue     bool    // a rendezvous matched before the waiter parked
-	small       [smallEager]byte
-	bulkMethod  driver.Method // how a rail moves the data
-	pull        bool          // the receiver pulls the data (single copy)
-	pin         runtime.Pinner
-	pinned      bool
-	moving      atomic.Bool // rendezvous data is with the rails: nothing to poll for
-	rtsQueued   bool        // waiting for CTS (or FIN) in e.sends
-	ctxID       uint64      // pull: the context and sequence number of the RTS-pull,
-	seq         uint32      // which a withdraw names
-	withdrawing bool        // pull: a withdraw is sent, its answer awaited
+	proto      protocol
+	pkt        sched.Packet // eager or RTS; never reused for bulk (they may overlap)
+	bulk       sched.Packet // rendezvous data
+	hdr        [maxHeaderLen]byte
+	copyBuf    *[]byte // pooled eager-copy packet
+	temp       bool    // pooled: the caller waits at once and hands it back (Release)
+	sentNow    bool    // temp send written at once by Scheduler.SendNow: never shared
+	released   bool    // Release was called: recycle once no packet is in flight
+	inflight   int     // packets submitted and not yet reported Sent (under e.mu)
+	pokeDue    bool    // a rendezvous matched before the waiter parked
+	small      [smallEager]byte
+	bulkMethod driver.Method // how a rail moves the data
+	pin        runtime.Pinner
+	pinned     bool
+	moving     atomic.Bool // rendezvous data is with the rails: nothing to poll for
+	ctxID      uint64      // pull: the context and sequence number of the RTS-pull,
+	seq        uint32      // which a withdraw names
 
 	// receive side
 	prev, next *Request // posted list
-	posted     bool
-	expect     int    // rendezvous: bytes accepted
-	got        int    // rendezvous: bytes landed
-	msgLen     int    // message size announced by the sender
-	sendID     uint64 // rendezvous: the sender's request id
-	src        int    // rendezvous: the matched sender
-	pulling    bool   // pull: the read of the sender's memory began (no withdraw now)
-	exposed    bool   // a region exposed to a peer's put (Engine.Expose)
-	landing    bool   // exposed: a put's bytes have begun to land (no withdraw now)
-	scrap      bool   // exposed: withdrawn; a put on its way lands in scratch memory
+	expect     int      // rendezvous: bytes accepted
+	got        int      // rendezvous: bytes landed
+	msgLen     int      // message size announced by the sender
+	sendID     uint64   // rendezvous: the sender's request id
+	src        int      // rendezvous: the matched sender
 
 	// vector receive: where the rendezvous data's last Region piece was
 	// found (under e.mu)
@@ -126,7 +126,7 @@ func (r *Request) parkChans() (done, poke chan struct{}) {
 	defer r.e.mu.Unlock()
 	if r.done == nil {
 		r.done = make(chan struct{})
-		if r.completed {
+		if r.state.over() {
 			close(r.done)
 		}
 	}
@@ -268,12 +268,9 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 	}
 }
 
-// complete finishes r; the caller holds e.mu.
+// complete finishes r; the caller holds e.mu and has just moved r into a
+// state that is over (step).
 func (r *Request) complete(st Status, err error) {
-	if r.completed {
-		return
-	}
-	r.completed = true
 	r.status, r.err = st, err
 	if r.pinned {
 		r.pin.Unpin()

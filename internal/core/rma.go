@@ -41,23 +41,24 @@ func (e *Engine) Expose(ctxID uint64, origin, tag int, segs [][]byte) *Request {
 	}
 	e.mu.Lock()
 	if e.closed != nil {
-		r.complete(Status{}, e.closed)
+		r.step(evClose, Status{}, e.closed)
 		e.mu.Unlock()
 		return r
 	}
 	if lost := e.peers[origin].lost; lost != nil {
-		r.complete(Status{}, lost)
+		r.step(evPeerLost, Status{}, lost)
 		e.mu.Unlock()
 		return r
 	}
 	c := e.ctxLocked(ctxID)
 	seq := c.sendSeq[origin]
 	c.sendSeq[origin]++
-	r.exposed, r.src, r.msgLen, r.expect = true, origin, r.size, r.size
+	r.src, r.msgLen, r.expect = origin, r.size, r.size
 	r.status = Status{Source: origin, Tag: tag}
 	if r.size == 0 {
-		r.complete(r.status, nil)
+		r.step(evFinish, r.status, nil)
 	} else {
+		r.move(evExpose)
 		e.nextID++
 		r.id = e.nextID
 		e.regions[r.id] = r
@@ -89,15 +90,16 @@ func (e *Engine) PutV(ctxID uint64, target, tag int, segs [][]byte) *Request {
 	e.mu.Lock()
 	switch c := e.ctxLocked(ctxID); {
 	case e.closed != nil:
-		r.complete(Status{}, e.closed)
+		r.step(evClose, Status{}, e.closed)
 	default:
 		r.c = c
 		if u := c.findUnexpected(target, tag); u != nil {
 			c.removeUnexpected(u)
 			e.consumeLocked(r, u, &out)
 		} else if lost := e.peers[target].lost; lost != nil {
-			r.complete(Status{}, lost)
+			r.step(evPeerLost, Status{}, lost)
 		} else {
+			r.move(evPost)
 			c.post(r)
 		}
 	}
@@ -111,11 +113,11 @@ func (e *Engine) PutV(ctxID uint64, target, tag int, segs [][]byte) *Request {
 // sizes differ, it fails and the post is refused.
 func (e *Engine) acceptPostLocked(r *Request, peer, size int, region uint64, out *outbox) {
 	if lost := e.peers[peer].lost; lost != nil {
-		r.complete(Status{}, lost)
+		r.step(evPeerLost, Status{}, lost)
 		return
 	}
 	if size != r.size {
-		r.complete(Status{}, fmt.Errorf("core: put of %d bytes into a %d-byte region exposed by rank %d", r.size, size, peer))
+		r.step(evFinish, Status{}, fmt.Errorf("core: put of %d bytes into a %d-byte region exposed by rank %d", r.size, size, peer))
 		if size > 0 {
 			c := newCtrl()
 			putRefuse(c.buf[:], region, uint64(r.size))
@@ -126,11 +128,11 @@ func (e *Engine) acceptPostLocked(r *Request, peer, size int, region uint64, out
 	}
 	st := Status{Source: e.rank, Tag: r.tag, Count: size}
 	if size == 0 {
-		r.complete(st, nil)
+		r.step(evFinish, st, nil)
 		return
 	}
 	e.stats.Puts++
-	r.bulkBusy = true
+	r.move(evBulkStart) // no more cancelling
 	r.moving.Store(true)
 	r.bulk = sched.Packet{Kind: sched.Bulk, Method: e.peers[peer].methods.put(e.peers[peer].methods.pick(size, false)), Region: region, Owner: r, Vec: r.segs}
 	r.inflight++
@@ -140,11 +142,11 @@ func (e *Engine) acceptPostLocked(r *Request, peer, size int, region uint64, out
 // refusedLocked fails the region peer refused to put into (kindRefuse).
 func (e *Engine) refusedLocked(peer int, en *entry) {
 	r := e.regions[en.region]
-	if r == nil || r.src != peer || !r.exposed {
+	if r == nil || r.src != peer || !r.can(evRefused) { // only an exposure is refused
 		return // failed or finished meanwhile
 	}
 	delete(e.regions, en.region)
-	r.complete(r.status, fmt.Errorf("core: rank %d refused a %d-byte exposed region: its put is %d bytes", peer, r.expect, en.size))
+	r.step(evRefused, r.status, fmt.Errorf("core: rank %d refused a %d-byte exposed region: its put is %d bytes", peer, r.expect, en.size))
 }
 
 // mismatchLocked fails r, a put that met a message or a receive that met a
@@ -173,7 +175,7 @@ func (e *Engine) mismatchLocked(r *Request, u *unexpected, out *outbox) {
 	if r.op == opPut {
 		kind = "put"
 	}
-	r.complete(Status{}, fmt.Errorf("core: a %s met a %s from rank %d with tag %d: the context mixes one- and two-sided traffic", kind, what, u.peer, u.tag))
+	r.step(evFinish, Status{}, fmt.Errorf("core: a %s met a %s from rank %d with tag %d: the context mixes one- and two-sided traffic", kind, what, u.peer, u.tag))
 	*u = unexpected{}
 	unexpectedPool.Put(u)
 }

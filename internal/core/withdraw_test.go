@@ -1,6 +1,7 @@
 package core
 
 import (
+	"bytes"
 	"errors"
 	"testing"
 	"time"
@@ -124,4 +125,72 @@ func TestWithdrawPulledSend(t *testing.T) {
 			t.Fatal("pulled payload differs")
 		}
 	})
+}
+
+// TestPullFallsBackToPush: a read of the sender's memory that fails (a
+// peer that forbids it mid-job) is answered with a CTS, and the sender
+// pushes the data into the same region. The receive is still to be
+// written then, so a withdraw arriving meanwhile is refused as during the
+// read, and the send completes instead.
+func TestPullFallsBackToPush(t *testing.T) {
+	for _, withdraw := range []bool{false, true} {
+		name := "pushed"
+		if withdraw {
+			name = "withdraw refused"
+		}
+		t.Run(name, func(t *testing.T) {
+			n, rails := pullNet(t)
+			msg := payload(64<<10, 6)
+			rails[1].expose(msg)
+			rails[1].fail = errors.New("reads forbidden")
+			buf := make([]byte, len(msg))
+			r := n.engines[1].Irecv(0, 0, 5, buf)
+			s := n.engines[0].Isend(0, 1, 5, msg)
+			n.step(func(int) int { return 0 }) // the RTS-pull: the read fails, rank 1 answers CTS
+			var cancelled <-chan bool
+			if withdraw {
+				cancelled = cancelAsync(s)
+				// Deliver the withdraw before the CTS.
+				fromRank0 := func() int { // under n.mu
+					for i, rl := range n.flight {
+						if rl.from == 0 {
+							return i
+						}
+					}
+					return -1
+				}
+				deadline := time.Now().Add(5 * time.Second)
+				for {
+					n.mu.Lock()
+					i := fromRank0()
+					n.mu.Unlock()
+					if i >= 0 {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatal("no withdraw sent")
+					}
+					time.Sleep(100 * time.Microsecond)
+				}
+				n.step(func(int) int { return fromRank0() })
+				if _, done, _ := r.Test(); done {
+					t.Fatal("a receive awaiting its pushed data was withdrawn")
+				}
+			}
+			n.run(nil) // CTS, then the pushed data
+			if withdraw && driveUntil(t, n, cancelled) {
+				t.Fatal("a send whose receiver had fallen back to a push was withdrawn")
+			}
+			mustDone(t, s)
+			if st := mustDone(t, r); st.Count != len(msg) {
+				t.Fatalf("received %d bytes, want %d", st.Count, len(msg))
+			}
+			if !bytes.Equal(buf, msg) {
+				t.Fatal("pushed payload differs")
+			}
+			if st := n.engines[1].Stats(); st.PullFallbacks != 1 || st.PulledBytes != 0 {
+				t.Fatalf("rank 1: %d pull fallbacks, %d bytes pulled; want 1, 0", st.PullFallbacks, st.PulledBytes)
+			}
+		})
+	}
 }
