@@ -341,7 +341,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	r.inflight = 1
 	e.mu.Unlock()
 
-	if r.proto != protoRendezvous && !r.vec {
+	if r.proto.eager() && !r.vec {
 		h := r.hdr[:eagerHeaderLen]
 		putEagerHeader(h, ctxID, int32(tag), seq, n)
 		if e.sched.SendNow(dest, h, buf) {

@@ -42,6 +42,12 @@ const (
 	protoPull // rendezvous whose receiver reads the data in place (RTS-pull)
 )
 
+// eager reports whether a send of protocol p carries its data in its one
+// packet.
+func (p protocol) eager() bool {
+	return p == protoEagerCopy || p == protoEagerInline || p == protoEagerIovec
+}
+
 // Request is a pending send or receive. It completes exactly once; Done's
 // channel is closed then.
 type Request struct {
