@@ -41,6 +41,7 @@ func vsPingPong(ctx context.Context, cfg bench.PingPongConfig, transport, method
 		fmt.Fprintf(os.Stderr, "commtune bench pingpong: --vs %s: %v\n", ref, err)
 		return 1
 	}
+	impl.TCP = transport == "tcp" // compare transport with transport
 	bar := newBar(os.Stderr, "rounds", 2*rounds)
 	var ours, theirs [][]bench.Summary
 	for k := 0; k < rounds; k++ {
@@ -95,6 +96,7 @@ func vsColl(ctx context.Context, cfg bench.CollConfig, n int, transport, ref str
 		fmt.Fprintf(os.Stderr, "commtune bench coll: --vs %s: %v\n", ref, err)
 		return 1
 	}
+	impl.TCP = transport == "tcp"
 	bar := newBar(os.Stderr, "rounds", 2*rounds)
 	var ours, theirs [][]bench.Summary
 	var sizes []int

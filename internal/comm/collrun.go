@@ -113,6 +113,7 @@ func (k *Call) release() {
 type plan struct {
 	sched coll.Schedule
 	sig   Sig
+	key   planKey // what it was built for (Comm.lastPlan)
 }
 
 // planKey names a plan. Layouts with per-rank counts (the v-variants) are
@@ -132,10 +133,15 @@ func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commut
 	cacheable := l.Counts == nil && l.SendCounts == nil && l.RecvCounts == nil
 	key := planKey{alg: alg, root: l.Root, bytes: l.Bytes, elem: l.Elem, commutative: commutative}
 	if cacheable {
+		// Most calls repeat the last one: no lock, no hashing of the key.
+		if p := c.lastPlan.Load(); p != nil && p.key == key {
+			return p, nil
+		}
 		c.plansMu.Lock()
 		p := c.plans[key]
 		c.plansMu.Unlock()
 		if p != nil {
+			c.lastPlan.Store(p)
 			return p, nil
 		}
 	}
@@ -143,8 +149,9 @@ func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commut
 	if err != nil {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
-	p := &plan{sched: s, sig: signature(op, alg, l)}
+	p := &plan{sched: s, sig: signature(op, alg, l), key: key}
 	if cacheable {
+		c.lastPlan.Store(p)
 		c.plansMu.Lock()
 		if c.plans == nil || len(c.plans) >= maxPlans {
 			c.plans = make(map[planKey]*plan)

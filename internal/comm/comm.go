@@ -37,7 +37,9 @@ type Comm struct {
 	coll    *collCoord    // collective calls' agreement (collcheck.go), made on first use
 	plansMu sync.Mutex
 	plans   map[planKey]*plan // schedules of calls made before (collrun.go)
-	sel     *collSelector     // the lottery's state (collselect.go), made on first use
+	// lastPlan is the plan of the last cacheable call, checked first.
+	lastPlan atomic.Pointer[plan]
+	sel      *collSelector // the lottery's state (collselect.go), made on first use
 }
 
 // AnySource and AnyTag match any sender and any tag.

@@ -33,6 +33,11 @@ type Impl struct {
 	Name string // "openmpi" or "mpich"
 	CC   string // path of mpicc
 	Run  string // path of mpirun / mpiexec
+	// TCP makes ranks on one node talk over TCP, as commtune's tcp
+	// transport does, rather than through shared memory: Open MPI with
+	// its tcp and self transports only, MPICH as if each rank were on a
+	// node of its own (MPIR_CVAR_NOLOCAL).
+	TCP bool
 }
 
 // ErrNotFound says no MPI implementation with a compiler wrapper and a
@@ -106,10 +111,16 @@ func (i Impl) command(ctx context.Context, n int, bin string, args ...string) *e
 		} else {
 			argv = append(argv, "--oversubscribe", "--bind-to", "none")
 		}
+		if i.TCP {
+			argv = append(argv, "--mca", "btl", "tcp,self")
+		}
 	}
 	argv = append(argv, "-n", strconv.Itoa(n), bin)
 	cmd := exec.CommandContext(ctx, i.Run, append(argv, args...)...)
 	cmd.Env = os.Environ()
+	if i.TCP && i.Name == "mpich" {
+		cmd.Env = append(cmd.Env, "MPIR_CVAR_NOLOCAL=1")
+	}
 	return cmd
 }
 

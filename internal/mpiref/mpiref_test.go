@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,6 +46,11 @@ func TestReference(t *testing.T) {
 				if r.Bytes != []int{8, 4096}[i] || r.LatencyUS <= 0 || r.RoundTrips != 50 || !ordered(r.Summary()) {
 					t.Errorf("ping-pong result %d: %+v", i, r)
 				}
+			}
+			overTCP := impl
+			overTCP.TCP = true
+			if pp, err := overTCP.PingPong(ctx, bin, []int{8}, 50); err != nil || len(pp) != 1 || pp[0].LatencyUS <= 0 {
+				t.Errorf("ping-pong over TCP: %+v, %v", pp, err)
 			}
 			for _, timing := range bench.Timings {
 				for _, op := range Ops {
@@ -104,3 +110,28 @@ func checkSummaries(t *testing.T, ctx context.Context, impl Impl, bin string) {
 }
 
 func near(a, b float64) bool { return math.Abs(a-b) <= 0.00005+1e-9*math.Abs(b) }
+
+// TestCommandTransport checks how each launcher is told to keep ranks of
+// one node on TCP, and that nothing is added otherwise.
+func TestCommandTransport(t *testing.T) {
+	for _, tc := range []struct {
+		impl     Impl
+		wantArgs string // in the argument list, or "" for none of tcp's
+		wantEnv  string // in the environment, or ""
+	}{
+		{Impl{Name: "openmpi", Run: "mpirun", TCP: true}, "--mca btl tcp,self", ""},
+		{Impl{Name: "openmpi", Run: "mpirun"}, "", ""},
+		{Impl{Name: "mpich", Run: "mpiexec", TCP: true}, "", "MPIR_CVAR_NOLOCAL=1"},
+		{Impl{Name: "mpich", Run: "mpiexec"}, "", ""},
+	} {
+		cmd := tc.impl.command(context.Background(), 2, "bench", "pingpong")
+		args := strings.Join(cmd.Args, " ")
+		if tc.wantArgs != "" && !strings.Contains(args, tc.wantArgs) || tc.wantArgs == "" && strings.Contains(args, "btl") {
+			t.Errorf("%s TCP=%v: args %q", tc.impl.Name, tc.impl.TCP, args)
+		}
+		env := strings.Join(cmd.Env, "\n")
+		if tc.wantEnv != "" && !strings.Contains(env, tc.wantEnv) || tc.wantEnv == "" && strings.Contains(env, "MPIR_CVAR_NOLOCAL=1") {
+			t.Errorf("%s TCP=%v: environment lacks or has %q", tc.impl.Name, tc.impl.TCP, tc.wantEnv)
+		}
+	}
+}
