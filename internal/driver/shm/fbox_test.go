@@ -18,14 +18,6 @@ func fboxPair() (prod, cons *fbox, hdr []byte) {
 	return newFbox(hdr), newFbox(hdr), hdr
 }
 
-func message(n, seed int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(seed*31 + i)
-	}
-	return b
-}
-
 // TestFboxRoundTrip sends records of every line count, split at every
 // place between head and body, through many laps of the box: each arrives
 // whole and in order, skip lines included.
@@ -34,7 +26,7 @@ func TestFboxRoundTrip(t *testing.T) {
 	sent := 0
 	for lap := 0; lap < 40; lap++ {
 		for _, n := range []int{1, 8, fboxPayload, fboxPayload + 1, 3*fboxPayload - 5, FboxMax} {
-			msg := message(n, sent)
+			msg := fill(n, sent)
 			cut := sent % (n + 1)
 			if !prod.write(msg[:cut], msg[cut:]) {
 				t.Fatalf("lap %d: %d bytes refused with the box empty", lap, n)
@@ -59,11 +51,11 @@ func TestFboxRoundTrip(t *testing.T) {
 // frees room, and a record larger than FboxMax is refused at once.
 func TestFboxFullAndTooLarge(t *testing.T) {
 	prod, cons, _ := fboxPair()
-	if prod.write(message(FboxMax+1, 0), nil) || prod.write(nil, nil) {
+	if prod.write(fill(FboxMax+1, 0), nil) || prod.write(nil, nil) {
 		t.Fatal("an oversized or empty record was taken")
 	}
 	n := 0
-	for prod.write(message(8, n), nil) {
+	for prod.write(fill(8, n), nil) {
 		n++
 	}
 	if n != fboxSize/fboxLine {
@@ -74,12 +66,12 @@ func TestFboxFullAndTooLarge(t *testing.T) {
 	}
 	_, lines, _ := cons.next()
 	cons.release(lines)
-	if !prod.write(message(8, n), nil) {
+	if !prod.write(fill(8, n), nil) {
 		t.Fatal("no room after the consumer freed a line")
 	}
 	for i := 1; i <= n; i++ {
 		body, lines, err := cons.next()
-		if err != nil || !bytes.Equal(body, message(8, i)) {
+		if err != nil || !bytes.Equal(body, fill(8, i)) {
 			t.Fatalf("record %d: %v %v", i, body, err)
 		}
 		cons.release(lines)
@@ -97,7 +89,7 @@ func TestFboxConcurrent(t *testing.T) {
 	go func() {
 		defer wg.Done()
 		for i := 0; i < count; i++ {
-			msg := message(sizes[i%len(sizes)], i)
+			msg := fill(sizes[i%len(sizes)], i)
 			for !prod.write(msg[:4], msg[4:]) {
 			}
 		}
@@ -110,7 +102,7 @@ func TestFboxConcurrent(t *testing.T) {
 		if body == nil {
 			continue
 		}
-		if want := message(sizes[i%len(sizes)], i); !bytes.Equal(body, want) {
+		if want := fill(sizes[i%len(sizes)], i); !bytes.Equal(body, want) {
 			t.Fatalf("record %d: %d bytes, want %d", i, len(body), len(want))
 		}
 		cons.release(lines)
@@ -166,8 +158,8 @@ func fboxImage(msgs ...[]byte) []byte {
 }
 
 func fboxSeeds() []seed {
-	one := fboxImage(message(8, 1))
-	three := fboxImage(message(8, 1), message(3*fboxPayload, 2), message(fboxPayload, 3))
+	one := fboxImage(fill(8, 1))
+	three := fboxImage(fill(8, 1), fill(3*fboxPayload, 2), fill(fboxPayload, 3))
 	lengthZero := append([]byte(nil), one...)
 	le.PutUint16(lengthZero[4:], 0)
 	tooManyLines := append([]byte(nil), one...)
