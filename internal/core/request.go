@@ -229,8 +229,25 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 	if d <= 0 {
 		return false
 	}
+	done, flush := r.poll(d, peer)
+	if flush {
+		// The data is with the rails: write what they left for their
+		// background writer here, rather than wake it and park. Only once
+		// polling has stopped: the write may block until the peer reads,
+		// and a rail whose waiter polls leaves its input to that waiter
+		// (tcp) — two ranks flushing to each other while still marked as
+		// polling never read again (TestTwoRails hung so, 1 run in 8).
+		r.e.sched.Flush(r.peer)
+		done = r.finished.Load()
+	}
+	return done
+}
+
+// poll is spin's polling, bracketed by StartPolling and StopPolling: it
+// reports whether r completed, or whether its data is with the rails
+// (flush) and the caller should write it.
+func (r *Request) poll(d time.Duration, peer int) (done, flush bool) {
 	r.e.sched.StartPolling(peer) // AnySource (-1): every peer
-	done := false
 	defer func() { r.e.sched.StopPolling(peer, done) }()
 	// The clock is first read after 32 polls: most small-message waits end
 	// before, and a clock read costs as much as a poll on a virtual machine.
@@ -240,15 +257,10 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 	idle := 0
 	for i := 1; ; i++ {
 		if r.finished.Load() {
-			done = true
-			return true
+			return true, false
 		}
 		if r.moving.Load() {
-			// The data is with the rails: write what they left for their
-			// background writer here, rather than wake it and park.
-			r.e.sched.Flush(r.peer)
-			done = r.finished.Load()
-			return done
+			return false, true
 		}
 		if r.e.sched.Poll(peer) {
 			progressed, idle = true, 0 // data is flowing: keep receiving it
@@ -265,7 +277,7 @@ func (r *Request) spin(d time.Duration, peer int) bool {
 			if progressed || deadline.IsZero() {
 				deadline, progressed = now.Add(d), false
 			} else if now.After(deadline) {
-				return false
+				return false, false
 			}
 		}
 	}
