@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -114,6 +115,9 @@ type plan struct {
 	sched coll.Schedule
 	sig   Sig
 	key   planKey // what it was built for (Comm.lastPlan)
+	// auto: the decision table chose key.alg for this call (Prepare
+	// reuses the last such plan without deciding again).
+	auto atomic.Bool
 }
 
 // planKey names a plan. Layouts with per-rank counts (the v-variants) are
@@ -170,6 +174,13 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
+	if p := c.lastPlan.Load(); p != nil && o.Algorithm == "" && p.repeats(op, l, commutative) {
+		if _, forced := c.ep.Cfg.Forced(op); !forced {
+			// The table's choice for the same call as the last one: the
+			// same plan, without deciding again.
+			return c.prepared(op, p.key.alg, p, l, in, out, red, commutative, o, true, ChosenByTable), nil
+		}
+	}
 	alg, auto, err := c.Algorithm(op, l.Bytes, commutative, o)
 	if err != nil {
 		return nil, err
@@ -185,6 +196,15 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 	if err != nil {
 		return nil, err
 	}
+	if auto && !p.auto.Load() {
+		p.auto.Store(true)
+	}
+	return c.prepared(op, alg, p, l, in, out, red, commutative, o, auto, by), nil
+}
+
+// prepared makes the call Prepare decided on.
+func (c *Comm) prepared(op coll.Operation, alg coll.Algorithm, p *plan, l coll.Layout, in, out []byte, red coll.Reducer,
+	commutative bool, o Options, auto bool, by string) *Call {
 	if in != nil && out != nil && Overlap(in, out) {
 		// In place (send and receive buffers share memory): schedules
 		// read the input after writing the output.
@@ -196,7 +216,17 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 	k.x.c, k.x.tag = c, tag
 	k.auto, k.layout, k.commutative = auto, l, commutative
 	k.choice, k.by = o.Choice, by
-	return k, nil
+	return k
+}
+
+// repeats reports whether p is the table's plan for a call of op on l:
+// the decision table chose p's algorithm for the same size, root, element
+// and commutativity (a communicator's size does not change). Only the
+// table's own choices are marked so (auto).
+func (p *plan) repeats(op coll.Operation, l coll.Layout, commutative bool) bool {
+	return p.auto.Load() && p.key.alg.Op == op && p.key.bytes == l.Bytes && p.key.root == l.Root &&
+		p.key.elem == l.Elem && p.key.commutative == commutative &&
+		l.Counts == nil && l.SendCounts == nil && l.RecvCounts == nil
 }
 
 func (k *Call) run(ctx context.Context) error {

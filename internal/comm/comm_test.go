@@ -249,3 +249,50 @@ func TestTransportMix(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPrepareRepeats: calls that repeat the last one reuse its plan, and
+// each call still runs what it asks for: the table's choice for its size
+// and commutativity, or the option's algorithm, interleaved in any order.
+func TestPrepareRepeats(t *testing.T) {
+	sum, err := coll.Kernel(coll.OpSum, reflect.Float64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		elems       int
+		commutative bool
+		algorithm   string // Options.Algorithm
+	}{
+		{4, true, ""}, {4, true, ""}, {4, true, "ring"}, {4, true, ""},
+		{1 << 15, true, ""}, {1 << 15, true, ""}, {4, true, ""},
+		{4, false, ""}, {4, true, ""}, {1 << 15, true, "ring"}, {1 << 15, true, ""},
+	}
+	run(t, 3, func(c *Comm) error {
+		for i, s := range steps {
+			v := make([]byte, 8*s.elems)
+			for j := range s.elems {
+				binary.LittleEndian.PutUint64(v[8*j:], math.Float64bits(float64(c.Rank()+j)))
+			}
+			var ch Choice
+			o := Options{Algorithm: s.algorithm, Choice: func(got Choice) { ch = got }}
+			k, err := c.Prepare(coll.OpAllreduce, coll.Layout{Bytes: len(v), Elem: 8}, v, v, sum, s.commutative, o)
+			if err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+			if err := k.Run(context.Background(), true); err != nil {
+				return fmt.Errorf("step %d: %w", i, err)
+			}
+			if got := math.Float64frombits(binary.LittleEndian.Uint64(v)); got != 0+1+2 {
+				return fmt.Errorf("step %d: sum %v, want 3", i, got)
+			}
+			want, by := coll.Decide(coll.OpAllreduce, 3, len(v), s.commutative).Name(), ChosenByTable
+			if s.algorithm != "" {
+				want, by = "allreduce/"+s.algorithm, ChosenByOption
+			}
+			if ch.Algorithm != want || ch.By != by {
+				return fmt.Errorf("step %d: ran %s chosen by %s, want %s by %s", i, ch.Algorithm, ch.By, want, by)
+			}
+		}
+		return nil
+	})
+}
