@@ -60,28 +60,32 @@ func BenchmarkSendRecv(b *testing.B) {
 	}
 }
 
+// collCalls are the blocking collectives the allocation benchmarks and
+// TestBlockingCallsDoNotAllocate make, on vectors in and out (out twice
+// as long).
+var collCalls = []struct {
+	name string
+	call func(ctx context.Context, c *Comm, in, out []float64) error
+}{
+	{"barrier", func(ctx context.Context, c *Comm, _, _ []float64) error { return c.Barrier(ctx) }},
+	{"bcast", func(ctx context.Context, c *Comm, in, _ []float64) error { return Bcast(ctx, c, in, 0) }},
+	{"reduce", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Reduce(ctx, c, in, out[:len(in)], Sum, 0)
+	}},
+	{"allreduce", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Allreduce(ctx, c, in, out[:len(in)], Sum)
+	}},
+	{"allgather", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Allgather(ctx, c, in, out[:2*len(in)])
+	}},
+	{"alltoall", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Alltoall(ctx, c, in[:len(in)/2*2], out[:len(in)/2*2])
+	}},
+}
+
 func BenchmarkCollectives(b *testing.B) {
-	calls := []struct {
-		name string
-		call func(ctx context.Context, c *Comm, in, out []float64) error
-	}{
-		{"barrier", func(ctx context.Context, c *Comm, _, _ []float64) error { return c.Barrier(ctx) }},
-		{"bcast", func(ctx context.Context, c *Comm, in, _ []float64) error { return Bcast(ctx, c, in, 0) }},
-		{"reduce", func(ctx context.Context, c *Comm, in, out []float64) error {
-			return Reduce(ctx, c, in, out[:len(in)], Sum, 0)
-		}},
-		{"allreduce", func(ctx context.Context, c *Comm, in, out []float64) error {
-			return Allreduce(ctx, c, in, out[:len(in)], Sum)
-		}},
-		{"allgather", func(ctx context.Context, c *Comm, in, out []float64) error {
-			return Allgather(ctx, c, in, out[:2*len(in)])
-		}},
-		{"alltoall", func(ctx context.Context, c *Comm, in, out []float64) error {
-			return Alltoall(ctx, c, in[:len(in)/2*2], out[:len(in)/2*2])
-		}},
-	}
 	for _, sel := range []string{CollSelectTable, CollSelectLottery} {
-		for _, k := range calls {
+		for _, k := range collCalls {
 			for _, elems := range []int{2, 128} {
 				b.Run(fmt.Sprintf("%s/%s/%dB", sel, k.name, 8*elems), func(b *testing.B) {
 					benchLocal(b, func(ctx context.Context, c *Comm, n int) error {
