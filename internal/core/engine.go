@@ -341,10 +341,12 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	r.inflight = 1
 	e.mu.Unlock()
 
-	if r.proto.eager() && !r.vec {
-		h := r.hdr[:eagerHeaderLen]
+	// An eager message's header is encoded once, here: the at-once path
+	// sends it as is, the others copy it in front of the payload.
+	h := r.hdr[:eagerHeaderLen]
+	if r.proto.eager() {
 		putEagerHeader(h, ctxID, int32(tag), seq, n)
-		if e.sched.SendNow(dest, h, buf) {
+		if !r.vec && e.sched.SendNow(dest, h, buf) {
 			r.sentAtOnce(Status{Source: e.rank, Tag: tag, Count: n})
 			return r
 		}
@@ -352,18 +354,17 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	switch r.proto {
 	case protoEagerInline:
 		b := r.small[:eagerHeaderLen+n]
-		putEagerHeader(b, ctxID, int32(tag), seq, n)
+		copy(b, h)
 		r.gather(b[eagerHeaderLen:])
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
 	case protoEagerCopy:
 		r.copyBuf = getBuf(eagerHeaderLen + n)
 		b := *r.copyBuf
-		putEagerHeader(b, ctxID, int32(tag), seq, n)
+		copy(b, h)
 		r.gather(b[eagerHeaderLen:])
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: b, Owner: r}
 	case protoEagerIovec:
-		putEagerHeader(r.hdr[:], ctxID, int32(tag), seq, n)
-		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:eagerHeaderLen], Body: buf, Owner: r}
+		r.pkt = sched.Packet{Kind: sched.Eager, Head: h, Body: buf, Owner: r}
 		if r.vec {
 			r.pkt.Vec = r.segs // by reference, segment by segment
 		}
