@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection), bench multirail (each rail alone against split messages), bench rate (small-message rate, default against aggregation)", run: benchMain})
+	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection), bench multirail (each rail alone against split messages), bench rate (small-message rate, default against aggregation), bench startup (launch time and memory per job size)", run: benchMain})
 	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
 }
 
@@ -45,12 +45,15 @@ func benchMain(args []string) int {
 	if len(args) > 0 && args[0] == "rate" {
 		return rateMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "startup" {
+		return startupMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate [flags]   (commtune bench NAME -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate|startup [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail or rate")
+		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail, rate or startup")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters 2000] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
@@ -231,6 +234,9 @@ func benchRankMain(args []string) int {
 	}
 	if len(args) > 0 && args[0] == "lottery" {
 		return lotteryRankMain(args[1:])
+	}
+	if len(args) > 0 && args[0] == "startup" {
+		return startupRankMain(args[1:])
 	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		return usageError("bench-rank", "want a benchmark name")

@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/commtune/commtune/internal/bench"
 )
@@ -127,7 +128,12 @@ func (i Impl) command(ctx context.Context, n int, bin string, args ...string) *e
 // run starts n ranks of the reference benchmark and decodes each line rank 0
 // prints with decode.
 func (i Impl) run(ctx context.Context, bin string, n int, decode func([]byte) error, args ...string) error {
-	cmd := i.command(ctx, n, bin, args...)
+	return runCommand(i.command(ctx, n, bin, args...), decode)
+}
+
+// runCommand runs cmd, a launcher command from command, and decodes each
+// line rank 0 prints with decode.
+func runCommand(cmd *exec.Cmd, decode func([]byte) error) error {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
@@ -188,6 +194,34 @@ func (i Impl) Coll(ctx context.Context, bin string, n int, op string, sizes []in
 		err = fmt.Errorf("reference %s reported %d of %d sizes", op, len(out), len(sizes))
 	}
 	return out, err
+}
+
+// Startup launches the startup job on n ranks of bin (one Allreduce,
+// checked) and returns its times as `commtune bench startup` takes
+// commtune's: the wall time from starting the launcher to its exit, every
+// rank having exited, and the time from the same start to the last rank's
+// Allreduce done, which the ranks measure against the start handed to
+// them in bench.EnvStartupStart.
+func (i Impl) Startup(ctx context.Context, bin string, n int) (bench.StartupTimes, error) {
+	cmd := i.command(ctx, n, bin, "startup")
+	var lines []bench.StartupRank
+	decode := func(line []byte) error {
+		var r bench.StartupRank
+		err := json.Unmarshal(line, &r)
+		lines = append(lines, r)
+		return err
+	}
+	start := time.Now()
+	cmd.Env = append(cmd.Env, bench.EnvStartupStart+"="+strconv.FormatInt(start.UnixNano(), 10))
+	err := runCommand(cmd, decode)
+	wall := time.Since(start)
+	if err != nil {
+		return bench.StartupTimes{}, err
+	}
+	if len(lines) != 1 {
+		return bench.StartupTimes{}, fmt.Errorf("reference startup printed %d lines, want 1", len(lines))
+	}
+	return lines[0].Times(n, wall)
 }
 
 // Ops are the collective operations the reference benchmark implements.

@@ -1,10 +1,13 @@
 package mpiref
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -19,9 +22,10 @@ func TestFindRefusesUnknown(t *testing.T) {
 }
 
 // TestReference builds the C benchmark with every installed MPI and runs a
-// short ping-pong and each collective, in both timings, through its
-// launcher, checking that each size is reported with a positive time and
-// a consistent summary, and that its statistics are internal/bench's.
+// short ping-pong, the startup job and each collective, in both timings,
+// through its launcher, checking that each size is reported with a
+// positive time and a consistent summary, and that its statistics are
+// internal/bench's.
 func TestReference(t *testing.T) {
 	found := 0
 	for _, name := range []string{"openmpi", "mpich"} {
@@ -51,6 +55,10 @@ func TestReference(t *testing.T) {
 			overTCP.TCP = true
 			if pp, err := overTCP.PingPong(ctx, bin, []int{8}, 50); err != nil || len(pp) != 1 || pp[0].LatencyUS <= 0 {
 				t.Errorf("ping-pong over TCP: %+v, %v", pp, err)
+			}
+			st, err := impl.Startup(ctx, bin, 3)
+			if err != nil || st.FirstCollective <= 0 || st.FirstCollective > st.Wall {
+				t.Errorf("startup of 3 ranks: %+v, %v", st, err)
 			}
 			for _, timing := range bench.Timings {
 				for _, op := range Ops {
@@ -133,5 +141,20 @@ func TestCommandTransport(t *testing.T) {
 		if tc.wantEnv != "" && !strings.Contains(env, tc.wantEnv) || tc.wantEnv == "" && strings.Contains(env, "MPIR_CVAR_NOLOCAL=1") {
 			t.Errorf("%s TCP=%v: environment lacks or has %q", tc.impl.Name, tc.impl.TCP, tc.wantEnv)
 		}
+	}
+}
+
+// TestStartupCommand checks, without an MPI, that the reference's startup
+// job reads its start where bench startup puts it, and that a job of more
+// ranks than processors is oversubscribed.
+func TestStartupCommand(t *testing.T) {
+	if !bytes.Contains(source, []byte(`getenv("`+bench.EnvStartupStart+`")`)) {
+		t.Errorf("csrc/mpibench.c does not read %s", bench.EnvStartupStart)
+	}
+	n := runtime.NumCPU() + 1
+	cmd := Impl{Name: "openmpi", Run: "mpirun"}.command(context.Background(), n, "bench", "startup")
+	args := strings.Join(cmd.Args, " ")
+	if !strings.Contains(args, "--oversubscribe") || !strings.HasSuffix(args, fmt.Sprintf("-n %d bench startup", n)) {
+		t.Errorf("%d ranks on %d processors: %q", n, n-1, args)
 	}
 }

@@ -23,6 +23,14 @@
  *   mpibench summary VALUES
  *     the summary of VALUES (nanoseconds, comma-separated) in coll's
  *     fields: a check that the statistics are internal/bench's.
+ *   mpibench startup
+ *     the job `commtune bench startup` launches, as bench.Startup: one
+ *     MPI_Allreduce (sum) of the rank numbers, checked against n(n-1)/2,
+ *     then one (max) of the moments each rank had it done, read with
+ *     clock_gettime(CLOCK_REALTIME) as Go's time.Now; rank 0 prints
+ *     {"ranks","first_collective_ns"}, the latest of them less the launch's
+ *     start, which COMMTUNE_BENCH_START_NS gives in Unix nanoseconds
+ *     (bench.EnvStartupStart).
  *
  * A summary is the mean, the 50th, 90th and 99th percentiles (linear
  * interpolation between the closest ranks, as internal/stats) and the
@@ -32,13 +40,14 @@
  *              "latency_max_us","round_trips"}
  *   coll:     {"algo":"mpi","bytes","time_us" (p50),"mean_us","p90_us",
  *              "p99_us","max_us","calls"}
- * Times are read with MPI_Wtime. Output: one JSON object per line on rank
- * 0's stdout.
+ * Times are read with MPI_Wtime but for startup's. Output: one JSON object
+ * per line on rank 0's stdout.
  */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 enum { maxSizes = 64, budget = 256 << 20, warmupCalls = 20, collBlocks = 5 };
 
@@ -264,6 +273,34 @@ static void collective(const char *op, long *sizes, int ns, int iters, int me, i
 	}
 }
 
+/* startup is the least a job does: one collective, checked. The second
+ * one only tells rank 0 when the last rank was done with the first. */
+static void startup(int me, int n) {
+	const char *env = getenv("COMMTUNE_BENCH_START_NS");
+	char *end;
+	long long start = env ? strtoll(env, &end, 10) : 0;
+	if (!env || end == env || *end || start <= 0) {
+		if (me == 0)
+			fprintf(stderr, "mpibench: COMMTUNE_BENCH_START_NS=%s: want the launch's start in Unix nanoseconds\n", env ? env : "");
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	long long mine = me, sum = 0, done, latest = 0;
+	MPI_Allreduce(&mine, &sum, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	done = ts.tv_sec * 1000000000LL + ts.tv_nsec;
+	if (sum != (long long)n * (n - 1) / 2) {
+		fprintf(stderr, "mpibench: rank %d: allreduce of the rank numbers of %d ranks gave %lld, want %lld\n", me, n, sum,
+		        (long long)n * (n - 1) / 2);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	MPI_Allreduce(&done, &latest, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+	if (me == 0) {
+		printf("{\"ranks\":%d,\"first_collective_ns\":%lld}\n", n, latest - start);
+		fflush(stdout);
+	}
+}
+
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	int me, n;
@@ -284,6 +321,8 @@ int main(int argc, char **argv) {
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 		collective(argv[2], sizes, parseSizes(argv[3], sizes), atoi(argv[4]), me, n, backToBack);
+	} else if (argc == 2 && !strcmp(argv[1], "startup")) {
+		startup(me, n);
 	} else if (argc == 3 && !strcmp(argv[1], "summary")) {
 		int k = parseSizes(argv[2], sizes);
 		double v[maxSizes];
@@ -293,7 +332,7 @@ int main(int argc, char **argv) {
 			printColl(0, summarize(v, k));
 	} else {
 		if (me == 0)
-			fprintf(stderr, "usage: mpibench pingpong SIZES ITERS | mpibench coll OP SIZES ITERS [back-to-back|barrier] | mpibench summary VALUES\n");
+			fprintf(stderr, "usage: mpibench pingpong SIZES ITERS | mpibench coll OP SIZES ITERS [back-to-back|barrier] | mpibench summary VALUES | mpibench startup\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
