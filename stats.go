@@ -20,6 +20,10 @@ type Stats struct {
 	Puts            uint64 // one-sided puts into memory a peer exposed (the halo's Put implementations)
 	Reads           uint64 // one-sided reads of a peer's memory in place (the halo's Get implementations)
 	ReadBytes       uint64 // bytes those reads copied
+	// SharedMemory is the bytes of shared memory (/dev/shm) the rank holds
+	// for messages to it: a header page, and a ring for each peer on its
+	// node that has sent it something (pairs that never talk cost none).
+	SharedMemory int64
 }
 
 // Stats returns the counters of the rank's engine (shared by every
@@ -28,7 +32,8 @@ func (c *Comm) Stats() Stats {
 	if c == nil {
 		return Stats{}
 	}
-	s := c.in.Endpoint().Eng.Stats()
+	ep := c.in.Endpoint()
+	s := ep.Eng.Stats()
 	return Stats{
 		EagerCopySends:  s.EagerCopySends,
 		EagerIovecSends: s.EagerIovecSends,
@@ -48,5 +53,6 @@ func (c *Comm) Stats() Stats {
 		Puts:            s.Puts,
 		Reads:           s.Reads,
 		ReadBytes:       s.ReadBytes,
+		SharedMemory:    ep.SharedMemory(),
 	}
 }

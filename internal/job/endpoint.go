@@ -190,5 +190,17 @@ func (ep *Endpoint) Close() error {
 	return ep.closeErr
 }
 
+// SharedMemory returns the bytes of shared memory the rank's transports
+// hold for messages to it (shm.Transport.SharedMemory).
+func (ep *Endpoint) SharedMemory() int64 {
+	var n int64
+	for _, t := range ep.transports {
+		if m, ok := t.(interface{ SharedMemory() int64 }); ok {
+			n += m.SharedMemory()
+		}
+	}
+	return n
+}
+
 // Closed reports whether Close has begun: every communicator then fails.
 func (ep *Endpoint) Closed() bool { return ep.closed.Load() }

@@ -77,7 +77,10 @@ func (t *Transport) consume() {
 }
 
 func (t *Transport) anyPending() bool {
-	for _, ir := range t.rings {
+	if t.linksChanged() {
+		return true
+	}
+	for _, ir := range *t.live.Load() {
 		if ir.r.pending() || ir.fb.pending() {
 			return true
 		}
@@ -89,7 +92,7 @@ func (t *Transport) anyPending() bool {
 // anything was delivered.
 func (t *Transport) drainAll() bool {
 	progress := false
-	for _, ir := range t.rings {
+	for _, ir := range t.liveRings() {
 		if t.drain(ir) {
 			progress = true
 		}
@@ -100,7 +103,7 @@ func (t *Transport) drainAll() bool {
 // drainAllWait is drainAll that waits for a ring another goroutine is
 // draining, then drains it after that goroutine.
 func (t *Transport) drainAllWait() {
-	for _, ir := range t.rings {
+	for _, ir := range t.liveRings() {
 		if ir.rail == nil {
 			continue
 		}

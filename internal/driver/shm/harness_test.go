@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"sync"
 	"testing"
 
@@ -71,11 +72,23 @@ func (h *recorder) landed(region uint64) int {
 // pair builds two connected transports (ranks 0 and 1) in this process.
 func pair(t *testing.T, mod func(*Config)) (a, b *Transport, ha, hb *recorder) {
 	t.Helper()
-	dir := t.TempDir()
-	ha, hb = newRecorder(), newRecorder()
+	ts, hs := group(t, 2, mod)
+	return ts[0], ts[1], hs[0], hs[1]
+}
+
+// group builds n connected transports (ranks 0 to n-1) in this process.
+func group(t *testing.T, n int, mod func(*Config)) ([]*Transport, []*recorder) {
+	t.Helper()
+	dir := shmDir(t)
 	job := fmt.Sprintf("t%d", len(dir))
-	mk := func(rank int, h *recorder) *Transport {
-		cfg := Config{Rank: rank, Job: job, Local: []int{0, 1}, Handler: h, Dir: dir, RingSize: 64 << 10, ChunkSize: 8 << 10,
+	local := make([]int, n)
+	for i := range local {
+		local[i] = i
+	}
+	ts, hs := make([]*Transport, n), make([]*recorder, n)
+	for rank := range n {
+		hs[rank] = newRecorder()
+		cfg := Config{Rank: rank, Job: job, Local: local, Handler: hs[rank], Dir: dir, RingSize: 64 << 10, ChunkSize: 8 << 10,
 			Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 		if mod != nil {
 			mod(&cfg)
@@ -84,16 +97,33 @@ func pair(t *testing.T, mod func(*Config)) (a, b *Transport, ha, hb *recorder) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return tr
+		ts[rank] = tr
 	}
-	a, b = mk(0, ha), mk(1, hb)
-	for _, tr := range []*Transport{a, b} {
+	for _, tr := range ts {
 		if err := tr.Connect(context.Background()); err != nil {
 			t.Fatal(err)
 		}
 	}
-	a.Unlink()
-	b.Unlink()
-	t.Cleanup(func() { a.Close(); b.Close() })
-	return a, b, ha, hb
+	for _, tr := range ts {
+		tr.Unlink()
+	}
+	t.Cleanup(func() {
+		for _, tr := range ts {
+			tr.Close()
+		}
+	})
+	return ts, hs
+}
+
+// shmDir returns a directory for one test's segments: in /dev/shm, where
+// segments live in use (tmpfs: memory is what a page costs there), when
+// it exists.
+func shmDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp(DefaultDir, "commtune-test-")
+	if err != nil {
+		return t.TempDir()
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
 }

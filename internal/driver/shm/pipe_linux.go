@@ -14,13 +14,15 @@ import (
 // unprivileged process may ask for here (/proc/sys/fs/pipe-max-size).
 const pipeSize = 1 << 20
 
-// makePipe creates the FIFO from a sender and opens its read end (opening
-// it first lets the sender open the write end without blocking).
-func makePipe(path string) (*os.File, error) {
+// makePipeWriter creates the FIFO to a peer, at the first Put by
+// vmsplice, and opens it for writing. Opening it read-write does not wait
+// for the peer: it opens the read end when it reads the record announcing
+// the first bytes (openPipeReader), and removes the name.
+func makePipeWriter(path string) (*os.File, error) {
 	if err := unix.Mkfifo(path, 0o600); err != nil {
 		return nil, fmt.Errorf("shm: creating pipe %s: %w", path, err)
 	}
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(path, unix.O_RDWR|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		os.Remove(path)
 		return nil, fmt.Errorf("shm: opening pipe %s: %w", path, err)
@@ -29,12 +31,15 @@ func makePipe(path string) (*os.File, error) {
 	return os.NewFile(uintptr(fd), path), nil
 }
 
-// openPipeWriter opens the write end of the FIFO to a peer.
-func openPipeWriter(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_WRONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+// openPipeReader opens the read end of the FIFO a peer made to us and
+// removes its name: from then on only the two descriptors hold it, and a
+// crash leaves nothing in the directory.
+func openPipeReader(path string) (*os.File, error) {
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, fmt.Errorf("shm: opening pipe %s: %w", path, err)
 	}
+	os.Remove(path)
 	return os.NewFile(uintptr(fd), path), nil
 }
 
@@ -43,6 +48,11 @@ func openPipeWriter(path string) (*os.File, error) {
 // pipe and the receiver reads them out with one copy. The pages stay the
 // sender's: the frame is done only when the receiver acknowledges.
 func (rl *rail) writePipe(st *putState, block bool) (progressed, finished bool, err error) {
+	if rl.pipe == nil {
+		if rl.pipe, err = makePipeWriter(pipePath(rl.t.cfg.Dir, rl.t.cfg.Job, rl.t.cfg.Rank, rl.peer)); err != nil {
+			return false, false, err
+		}
+	}
 	if !st.announced {
 		n := 0
 		for _, b := range st.iov {
@@ -101,8 +111,15 @@ func (rl *rail) writePipe(st *putState, block bool) (progressed, finished bool, 
 // readPipe receives an announced pipe Put straight into its region, then
 // acknowledges it so the sender may reuse its pages.
 func (rl *rail) readPipe(region, offset, n uint64) error {
-	if rl.pipeIn == nil || n > 1<<40 || offset > 1<<62 {
-		return driver.ProtocolError("shm pipe Put of %d bytes at %d without a pipe", n, offset)
+	if n > 1<<40 || offset > 1<<62 {
+		return driver.ProtocolError("shm pipe Put of %d bytes at %d", n, offset)
+	}
+	if rl.pipeIn == nil {
+		f, err := openPipeReader(pipePath(rl.t.cfg.Dir, rl.t.cfg.Job, rl.peer, rl.t.cfg.Rank))
+		if err != nil {
+			return driver.ProtocolError("shm pipe Put from rank %d without its pipe: %v", rl.peer, err)
+		}
+		rl.pipeIn = f
 	}
 	h := rl.t.cfg.Handler
 	fd := int(rl.pipeIn.Fd())

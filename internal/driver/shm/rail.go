@@ -24,16 +24,21 @@ func Methods() []driver.Method { return slices.Clone(methods) }
 // rail is this rank's connection to one local peer: it writes the peer's
 // ring for us, and its Poll drains the rings of our segment.
 type rail struct {
-	t      *Transport
-	peer   int
-	pid    int
-	seg    *segment   // the peer's inbound segment
-	out    *ring      // our ring in it
-	fb     *fbox      // our fast box in it (SendNow; the scheduler serializes)
+	t     *Transport
+	peer  int
+	pid   int
+	seg   *segment // the peer's inbound segment
+	index int      // of our ring in it
+	// out and fb are made when the rail links its ring (link); read them
+	// only once linked is set.
+	out    *ring // our ring in the peer's segment
+	fb     *fbox // our fast box in it (SendNow; the scheduler serializes)
+	linked atomic.Bool
+	linkMu sync.Mutex
 	pmu    sync.Mutex // one writer of out at a time: frames, Byes and pipe acknowledgments
 	in     *inRing    // its ring in our segment
-	pipe   *os.File   // vmsplice: our pipe to the peer
-	pipeIn *os.File   // vmsplice: the peer's pipe to us
+	pipe   *os.File   // vmsplice: our pipe to the peer, made at its first use
+	pipeIn *os.File   // vmsplice: the peer's pipe to us, opened at its first use
 	bellFd int        // the peer's bell, for waking its consumer (-1: none)
 	caps   driver.Caps
 
@@ -86,16 +91,15 @@ var (
 // finish computes the capabilities (the peer's probe of our memory is
 // known once every local rank has connected) and starts the writer.
 func (rl *rail) finish() {
-	idx := rl.seg.ringFor(rl.t.cfg.Rank)
-	canPull := idx >= 0 && rl.seg.mem[offCanPull+idx] == 1
+	canPull := rl.seg.mem[offCanPull+rl.index] == 1
 	ms := methods
-	if rl.pipe == nil { // no vmsplice pipes
+	if rl.t.cfg.NoVmsplice {
 		ms = slices.DeleteFunc(slices.Clone(methods), func(m driver.Method) bool { return m == driver.MethodVmsplice })
 	}
 	rl.caps = driver.Caps{
 		Transport:  "shm",
 		Local:      true,
-		MaxPacket:  rl.out.maxRecord() - recHeader,
+		MaxPacket:  maxRecord(rl.seg.capacity) - recHeader,
 		Iovec:      true,
 		SingleCopy: canPull,
 		Methods:    ms,
@@ -133,6 +137,9 @@ func (rl *rail) fail(err error) {
 // waiter that flushes), which reports Idle.
 func (rl *rail) Post(f *driver.Frame) (bool, error) {
 	if err := rl.failure(); err != nil {
+		return false, err
+	}
+	if err := rl.link(); err != nil {
 		return false, err
 	}
 	rl.wmu.Lock()
@@ -262,8 +269,8 @@ func (rl *rail) waitRoom() {
 // one (a Bye in particular).
 func (rl *rail) SendNow(head, body []byte) bool {
 	n := recHeader + len(head) + len(body)
-	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
-		return false
+	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() || !rl.linked.Load() {
+		return false // the queue's Post links the ring
 	}
 	if n-recHeader <= FboxMax && rl.fb.write(head, body) {
 		rl.ring()
@@ -305,6 +312,9 @@ func (rl *rail) writePacket(iov [][]byte) bool {
 // record (it returns the record's length) and publishes it; false when the
 // ring lacks room.
 func (rl *rail) writeRecord(fill func(w []byte) int, n int) bool {
+	if rl.link() != nil {
+		return false
+	}
 	rl.pmu.Lock()
 	w := rl.out.reserve(n)
 	if w == nil {
@@ -455,9 +465,16 @@ func (rl *rail) Flush() bool {
 	return pending && rl.writeRest(true)
 }
 
-// bye tells the peer we finalize: after any frame in flight.
+// bye tells the peer we finalize: after any frame in flight, with a Bye
+// record, or with a mark in its segment if we never wrote to it (linking
+// a ring only to say goodbye would give every pair its memory at the end).
 func (rl *rail) bye() {
 	if rl.failure() != nil || rl.lost.Load() {
+		return
+	}
+	if !rl.linked.Load() {
+		rl.seg.setLinkState(rl.index, linkBye)
+		rl.ring()
 		return
 	}
 	deadline := time.Now().Add(2 * time.Second)
@@ -488,6 +505,7 @@ func (rl *rail) stopWriter() {
 func (rl *rail) close() {
 	if rl.pipe != nil {
 		rl.pipe.Close()
+		os.Remove(rl.pipe.Name()) // the peer removes it when it opens it; not if it never did
 	}
 	if rl.pipeIn != nil {
 		rl.pipeIn.Close()

@@ -68,9 +68,10 @@ func newRing(hdr, data []byte) *ring {
 	return r
 }
 
-// maxRecord is the largest record a ring carries: a quarter of it, so a
-// full-size record always fits once the ring drains, wrap included.
-func (r *ring) maxRecord() int { return int(r.size / 4) }
+// maxRecord is the largest record a ring of capacity bytes carries: a
+// quarter of it, so a full-size record always fits once the ring drains,
+// wrap included.
+func maxRecord(capacity int) int { return capacity / 4 }
 
 // reserve returns the space for a record of n bytes at the tail (writing a
 // wrap record first if needed), or nil when the ring lacks room now.

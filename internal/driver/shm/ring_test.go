@@ -34,7 +34,7 @@ func TestRingStream(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := make([]int, count)
 	for i := range sizes {
-		sizes[i] = recHeader + rng.IntN(prod.maxRecord()-recHeader+1)
+		sizes[i] = recHeader + rng.IntN(maxRecord(int(prod.size))-recHeader+1)
 	}
 	done := make(chan error, 1)
 	go func() {

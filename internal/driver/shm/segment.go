@@ -15,7 +15,7 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 4                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes
+	segVersion = 5                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes; 5: rings linked on first use
 	pageSize   = 4096
 	wordGap    = 128
 
@@ -34,8 +34,17 @@ const (
 	offAttentive = 24 * wordGap // the owner's last wait ended with its message
 	offUntimed   = 25 * wordGap // the consumer sleeps with no timeout
 	offSenders   = 8 * wordGap  // u32 per ring: the world rank writing that ring
-	// 512: the can-pull bytes must stop short of the sender table.
-	maxRings = min(offSenders-offCanPull, (pageSize-offSenders)/4)
+	offLinkState = 26 * wordGap // u8 per ring, written by its sender: linkReady, linkBye
+	offLinks     = 30 * wordGap // bumped by a sender after it changes its link state
+	// 512: the can-pull bytes must stop short of the sender table, and
+	// the link states short of the links word.
+	maxRings = min(offSenders-offCanPull, (offAttentive-offSenders)/4, offLinks-offLinkState)
+
+	// Link states of a ring (offLinkState): its sender has populated it
+	// and may write records (the consumer starts polling it), and its
+	// sender said goodbye without ever linking it (no Bye record follows).
+	linkReady = 1
+	linkBye   = 2
 
 	// Ring block: a header page, then the data.
 	ringTail    = 0
@@ -99,15 +108,12 @@ func createSegment(path string, rank int, senders []int, capacity int) (*segment
 		os.Remove(path)
 		return nil, fmt.Errorf("shm: sizing %s to %d bytes: %w", path, size, err)
 	}
-	// The pages are allocated now, not at a sender's first write: a full
-	// /dev/shm is an error here rather than a SIGBUS in the middle of a
-	// transfer, and the first pass through each ring does not pay a page
-	// fault every few messages (on a virtual machine a fault on fresh
-	// memory costs tens of µs: the first thousand 2 KiB allreduces ran
-	// 10–40× slower than the next).
-	if err := allocate(f, size); err != nil {
+	// Only the header page is allocated now: a ring gets its memory when
+	// its sender first writes to it (rail.link), so a job whose ranks talk
+	// to a few neighbours never pays for the other pairs.
+	if err := allocate(f, pageSize); err != nil {
 		os.Remove(path)
-		return nil, fmt.Errorf("shm: allocating %d bytes for %s (is %s full?): %w", size, path, filepath.Dir(path), err)
+		return nil, fmt.Errorf("shm: allocating %s (is %s full?): %w", path, filepath.Dir(path), err)
 	}
 	mem, err := mapSegment(f, size)
 	if err != nil {
@@ -154,15 +160,21 @@ func openSegment(path string) (*segment, error) {
 	return s, nil
 }
 
-// prefault writes the whole of a ring this process produces into, before
-// anything is published in it: the mapping's first write to a page costs a
-// fault even when MAP_POPULATE has mapped it for reading, and on a virtual
+// prepareRing gives a ring block its memory (populate) and writes its
+// data once over, before anything is published in it: on a virtual
 // machine the first pass over fresh memory costs tens of µs a page. Left
 // to the traffic, that made one message in ten 10–20× slower until the
 // ring had wrapped once (2 KiB ping-pong: p90 45–65 µs against 5 µs
 // prefaulted; writing one byte a page helped less than writing it all).
-func prefault(data []byte) {
+func prepareRing(hdr, data []byte) error {
+	if err := populate(hdr); err != nil {
+		return err
+	}
+	if err := populate(data); err != nil {
+		return err
+	}
 	clear(data)
+	return nil
 }
 
 var errBadSegment = errors.New("not a valid commtune segment")
@@ -202,6 +214,25 @@ func (s *segment) ringFor(rank int) int {
 		}
 	}
 	return -1
+}
+
+// linkState returns ring i's link state (linkReady, linkBye).
+func (s *segment) linkState(i int) uint8 {
+	return uint8(s.word32(offLinkState+i&^3).Load() >> (8 * (i & 3)))
+}
+
+// setLinkState adds bits to ring i's link state, then bumps the links
+// word for the owner to look again. Senders share the state's words, so
+// each sets its byte with a compare-and-swap.
+func (s *segment) setLinkState(i int, bits uint8) {
+	w, shift := s.word32(offLinkState+i&^3), 8*(i&3)
+	for {
+		old := w.Load()
+		if w.CompareAndSwap(old, old|uint32(bits)<<shift) {
+			break
+		}
+	}
+	s.word32(offLinks).Add(1)
 }
 
 // ringBlock returns ring i's header page and data.

@@ -1,7 +1,11 @@
 package shm
 
 import (
+	"fmt"
 	"os"
+	"runtime/debug"
+	"sync/atomic"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -11,12 +15,37 @@ func allocate(f *os.File, size int) error {
 	return unix.Fallocate(int(f.Fd()), 0, 0, int64(size))
 }
 
-// mapSegment maps size bytes of f shared, with their page-table entries
-// filled in now (MAP_POPULATE): each process that maps a segment would
-// otherwise fault on each page at its first touch.
+// mapSegment maps size bytes of f shared. No page is mapped yet: a
+// segment holds a ring per local sender, and only the rings of pairs
+// that talk are ever touched (populate).
 func mapSegment(f *os.File, size int) ([]byte, error) {
-	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_POPULATE)
+	return unix.Mmap(int(f.Fd()), 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
 }
 
 // unmapMem undoes mapSegment.
 func unmapMem(mem []byte) error { return unix.Munmap(mem) }
+
+// populate gives mem's pages their memory and maps them for writing now
+// (MADV_POPULATE_WRITE, Linux 5.14): a full /dev/shm is then an error
+// here, with a name, instead of a SIGBUS at some later write. On older
+// kernels each page is written once with faults turned into panics.
+func populate(mem []byte) (err error) {
+	if len(mem) == 0 {
+		return nil
+	}
+	err = unix.Madvise(mem, unix.MADV_POPULATE_WRITE)
+	if err != unix.EINVAL {
+		return err
+	}
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("no memory behind the mapping: %v", r)
+		}
+	}()
+	for i := 0; i < len(mem); i += pageSize {
+		// Adding 0 writes without changing what a peer may have put there.
+		atomic.AddUint32((*uint32)(unsafe.Pointer(&mem[i])), 0)
+	}
+	return nil
+}

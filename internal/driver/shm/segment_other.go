@@ -4,11 +4,13 @@ package shm
 
 import "os"
 
-// Segments are files on Linux's tmpfs, allocated with fallocate and mapped
-// with MAP_POPULATE: off Linux none is created or mapped.
+// Segments are files on Linux's tmpfs, mapped shared: off Linux none is
+// created or mapped.
 
 func allocate(*os.File, int) error { return errUnsupported }
 
 func mapSegment(*os.File, int) ([]byte, error) { return nil, errUnsupported }
 
 func unmapMem([]byte) error { return errUnsupported }
+
+func populate([]byte) error { return errUnsupported }

@@ -72,10 +72,17 @@ type Config struct {
 type Transport struct {
 	cfg   Config
 	log   *slog.Logger
-	in    *segment      // our inbound segment: the rings local peers write
-	rings []*inRing     // by ring index in `in`
-	peers map[int]*rail // by world rank
-	rails map[int][]driver.Rail
+	in    *segment  // our inbound segment: the rings local peers write
+	rings []*inRing // by ring index in `in`
+	// live are the rings whose senders linked them (rail.link): the only
+	// ones polled. linksSeen is the links word when live was last brought
+	// up to date (under liveMu).
+	live        atomic.Pointer[[]*inRing]
+	liveMu      sync.Mutex
+	linksSeen   atomic.Uint32
+	linkedRings atomic.Int32  // rings in live
+	peers       map[int]*rail // by world rank
+	rails       map[int][]driver.Rail
 
 	closing   atomic.Bool
 	activity  atomic.Uint64 // waits ended with their message (rail.Attend)
@@ -83,18 +90,23 @@ type Transport struct {
 	watch     *watcher
 	closeOnce sync.Once
 	puller    puller
-	files     []string         // created by us; removed at Unlink or Close
-	pipesIn   map[int]*os.File // read ends of the pipes from each local sender
-	bell      *bell            // wakes the consumer (bell_linux.go)
+	files     []string // created by us; removed at Unlink or Close
+	bell      *bell    // wakes the consumer (bell_linux.go)
 }
 
-// inRing is an inbound ring and the lock its consumers share.
+// inRing is an inbound ring and the lock its consumers share. r and fb
+// are made when the sender links the ring (Transport.refreshLive).
 type inRing struct {
-	r    *ring
-	fb   *fbox // the pair's fast box, drained before the ring
-	peer int   // world rank writing it
-	rail *rail // our rail to that peer (delivery context)
-	mu   sync.Mutex
+	r     *ring
+	fb    *fbox // the pair's fast box, drained before the ring
+	index int   // in our segment
+	peer  int   // world rank writing it
+	rail  *rail // our rail to that peer (delivery context)
+	// linked is set once r and fb are made; bye once the sender's
+	// goodbye without a link is delivered (under liveMu).
+	linked atomic.Bool
+	bye    bool
+	mu     sync.Mutex
 }
 
 // sizeRings fills RingSize and ChunkSize, each from the other when only
@@ -154,7 +166,8 @@ func New(cfg Config) (*Transport, error) {
 			senders = append(senders, r)
 		}
 	}
-	t := &Transport{cfg: cfg, log: cfg.Logger, peers: map[int]*rail{}, rails: map[int][]driver.Rail{}, pipesIn: map[int]*os.File{}}
+	t := &Transport{cfg: cfg, log: cfg.Logger, peers: map[int]*rail{}, rails: map[int][]driver.Rail{}}
+	t.live.Store(&[]*inRing{})
 	if len(senders) == 0 {
 		return t, nil
 	}
@@ -173,26 +186,8 @@ func New(cfg Config) (*Transport, error) {
 	}
 	t.files = append(t.files, bp)
 	publishProbe(seg)
-	if !cfg.NoVmsplice {
-		for _, s := range senders {
-			p := pipePath(cfg.Dir, cfg.Job, s, cfg.Rank)
-			f, err := makePipe(p)
-			if err != nil {
-				t.removeFiles()
-				for _, f := range t.pipesIn {
-					f.Close()
-				}
-				t.bell.close()
-				seg.unmap()
-				return nil, err
-			}
-			t.files = append(t.files, p)
-			t.pipesIn[s] = f
-		}
-	}
 	for i := range senders {
-		hdr, data := seg.ringBlock(i)
-		t.rings = append(t.rings, &inRing{r: newRing(hdr, data), fb: newFbox(hdr), peer: seg.sender(i)})
+		t.rings = append(t.rings, &inRing{index: i, peer: seg.sender(i)})
 	}
 	return t, nil
 }
@@ -216,9 +211,7 @@ func (t *Transport) Connect(ctx context.Context) error {
 			peerSeg.unmap()
 			return fmt.Errorf("shm: rank %d's segment has no ring for rank %d", ir.peer, t.cfg.Rank)
 		}
-		hdr, data := peerSeg.ringBlock(idx)
-		prefault(data)
-		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, out: newRing(hdr, data), fb: newFbox(hdr), in: ir, pid: peerSeg.pid(), bellFd: -1}
+		rl := &rail{t: t, peer: ir.peer, seg: peerSeg, index: idx, in: ir, pid: peerSeg.pid(), bellFd: -1}
 		ir.rail = rl
 		// May we pull from this peer? Record the answer in our segment,
 		// where the peer reads it before offering us its buffers.
@@ -231,11 +224,6 @@ func (t *Transport) Connect(ctx context.Context) error {
 		} else if cmaOK {
 			cmaOK, cmaWhy = false, why
 		}
-		if !t.cfg.NoVmsplice {
-			if rl.pipe, err = openPipeWriter(pipePath(t.cfg.Dir, t.cfg.Job, t.cfg.Rank, ir.peer)); err != nil {
-				return err
-			}
-		}
 		if rl.bellFd, err = openBellWriter(bellPath(t.cfg.Dir, t.cfg.Job, ir.peer)); err != nil {
 			return err
 		}
@@ -245,9 +233,6 @@ func (t *Transport) Connect(ctx context.Context) error {
 	// One line per node: the lowest local rank speaks for the others.
 	if !cmaOK && t.cfg.Rank == slices.Min(t.cfg.Local) {
 		t.log.Warn("shm: single-copy transfers (CMA, process_vm_readv) are unavailable; large messages use the copy method", "reason", cmaWhy)
-	}
-	for _, ir := range t.rings {
-		ir.rail.pipeIn = t.pipesIn[ir.peer]
 	}
 	w, err := newWatcher(pids, t.peerGone)
 	if err != nil {
@@ -293,12 +278,16 @@ func (t *Transport) peerGone(peer int) {
 		return
 	}
 	rl := t.peers[peer]
-	if rl == nil || !rl.lost.CompareAndSwap(false, true) {
+	if rl == nil {
+		return
+	}
+	t.refreshLive() // a goodbye without a link is reported there
+	if !rl.lost.CompareAndSwap(false, true) {
 		return
 	}
 	// Deliver what it wrote before dying, then report it. Wait for a
 	// goroutine draining the ring now: it may be holding the Bye record.
-	if rl.in != nil && rl.in.rail != nil {
+	if rl.in != nil && rl.in.rail != nil && rl.in.linked.Load() {
 		rl.in.mu.Lock()
 		t.drainLocked(rl.in)
 		rl.in.mu.Unlock()

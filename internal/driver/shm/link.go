@@ -1,0 +1,117 @@
+package shm
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/commtune/commtune/internal/driver"
+)
+
+// Rings are linked on first use (docs/wire-shm.md, "Linking"): a segment
+// is created with a ring for every local sender, but a ring gets its
+// memory, and its consumer starts polling it, only when its sender first
+// writes to it. Memory and polling thus grow with the pairs that talk,
+// not with the square of the ranks on the node.
+
+// link makes our ring in the peer's segment ready at its first use: it
+// gives the ring its memory (prepareRing), then marks it linked in the
+// peer's segment, where the peer's consumer finds it and starts polling it
+// (Transport.refreshLive). A pair that never talks never pays for its
+// ring, and no consumer polls rings nobody writes. A ring that cannot get
+// its memory fails the rail, with the reason.
+func (rl *rail) link() error {
+	if rl.linked.Load() {
+		return nil
+	}
+	rl.linkMu.Lock()
+	defer rl.linkMu.Unlock()
+	if rl.linked.Load() {
+		return nil
+	}
+	if err := rl.failure(); err != nil {
+		return err
+	}
+	hdr, data := rl.seg.ringBlock(rl.index)
+	if err := prepareRing(hdr, data); err != nil {
+		err = fmt.Errorf("shm: allocating the %d-byte ring to rank %d (is %s full?): %w", len(hdr)+len(data), rl.peer, rl.t.cfg.Dir, err)
+		rl.fail(err)
+		return err
+	}
+	rl.out, rl.fb = newRing(hdr, data), newFbox(hdr)
+	rl.seg.setLinkState(rl.index, linkReady)
+	rl.linked.Store(true)
+	return nil
+}
+
+// liveRings returns the rings to poll: those linked so far. It looks at
+// the segment's links word, one load, and brings the list up to date when
+// a sender linked a ring or said goodbye since the last look.
+func (t *Transport) liveRings() []*inRing {
+	if t.in.word32(offLinks).Load() != t.linksSeen.Load() {
+		t.refreshLive()
+	}
+	return *t.live.Load()
+}
+
+// linksChanged reports whether a sender linked a ring or said goodbye
+// since the live list was last brought up to date: to a consumer about to
+// sleep, that is news like a record.
+func (t *Transport) linksChanged() bool {
+	return t.in.word32(offLinks).Load() != t.linksSeen.Load()
+}
+
+// refreshLive adds the rings linked since the last look to the live list,
+// and reports the goodbyes of senders that never linked theirs, as a Bye
+// record would.
+func (t *Transport) refreshLive() {
+	var byes []*rail
+	t.liveMu.Lock()
+	n := t.in.word32(offLinks).Load() // before the states: a later change bumps it again
+	live := *t.live.Load()
+	grown := false
+	for _, ir := range t.rings {
+		st := t.in.linkState(ir.index)
+		if st&linkReady != 0 && !ir.linked.Load() {
+			hdr, data := t.in.ringBlock(ir.index)
+			// Our own view of the pages the sender gave memory: mapped now
+			// rather than at a fault per page of the first lap.
+			if err := populate(hdr); err == nil {
+				populate(data)
+			}
+			ir.r, ir.fb = newRing(hdr, data), newFbox(hdr)
+			ir.linked.Store(true)
+			t.linkedRings.Add(1)
+			live = append(slices.Clip(live), ir)
+			grown = true
+		}
+		if st&linkBye != 0 && st&linkReady == 0 && !ir.bye && ir.rail != nil {
+			ir.bye = true
+			byes = append(byes, ir.rail)
+		}
+	}
+	if grown {
+		t.live.Store(&live)
+	}
+	t.linksSeen.Store(n)
+	t.liveMu.Unlock()
+	for _, rl := range byes {
+		rl.byeSeen.Store(true)
+		if rl.lost.CompareAndSwap(false, true) {
+			err := fmt.Errorf("shm: %w", driver.ErrPeerClosed)
+			rl.fail(err)
+			t.cfg.Handler.PeerLost(rl.peer, err)
+		}
+	}
+}
+
+// SharedMemory returns the bytes of shared memory this rank's inbound
+// segment holds: its header page, and a ring block for each peer whose
+// linked ring this rank has seen (every peer whose records it took in).
+// Summed over the ranks of a node, it is the node's shared memory. It
+// reads no shared memory, so it is safe during and after Close.
+func (t *Transport) SharedMemory() int64 {
+	if t.in == nil {
+		return 0
+	}
+	return int64(pageSize) + int64(t.linkedRings.Load())*int64(pageSize+t.in.capacity)
+}

@@ -1,0 +1,116 @@
+package shm
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/commtune/commtune/internal/driver"
+	"golang.org/x/sys/unix"
+)
+
+// TestRingsLinkOnFirstUse checks that a ring gets memory, and its owner
+// polls it, only once its sender writes to it: a job whose ranks talk to
+// some peers never pays for the other pairs.
+func TestRingsLinkOnFirstUse(t *testing.T) {
+	cases := []struct {
+		name  string
+		sends [][2]int // from, to
+	}{
+		{"nobody talks", nil},
+		{"one way", [][2]int{{0, 1}}},
+		{"a ring of neighbours", [][2]int{{0, 1}, {1, 2}, {2, 3}, {3, 0}}},
+		{"everyone to rank 0", [][2]int{{1, 0}, {2, 0}, {3, 0}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ts, hs := group(t, 4, nil)
+			// Page residency says what memory a ring has on tmpfs, not on a
+			// disk file system's page cache.
+			var fs unix.Statfs_t
+			onTmpfs := unix.Statfs(ts[0].cfg.Dir, &fs) == nil && fs.Type == unix.TMPFS_MAGIC
+			for k, s := range tc.sends {
+				msg := []byte(fmt.Sprint("hello ", k))
+				if done, err := ts[s[0]].Rails(s[1])[0].Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{msg}}); !done || err != nil {
+					t.Fatalf("post %v: %v %v", s, done, err)
+				}
+				<-hs[s[1]].pkt
+			}
+			for to, tr := range ts {
+				var want []int
+				for _, s := range tc.sends {
+					if s[1] == to {
+						want = append(want, s[0])
+					}
+				}
+				var got []int
+				for _, ir := range tr.rings {
+					linked := tr.in.linkState(ir.index)&linkReady != 0
+					if linked {
+						got = append(got, ir.peer)
+					}
+					_, data := tr.in.ringBlock(ir.index)
+					if res := resident(t, data); onTmpfs && !linked && res > 0 {
+						t.Errorf("rank %d: %d pages of rank %d's unused ring are in memory", to, res, ir.peer)
+					}
+				}
+				slices.Sort(got)
+				slices.Sort(want)
+				if !slices.Equal(got, want) {
+					t.Errorf("rank %d: rings linked by %v, want %v", to, got, want)
+				}
+				if m, w := tr.SharedMemory(), int64(pageSize+len(want)*(pageSize+tr.in.capacity)); m != w {
+					t.Errorf("rank %d: SharedMemory %d, want %d", to, m, w)
+				}
+				if n := len(*tr.live.Load()); n != len(want) {
+					t.Errorf("rank %d: polls %d rings, want %d", to, n, len(want))
+				}
+			}
+		})
+	}
+}
+
+// resident counts the pages of mem that are in memory.
+func resident(t *testing.T, mem []byte) int {
+	t.Helper()
+	vec := make([]byte, (len(mem)+pageSize-1)/pageSize)
+	if _, _, errno := unix.Syscall(unix.SYS_MINCORE, uintptr(unsafe.Pointer(&mem[0])), uintptr(len(mem)), uintptr(unsafe.Pointer(&vec[0]))); errno != 0 {
+		t.Fatal(errno)
+	}
+	n := 0
+	for _, v := range vec {
+		n += int(v & 1)
+	}
+	return n
+}
+
+// TestByeWithoutLink closes a rank that never sent anything to its
+// peers: each must learn it closed (as from a Bye record) without a ring
+// getting memory for the goodbye. Here all ranks share one process, so no
+// process exit tells them.
+func TestByeWithoutLink(t *testing.T) {
+	ts, hs := group(t, 3, nil)
+	// Rank 0 writes to rank 2: the goodbye must not depend on the other
+	// direction.
+	if done, err := ts[0].Rails(2)[0].Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{[]byte("hi")}}); !done || err != nil {
+		t.Fatal(done, err)
+	}
+	<-hs[2].pkt
+	ts[2].Close()
+	for _, r := range []int{0, 1} {
+		select {
+		case err := <-hs[r].lost:
+			if !errors.Is(err, driver.ErrPeerClosed) {
+				t.Errorf("rank %d: peer lost with %v, want ErrPeerClosed", r, err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("rank %d never heard rank 2 close", r)
+		}
+		if idx := ts[r].in.ringFor(2); ts[r].in.linkState(idx)&linkReady != 0 {
+			t.Errorf("rank %d: rank 2's ring was linked to say goodbye", r)
+		}
+	}
+}
