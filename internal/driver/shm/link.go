@@ -10,7 +10,8 @@ import (
 // Rings are linked on first use (docs/wire-shm.md, "Linking"): a segment
 // is created with a ring for every local sender, but a ring gets its
 // memory, and its consumer starts polling it, only when its sender first
-// writes to it. Memory and polling thus grow with the pairs that talk,
+// writes to it — and its data gets memory a step at a time as the first
+// lap fills it (ring.prepare). Memory and polling thus grow with the pairs that talk,
 // not with the square of the ranks on the node.
 
 // link makes our ring in the peer's segment ready at its first use: it
@@ -32,15 +33,35 @@ func (rl *rail) link() error {
 		return err
 	}
 	hdr, data := rl.seg.ringBlock(rl.index)
-	if err := prepareRing(hdr, data); err != nil {
-		err = fmt.Errorf("shm: allocating the %d-byte ring to rank %d (is %s full?): %w", len(hdr)+len(data), rl.peer, rl.t.cfg.Dir, err)
-		rl.fail(err)
-		return err
+	if err := populate(hdr); err != nil {
+		return rl.allocFailed(err)
 	}
 	rl.out, rl.fb = newRing(hdr, data), newFbox(hdr)
+	if !rl.out.prepare(1) { // the first step of the data
+		return rl.allocFailed(rl.out.fault)
+	}
 	rl.seg.setLinkState(rl.index, linkReady)
 	rl.linked.Store(true)
 	return nil
+}
+
+// allocFailed fails the rail for want of shared memory, saying where.
+func (rl *rail) allocFailed(err error) error {
+	err = fmt.Errorf("shm: allocating the ring to rank %d (is %s full?): %w", rl.peer, rl.t.cfg.Dir, err)
+	rl.fail(err)
+	return rl.failure()
+}
+
+// outFault fails the rail if its ring could not get memory for a record,
+// and returns the rail's failure.
+func (rl *rail) outFault() error {
+	rl.pmu.Lock()
+	f := rl.out.fault
+	rl.pmu.Unlock()
+	if f != nil {
+		return rl.allocFailed(f)
+	}
+	return rl.failure()
 }
 
 // liveRings returns the rings to poll: those linked so far. It looks at
@@ -73,14 +94,11 @@ func (t *Transport) refreshLive() {
 		st := t.in.linkState(ir.index)
 		if st&linkReady != 0 && !ir.linked.Load() {
 			hdr, data := t.in.ringBlock(ir.index)
-			// Our own view of the pages the sender gave memory: mapped now
-			// rather than at a fault per page of the first lap.
-			if err := populate(hdr); err == nil {
-				populate(data)
-			}
+			populate(hdr) // the sender gave it memory; the data is mapped as it fills (ring.peek)
 			ir.r, ir.fb = newRing(hdr, data), newFbox(hdr)
+			ir.r.account = &t.shared
+			t.shared.Add(pageSize)
 			ir.linked.Store(true)
-			t.linkedRings.Add(1)
 			live = append(slices.Clip(live), ir)
 			grown = true
 		}
@@ -105,13 +123,14 @@ func (t *Transport) refreshLive() {
 }
 
 // SharedMemory returns the bytes of shared memory this rank's inbound
-// segment holds: its header page, and a ring block for each peer whose
-// linked ring this rank has seen (every peer whose records it took in).
-// Summed over the ranks of a node, it is the node's shared memory. It
-// reads no shared memory, so it is safe during and after Close.
+// segment holds: its header page, and for each peer that sent it
+// something, a ring header page and the part of the ring's data its
+// traffic has reached (a step at a time, up to the whole ring). Summed
+// over the ranks of a node, it is the node's shared memory. It reads no
+// shared memory, so it is safe during and after Close.
 func (t *Transport) SharedMemory() int64 {
 	if t.in == nil {
 		return 0
 	}
-	return int64(pageSize) + int64(t.linkedRings.Load())*int64(pageSize+t.in.capacity)
+	return pageSize + t.shared.Load()
 }

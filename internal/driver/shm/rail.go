@@ -232,6 +232,9 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 		if progressed {
 			continue
 		}
+		if err := rl.outFault(); err != nil {
+			return false, err
+		}
 		if !block {
 			return false, nil
 		}
@@ -332,7 +335,7 @@ func (rl *rail) writeRecord(fill func(w []byte) int, n int) bool {
 func (rl *rail) writeRecordWait(fill func(w []byte) int, n int) bool {
 	deadline := time.Now().Add(10 * time.Second)
 	for !rl.writeRecord(fill, n) {
-		if rl.failure() != nil || time.Now().After(deadline) {
+		if rl.failure() != nil || rl.outFault() != nil || time.Now().After(deadline) {
 			return false
 		}
 		rl.out.waitSpace(n, time.Millisecond)

@@ -160,23 +160,6 @@ func openSegment(path string) (*segment, error) {
 	return s, nil
 }
 
-// prepareRing gives a ring block its memory (populate) and writes its
-// data once over, before anything is published in it: on a virtual
-// machine the first pass over fresh memory costs tens of µs a page. Left
-// to the traffic, that made one message in ten 10–20× slower until the
-// ring had wrapped once (2 KiB ping-pong: p90 45–65 µs against 5 µs
-// prefaulted; writing one byte a page helped less than writing it all).
-func prepareRing(hdr, data []byte) error {
-	if err := populate(hdr); err != nil {
-		return err
-	}
-	if err := populate(data); err != nil {
-		return err
-	}
-	clear(data)
-	return nil
-}
-
 var errBadSegment = errors.New("not a valid commtune segment")
 
 func (s *segment) check(size int) error {

@@ -77,12 +77,12 @@ type Transport struct {
 	// live are the rings whose senders linked them (rail.link): the only
 	// ones polled. linksSeen is the links word when live was last brought
 	// up to date (under liveMu).
-	live        atomic.Pointer[[]*inRing]
-	liveMu      sync.Mutex
-	linksSeen   atomic.Uint32
-	linkedRings atomic.Int32  // rings in live
-	peers       map[int]*rail // by world rank
-	rails       map[int][]driver.Rail
+	live      atomic.Pointer[[]*inRing]
+	liveMu    sync.Mutex
+	linksSeen atomic.Uint32
+	shared    atomic.Int64  // bytes of the live rings with memory (SharedMemory)
+	peers     map[int]*rail // by world rank
+	rails     map[int][]driver.Rail
 
 	closing   atomic.Bool
 	activity  atomic.Uint64 // waits ended with their message (rail.Attend)
