@@ -78,13 +78,18 @@ func processMatrix(which string) conformance.CollectiveMatrix {
 }
 
 // TestCollectivesProcesses runs a subset of the collective matrix over
-// real processes on TCP and on shared memory.
+// real processes on TCP and on shared memory, and on 16 ranks of one node
+// over shared memory.
 func TestCollectivesProcesses(t *testing.T) {
 	for _, tr := range conformance.Transports {
 		for _, tc := range []struct {
 			n     int
 			which string
-		}{{3, "small"}, {4, "small"}, {4, "large"}} {
+			only  string // transport, if not every one
+		}{{3, "small", ""}, {4, "small", ""}, {4, "large", ""}, {16, "small", "shm"}} {
+			if tc.only != "" && tc.only != tr.Name {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/n=%d/%s", tr.Name, tc.n, tc.which), func(t *testing.T) {
 				out, err := conformance.RunJob(tc.n, "coll", tc.which, tr.Env)
 				if err != nil {

@@ -58,7 +58,7 @@ func TestRingsLinkOnFirstUse(t *testing.T) {
 						t.Errorf("rank %d: %d pages of rank %d's unused ring are in memory", to, res, ir.peer)
 					}
 					if onTmpfs && linked && res > populateStep/pageSize {
-						t.Errorf("rank %d: %d pages of rank %d's ring are in memory after one small message, want at most a step (%d)", to, res, ir.peer, populateStep/pageSize)
+						t.Errorf("rank %d: %d pages of rank %d's ring are in memory after one small message, want at most the first step (%d)", to, res, ir.peer, populateStep/pageSize)
 					}
 				}
 				slices.Sort(got)

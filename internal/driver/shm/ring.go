@@ -40,6 +40,7 @@ func align(n, a int) int { return (n + a - 1) &^ (a - 1) }
 // of the other's to touch shared lines only when it must.
 type ring struct {
 	tail, head     *atomic.Uint64
+	populated      *atomic.Uint64 // data bytes from 0 the producer gave memory (prepare)
 	waiting, space *atomic.Uint32
 	data           []byte
 	size           uint64
@@ -48,7 +49,7 @@ type ring struct {
 	// producer side
 	ptail      uint64 // next record position
 	cachedHead uint64
-	ready      uint64 // data bytes from 0 with memory (populateStep)
+	ready      uint64 // data bytes from 0 with memory (prepare)
 	fault      error  // why the data could not get more memory
 	// consumer side
 	chead      uint64
@@ -57,25 +58,28 @@ type ring struct {
 	account    *atomic.Int64 // if set, counts the bytes mapped
 }
 
-// populateStep is how much of a ring's data the producer gives memory at a
-// time, during its first lap: a pair that exchanges a few small messages
-// holds one step of its ring, not all of it. Each step is given memory
-// and written over before anything is published in it: on a virtual
-// machine the first write to fresh memory costs tens of µs a page, and
-// left to the traffic it made one message in ten 10–20× slower until the
-// ring had wrapped once (2 KiB ping-pong: p90 45–65 µs against 5 µs;
-// writing one byte a page helped less than writing it all).
-const populateStep = 64 << 10
+// populateStep is the first part of a ring's data the producer gives
+// memory, when it links the ring; each later step of the first lap
+// doubles what the ring has, so a pair that exchanges a few small
+// messages holds 16 KiB of its ring, and a busy one reaches the whole ring
+// in a few steps. Each step is given memory and written over before
+// anything is published in it: on a virtual machine the first write to
+// fresh memory costs tens of µs a page, and left to the traffic it made
+// one message in ten 10–20× slower until the ring had wrapped once (2 KiB
+// ping-pong: p90 45–65 µs against 5 µs; writing one byte a page helped
+// less than writing it all).
+const populateStep = 16 << 10
 
 func newRing(hdr, data []byte) *ring {
 	r := &ring{
-		tail:    (*atomic.Uint64)(unsafe.Pointer(&hdr[ringTail])),
-		head:    (*atomic.Uint64)(unsafe.Pointer(&hdr[ringHead])),
-		waiting: (*atomic.Uint32)(unsafe.Pointer(&hdr[ringWaiting])),
-		space:   (*atomic.Uint32)(unsafe.Pointer(&hdr[ringSpace])),
-		data:    data,
-		size:    uint64(len(data)),
-		mask:    uint64(len(data)) - 1,
+		tail:      (*atomic.Uint64)(unsafe.Pointer(&hdr[ringTail])),
+		head:      (*atomic.Uint64)(unsafe.Pointer(&hdr[ringHead])),
+		populated: (*atomic.Uint64)(unsafe.Pointer(&hdr[ringPopulated])),
+		waiting:   (*atomic.Uint32)(unsafe.Pointer(&hdr[ringWaiting])),
+		space:     (*atomic.Uint32)(unsafe.Pointer(&hdr[ringSpace])),
+		data:      data,
+		size:      uint64(len(data)),
+		mask:      uint64(len(data)) - 1,
 	}
 	r.ptail, r.cachedHead = r.tail.Load(), r.head.Load()
 	r.chead, r.cachedTail = r.head.Load(), r.tail.Load()
@@ -118,13 +122,14 @@ func (r *ring) reserve(n int) []byte {
 // prepare gives the data up to end its memory, a step at a time, and
 // reports whether it could (fault says why not).
 func (r *ring) prepare(end uint64) bool {
-	hi := min(r.size, uint64(align(int(end), populateStep)))
+	hi := min(r.size, max(uint64(align(int(end), populateStep)), 2*r.ready))
 	if err := populate(r.data[r.ready:hi]); err != nil {
 		r.fault = err
 		return false
 	}
 	clear(r.data[r.ready:hi])
 	r.ready = hi
+	r.populated.Store(hi) // before any record there: the consumer maps up to it
 	return true
 }
 
@@ -165,9 +170,10 @@ func (r *ring) peek() ([]byte, error) {
 			}
 		}
 		if r.mapped < r.size && r.cachedTail > r.mapped {
-			// First lap: map what the producer published at once, not at a
-			// fault per page.
-			hi := min(r.size, uint64(align(int(r.cachedTail), populateStep)))
+			// First lap: map what the producer gave memory at once, not at
+			// a fault per page — and no further, as mapping a page without
+			// memory would give it some.
+			hi := min(r.size, r.populated.Load())
 			mapIn(r.data[r.mapped:hi])
 			if r.account != nil {
 				r.account.Add(int64(hi - r.mapped))

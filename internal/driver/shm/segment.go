@@ -54,6 +54,9 @@ const (
 	// The upper half of the header page is the pair's fast box (fbox.go);
 	// its consumer publishes its head here.
 	ringFboxHead = 4 * wordGap
+	// Bytes of the data, from its start, the producer has given memory
+	// (ring.prepare): the consumer maps no further.
+	ringPopulated = 5 * wordGap
 )
 
 // DefaultDir is where segments are created: tmpfs on Linux.
