@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -27,11 +28,17 @@ import (
 //     with that cause, and does not repeat it. Being told first, a rank
 //     whose receive sees the sender withdraw its message reports the
 //     sender's cause, not the withdrawal (explain).
-//   - A rank whose call has waited collWatch tells every other rank the
-//     call's signature: the algorithm, root and size it runs. A rank that
-//     receives a signature unlike its own for the same call aborts it.
-//     Ranks whose schedules differ (different sizes pick different
-//     algorithms) wait for messages that never come; this ends the wait.
+//   - A rank whose call has waited collWatch tells the ranks it waits for
+//     the call's signature: the algorithm, root and size it runs. A rank
+//     that receives a signature unlike its own for the same call (running
+//     or among its recent ones) aborts it, telling every rank. Ranks whose
+//     schedules differ (different sizes pick different algorithms) wait
+//     for messages that never come; this ends the wait. Telling only the
+//     ranks waited for is enough: ranks that agree finish together unless
+//     one of them waits for a rank that disagrees (or has left), and that
+//     wait tells it. Telling every rank made each slow call a message to
+//     every peer — at 256 ranks starting together, tens of thousands, each
+//     giving its pair's shared-memory ring memory.
 //   - A waiting rank looks for aborts and signatures every collWatch.
 //
 // The messages travel in the communicator's collective context with their
@@ -253,12 +260,18 @@ func (c *Comm) explain(st *CallState, err error) error {
 	}
 }
 
-func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
+// tellPeers sends a control message to every other rank of the
+// communicator, or to the world ranks to, if given.
+func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string, to ...int) {
 	if len(text) > maxControlText {
 		text = text[:maxControlText]
 	}
-	for p, w := range c.group {
-		if p == c.rank {
+	if to == nil {
+		to = c.group
+	}
+	me := c.group[c.rank]
+	for _, w := range to {
+		if w == me || w < 0 {
 			continue
 		}
 		msg := make([]byte, 17+len(text)) // its own: sent by reference, never reused
@@ -271,8 +284,9 @@ func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string) {
 }
 
 // watch is what a call does each collWatch it waits: read what peers
-// said, fail if the call must end, and say its own signature once.
-func (c *Comm) watch(st *CallState) error {
+// said, fail if the call must end, and say its own signature once, to
+// the world ranks waitingFor returns (nil: to every rank).
+func (c *Comm) watch(st *CallState, waitingFor func() []int) error {
 	co := c.coord()
 	c.drainNotes()
 	co.mu.Lock()
@@ -283,7 +297,11 @@ func (c *Comm) watch(st *CallState) error {
 		return failed
 	}
 	if send {
-		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe())
+		var to []int
+		if waitingFor != nil {
+			to = waitingFor()
+		}
+		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe(), to...)
 	}
 	return nil
 }
@@ -301,7 +319,15 @@ func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, oth
 			return c.Status(rst), err
 		}
 		if err == nil {
-			err = c.watch(st)
+			err = c.watch(st, func() []int {
+				peers := []int{r.Peer()}
+				for _, o := range others {
+					if !slices.Contains(peers, o.Peer()) {
+						peers = append(peers, o.Peer())
+					}
+				}
+				return peers
+			})
 		}
 		for _, o := range others {
 			if err != nil {

@@ -217,6 +217,10 @@ func (r *Request) Cancel() bool { return r.e.cancel(r) }
 // made TCP ping-pong 1.18x slower at the median, 1.36x in the mean.
 const spinGoschedEvery = 4
 
+// Peer returns the world rank r sends to, or receives from (AnySource
+// for a receive from any rank).
+func (r *Request) Peer() int { return r.peer }
+
 // spin waits by polling the rails to peer in the calling goroutine, until d
 // passes with no byte arriving: the goroutine that needs the
 // message receives it itself. Parking instead means another thread
