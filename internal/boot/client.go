@@ -167,11 +167,24 @@ func checkKey(key string) error {
 // call sends request m and waits for its reply, which must be of op want
 // (or ERR, returned as an error wrapping the code's sentinel).
 func (c *client) call(ctx context.Context, m *message, want op) (message, error) {
+	ch, err := c.register(m)
+	if err != nil {
+		return message{}, err
+	}
+	if err := c.send(ctx, m); err != nil {
+		c.forget(m.id)
+		return message{}, err
+	}
+	return c.await(ctx, m, ch, want)
+}
+
+// register gives m its id and a channel for its reply.
+func (c *client) register(m *message) (chan message, error) {
 	ch := make(chan message, 1)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	if c.err != nil {
-		c.mu.Unlock()
-		return message{}, c.err
+		return nil, c.err
 	}
 	c.nextID++
 	m.id = c.nextID
@@ -179,12 +192,11 @@ func (c *client) call(ctx context.Context, m *message, want op) (message, error)
 	if m.op == opBye {
 		c.byeID = m.id
 	}
-	c.mu.Unlock()
+	return ch, nil
+}
 
-	if err := c.send(ctx, m); err != nil {
-		c.forget(m.id)
-		return message{}, err
-	}
+// await waits for the reply to m, sent, on ch.
+func (c *client) await(ctx context.Context, m *message, ch chan message, want op) (message, error) {
 	select {
 	case r := <-ch:
 		return checkReply(r, want)
@@ -196,14 +208,72 @@ func (c *client) call(ctx context.Context, m *message, want op) (message, error)
 			return message{}, c.err
 		}
 	case <-ctx.Done():
-		c.forget(m.id)
-		if m.op == opGet {
-			// Tell the server to stop holding the GET (best effort: the
-			// write ends with the connection at the latest).
-			go c.send(context.Background(), &message{op: opCancel, id: m.id})
-		}
+		c.abandon(m)
 		return message{}, ctx.Err()
 	}
+}
+
+// abandon forgets m's reply and, for a GET, tells the server to stop
+// holding it (best effort: the write ends with the connection at the
+// latest).
+func (c *client) abandon(m *message) {
+	c.forget(m.id)
+	if m.op == opGet {
+		go c.send(context.Background(), &message{op: opCancel, id: m.id})
+	}
+}
+
+// getBatch bounds the GETs GetMany has in flight at once, well under the
+// server's limit on waiting GETs per rank (store.go).
+const getBatch = 256
+
+// GetMany returns the values of keys, in order, each waiting for its key
+// as Get does. The requests of a batch go out in one write and their
+// replies come back as the server has them: a rank learning every rank's
+// addresses after a fence pays a round trip per batch, not per key (at
+// 256 ranks one per key was 196 000 round trips through the launcher,
+// most of a 10 s start).
+func (c *client) GetMany(ctx context.Context, keys []string) ([]string, error) {
+	for _, k := range keys {
+		if err := checkKey(k); err != nil {
+			return nil, fmt.Errorf("kvs get: %w", err)
+		}
+	}
+	out := make([]string, 0, len(keys))
+	for len(keys) > 0 {
+		batch := keys[:min(len(keys), getBatch)]
+		keys = keys[len(batch):]
+		ms := make([]*message, len(batch))
+		chs := make([]chan message, len(batch))
+		for i, k := range batch {
+			ms[i] = &message{op: opGet, key: k}
+			ch, err := c.register(ms[i])
+			if err != nil {
+				for _, m := range ms[:i] {
+					c.forget(m.id)
+				}
+				return nil, fmt.Errorf("kvs get %q: %w", k, err)
+			}
+			chs[i] = ch
+		}
+		if err := c.send(ctx, ms...); err != nil {
+			for _, m := range ms {
+				c.forget(m.id)
+			}
+			return nil, fmt.Errorf("kvs get %q: %w", batch[0], err)
+		}
+		for i, ch := range chs {
+			r, err := c.await(ctx, ms[i], ch, opValue)
+			if err != nil {
+				for _, m := range ms[i+1:] {
+					c.abandon(m)
+				}
+				return nil, fmt.Errorf("kvs get %q: %w", batch[i], err)
+			}
+			out = append(out, r.value)
+		}
+	}
+	return out, nil
 }
 
 func checkReply(r message, want op) (message, error) {
@@ -226,10 +296,10 @@ func (c *client) forget(id uint32) {
 	c.mu.Unlock()
 }
 
-// send writes m's frame. If ctx ends while the write is stuck, the write is
-// abandoned; when part of the frame had gone out, the stream can no longer
-// be trusted and the client fails.
-func (c *client) send(ctx context.Context, m *message) error {
+// send writes the frames of ms in one write. If ctx ends while the write
+// is stuck, the write is abandoned; when part of it had gone out, the
+// stream can no longer be trusted and the client fails.
+func (c *client) send(ctx context.Context, ms ...*message) error {
 	select {
 	case c.wsem <- struct{}{}:
 	case <-ctx.Done():
@@ -239,7 +309,10 @@ func (c *client) send(ctx context.Context, m *message) error {
 	}
 	defer func() { <-c.wsem }()
 
-	c.wbuf = appendFrame(c.wbuf[:0], m)
+	c.wbuf = c.wbuf[:0]
+	for _, m := range ms {
+		c.wbuf = appendFrame(c.wbuf, m)
+	}
 	c.wdl.begin()
 	stop := context.AfterFunc(ctx, c.wdl.expire)
 	n, err := c.nc.Write(c.wbuf)

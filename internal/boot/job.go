@@ -53,6 +53,29 @@ type KV interface {
 	Close() error
 }
 
+// ManyGetter is implemented by a KV that fetches many keys in one round
+// trip (the launcher's own KVS client).
+type ManyGetter interface {
+	GetMany(ctx context.Context, keys []string) ([]string, error)
+}
+
+// GetAll returns the values of keys, in order: in a round trip per batch
+// where kv is a ManyGetter, else one Get each (PMI has no batched get).
+func GetAll(ctx context.Context, kv KV, keys []string) ([]string, error) {
+	if m, ok := kv.(ManyGetter); ok {
+		return m.GetMany(ctx, keys)
+	}
+	out := make([]string, len(keys))
+	for i, k := range keys {
+		v, err := kv.Get(ctx, k)
+		if err != nil {
+			return nil, err
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
 // Aborter is implemented by a KV that can ask the launcher to end the whole
 // job (MPI_Abort): the launcher stops every rank and exits with code.
 type Aborter interface {

@@ -451,3 +451,75 @@ func TestCloseIsIdempotentAndFinal(t *testing.T) {
 		t.Fatalf("Put after Close: err = %v, want ErrClosed", err)
 	}
 }
+
+// TestGetMany fetches many keys in batches, waiting for late ones, and
+// GetAll does the same through a KV that has only Get.
+func TestGetMany(t *testing.T) {
+	s := startServer(t, 2, defaultLimits)
+	a, b := s.dial(t, 0), s.dial(t, 1)
+	ctx := testCtx(t)
+	keys := make([]string, 2*getBatch+7) // three batches
+	for i := range keys {
+		keys[i] = fmt.Sprint("k", i)
+		if i != len(keys)-1 { // the last one comes late
+			if err := a.Put(ctx, keys[i], fmt.Sprint("v", i)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	type getter func(ctx context.Context, keys []string) ([]string, error)
+	for _, tc := range []struct {
+		name string
+		get  getter
+	}{
+		{"GetMany", b.GetMany},
+		{"GetAll without GetMany", func(ctx context.Context, keys []string) ([]string, error) {
+			return GetAll(ctx, struct{ KV }{b}, keys)
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := make(chan []string, 1)
+			go func() {
+				vals, err := tc.get(ctx, keys)
+				if err != nil {
+					t.Error(err)
+				}
+				got <- vals
+			}()
+			if tc.name == "GetMany" {
+				s.waitFor(t, "the last GET waiting", func(st *store) bool { return st.nwaiting[1] == 1 })
+				if err := a.Put(ctx, keys[len(keys)-1], fmt.Sprint("v", len(keys)-1)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			vals := <-got
+			if len(vals) != len(keys) {
+				t.Fatalf("%d values for %d keys", len(vals), len(keys))
+			}
+			for i, v := range vals {
+				if v != fmt.Sprint("v", i) {
+					t.Fatalf("value %d = %q", i, v)
+				}
+			}
+		})
+	}
+	t.Run("bad key", func(t *testing.T) {
+		if _, err := b.GetMany(ctx, []string{"k0", strings.Repeat("k", MaxKey+1)}); !errors.Is(err, ErrLimit) {
+			t.Fatalf("err = %v, want ErrLimit", err)
+		}
+	})
+	t.Run("canceled", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		errc := make(chan error, 1)
+		go func() {
+			_, err := b.GetMany(cctx, []string{"k0", "never1", "never2"})
+			errc <- err
+		}()
+		s.waitFor(t, "two GETs waiting", func(st *store) bool { return st.nwaiting[1] == 2 })
+		cancel()
+		if err := <-errc; !errors.Is(err, context.Canceled) {
+			t.Fatalf("err = %v, want context.Canceled", err)
+		}
+		s.waitFor(t, "the GETs cancelled on the server", func(st *store) bool { return st.nwaiting[1] == 0 })
+	})
+}

@@ -59,33 +59,40 @@ func meshJob(ctx context.Context, ep *Endpoint, t *tcp.Transport, job *boot.Job,
 	if err := job.KV.Fence(ctx); err != nil {
 		return fmt.Errorf("address exchange: %w", err)
 	}
+	// Every rank's addresses and node, then the CPUs of this node's ranks:
+	// two batched fetches, not three round trips per rank.
+	keys := make([]string, 0, 2*job.Size)
+	for p := range job.Size {
+		keys = append(keys, tcpKey(p), nodeKey(p))
+	}
+	vals, err := boot.GetAll(ctx, job.KV, keys)
+	if err != nil {
+		return fmt.Errorf("address exchange: %w", err)
+	}
 	peers := make([][]string, job.Size)
-	var local []int
+	var local, neighbours []int // this node's ranks; those but this one
+	var cpuKeys []string
 	for p := range peers {
-		v, err := job.KV.Get(ctx, tcpKey(p))
-		if err != nil {
-			return fmt.Errorf("tcp addresses of rank %d: %w", p, err)
-		}
-		peers[p] = strings.Split(v, ",")
+		peers[p] = strings.Split(vals[2*p], ",")
 		if len(peers[p]) != len(t.Addrs()) {
 			return fmt.Errorf("rank %d has %d tcp rails, this rank %d: set %s alike on every rank",
 				p, len(peers[p]), len(t.Addrs()), config.EnvRails)
 		}
-		node, err := job.KV.Get(ctx, nodeKey(p))
-		if err != nil {
-			return fmt.Errorf("node of rank %d: %w", p, err)
-		}
-		if node == job.Node {
+		if vals[2*p+1] == job.Node {
 			local = append(local, p)
 			if p != job.Rank {
-				list, err := job.KV.Get(ctx, cpusKey(p))
-				if err != nil {
-					return fmt.Errorf("CPUs of rank %d: %w", p, err)
-				}
-				cpus, _ := topo.ParseCPUList(list) // unknown on error: no cache-free tier
-				ep.cpus[p] = cpus
+				neighbours = append(neighbours, p)
+				cpuKeys = append(cpuKeys, cpusKey(p))
 			}
 		}
+	}
+	lists, err := boot.GetAll(ctx, job.KV, cpuKeys)
+	if err != nil {
+		return fmt.Errorf("CPUs of this node's ranks: %w", err)
+	}
+	for i, list := range lists {
+		cpus, _ := topo.ParseCPUList(list) // unknown on error: no cache-free tier
+		ep.cpus[neighbours[i]] = cpus
 	}
 	ep.cpus[job.Rank] = mine
 	if slices.Contains(cfg.Transports, "shm") {

@@ -41,12 +41,16 @@ func railAddrs(ctx context.Context, job *boot.Job, cfg config.Config) ([]string,
 	if err := job.KV.Fence(ctx); err != nil {
 		return nil, fmt.Errorf("network exchange: %w", err)
 	}
+	keys := make([]string, job.Size)
+	for p := range keys {
+		keys[p] = railsKey(p)
+	}
+	vals, err := boot.GetAll(ctx, job.KV, keys)
+	if err != nil {
+		return nil, fmt.Errorf("networks of the ranks: %w", err)
+	}
 	common := map[netip.Prefix]int{}
-	for p := 0; p < job.Size; p++ {
-		v, err := job.KV.Get(ctx, railsKey(p))
-		if err != nil {
-			return nil, fmt.Errorf("networks of rank %d: %w", p, err)
-		}
+	for _, v := range vals {
 		for _, n := range parseNets(v) {
 			common[n]++
 		}
