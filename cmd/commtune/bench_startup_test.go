@@ -82,7 +82,7 @@ func TestBenchStartupJSON(t *testing.T) {
 			for i, row := range rep.Rows {
 				c := row.Commtune
 				if row.Ranks != tc.sizes[i] || row.Ref != nil || c.Launches != 1 || c.Error != "" || c.WallS <= 0 ||
-					c.FirstCollectiveS <= 0 || c.FirstCollectiveS > c.WallS || c.PeakMiB < 0 || c.ShmMiB < 0 {
+					c.FirstCollectiveS <= 0 || c.FirstCollectiveS > c.WallS || c.PeakPssMiB < 0 || c.ShmMiB < 0 || c.Procs > tc.sizes[i] {
 					t.Errorf("row %+v", row)
 				}
 			}

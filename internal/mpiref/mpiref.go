@@ -128,15 +128,23 @@ func (i Impl) command(ctx context.Context, n int, bin string, args ...string) *e
 // run starts n ranks of the reference benchmark and decodes each line rank 0
 // prints with decode.
 func (i Impl) run(ctx context.Context, bin string, n int, decode func([]byte) error, args ...string) error {
-	return runCommand(i.command(ctx, n, bin, args...), decode)
+	return runCommand(i.command(ctx, n, bin, args...), nil, decode)
 }
 
-// runCommand runs cmd, a launcher command from command, and decodes each
-// line rank 0 prints with decode.
-func runCommand(cmd *exec.Cmd, decode func([]byte) error) error {
+// runCommand runs cmd, a launcher command from command, calling started
+// (if not nil) with the launcher's pid once it is running, and decodes
+// each line rank 0 prints with decode.
+func runCommand(cmd *exec.Cmd, started func(pid int), decode func([]byte) error) error {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
+	err := cmd.Start()
+	if err == nil {
+		if started != nil {
+			started(cmd.Process.Pid)
+		}
+		err = cmd.Wait()
+	}
+	if err != nil {
 		return fmt.Errorf("%s: %v\n%s", strings.Join(cmd.Args, " "), err, strings.TrimSpace(stderr.String()))
 	}
 	sc := bufio.NewScanner(&stdout)
@@ -201,8 +209,10 @@ func (i Impl) Coll(ctx context.Context, bin string, n int, op string, sizes []in
 // commtune's: the wall time from starting the launcher to its exit, every
 // rank having exited, and the time from the same start to the last rank's
 // Allreduce done, which the ranks measure against the start handed to
-// them in bench.EnvStartupStart.
-func (i Impl) Startup(ctx context.Context, bin string, n int) (bench.StartupTimes, error) {
+// them in bench.EnvStartupStart. started, if not nil, is called with the
+// launcher's pid once it runs, for bench.MeasureStartup to sample the
+// ranks, its descendants.
+func (i Impl) Startup(ctx context.Context, bin string, n int, started func(pid int)) (bench.StartupTimes, error) {
 	cmd := i.command(ctx, n, bin, "startup")
 	var lines []bench.StartupRank
 	decode := func(line []byte) error {
@@ -213,7 +223,7 @@ func (i Impl) Startup(ctx context.Context, bin string, n int) (bench.StartupTime
 	}
 	start := time.Now()
 	cmd.Env = append(cmd.Env, bench.EnvStartupStart+"="+strconv.FormatInt(start.UnixNano(), 10))
-	err := runCommand(cmd, decode)
+	err := runCommand(cmd, started, decode)
 	wall := time.Since(start)
 	if err != nil {
 		return bench.StartupTimes{}, err
