@@ -55,7 +55,7 @@ func TestInfo(t *testing.T) {
 			"\n  1M      sharing L2 4M among 2 CPUs (4 pairs, e.g. CPUs 0 and 4)\n" +
 				"  2M      sharing no cache, each alone in its own L2 4M (24 pairs, e.g. CPUs 0 and 1)\n",
 		}, ""},
-		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--profile] [--coll] [--halo] [--json] [--sysfs DIR] [--file PROFILE]"},
+		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--profile] [--coll] [--halo] [--shm] [--json] [--sysfs DIR] [--file PROFILE]"},
 		{"argument", []string{"info", "cpus"}, 2, nil, `commtune info: unexpected argument "cpus"`},
 		{"unknown flag", []string{"info", "--bogus"}, 2, nil, "flag provided but not defined: -bogus"},
 		{"absent tree", []string{"info", "--sysfs", filepath.Join(badTree, "absent")}, 1, nil, "no such file or directory"},
@@ -89,8 +89,8 @@ func TestInfoJSON(t *testing.T) {
 	if err := dec.Decode(&sections); err != nil || dec.More() {
 		t.Fatalf("commtune info --json printed %q: not one JSON object (%v)", r.stdout, err)
 	}
-	if len(sections) != 4 || sections["topology"] == nil || sections["profile"] == nil || sections["coll"] == nil || sections["halo"] == nil {
-		t.Fatalf("commtune info --json printed %q; want four keys, topology, profile, coll and halo", r.stdout)
+	if len(sections) != 5 || sections["topology"] == nil || sections["profile"] == nil || sections["coll"] == nil || sections["halo"] == nil || sections["shm"] == nil {
+		t.Fatalf("commtune info --json printed %q; want five keys, topology, profile, coll, halo and shm", r.stdout)
 	}
 	var colls collInfo
 	if err := json.Unmarshal(sections["coll"], &colls); err != nil || len(colls.Rules) < len(coll.Operations) {
