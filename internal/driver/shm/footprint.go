@@ -4,7 +4,8 @@ package shm
 // node of LocalRanks ranks (docs/wire-shm.md, "Linking"): its header page
 // from the start, then, for each peer that sends it something, a ring
 // header page and the part of the ring that peer's traffic has reached
-// (a step of populateStep first, doubling, up to the whole ring).
+// (a step of populateStep first, growing only as its traffic has more in
+// flight, up to the whole ring).
 type Footprint struct {
 	LocalRanks int   // ranks on the node, this one included
 	RingSize   int   // each ring's capacity

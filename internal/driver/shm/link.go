@@ -37,7 +37,7 @@ func (rl *rail) link() error {
 		return rl.allocFailed(err)
 	}
 	rl.out, rl.fb = newRing(hdr, data), newFbox(hdr)
-	if !rl.out.prepare(1) { // the first step of the data
+	if !rl.out.startSmall() {
 		return rl.allocFailed(rl.out.fault)
 	}
 	rl.seg.setLinkState(rl.index, linkReady)

@@ -360,18 +360,14 @@ func (rl *rail) writeChunk(st *putState) bool {
 	rl.pmu.Lock()
 	defer rl.pmu.Unlock()
 	// Pad so the payload starts on a cache line of the ring, wherever the
-	// record lands (at the tail, or at 0 if it must wrap).
-	padAt := func(pos int) int { return (payloadAln - (pos+recHeader+putFields)%payloadAln) % payloadAln }
-	pos := int(rl.out.ptail & rl.out.mask)
-	pad := padAt(pos)
-	if int(rl.out.size)-pos < align(recHeader+putFields+pad+n, recAlign) {
-		pad = padAt(0)
-	}
-	size := recHeader + putFields + pad + n
-	w := rl.out.reserve(size)
+	// record lands (at the tail, or at 0 if it must wrap): room for the
+	// most padding is reserved, and what is not used stays free.
+	w := rl.out.reserve(recHeader + putFields + payloadAln - 1 + n)
 	if w == nil {
 		return false
 	}
+	pad := (payloadAln - (rl.out.wpos+recHeader+putFields)%payloadAln) % payloadAln
+	size := recHeader + putFields + pad + n
 	le.PutUint32(w, uint32(size))
 	w[4], w[5], w[6] = kindPut, byte(pad), 0
 	if st.method == driver.MethodCacheFree {

@@ -22,14 +22,28 @@ func testSegment(t *testing.T, senders []int, capacity int) *segment {
 	return s
 }
 
-// TestRingStream pushes records of random sizes through a small ring from
-// one goroutine to another (as two processes would, through the same
+// TestRingStream pushes records of random sizes through a ring from one
+// goroutine to another (as two processes would, through the same
 // memory), wrapping many times; every record must come out intact and in
-// order.
+// order — in a small ring with all its memory, and in a larger one that
+// starts small and grows as records need.
 func TestRingStream(t *testing.T) {
-	seg := testSegment(t, []int{1}, pageSize)
+	for _, tc := range []struct {
+		name     string
+		capacity int
+		small    bool
+	}{{"whole", pageSize, false}, {"growing", 256 << 10, true}} {
+		t.Run(tc.name, func(t *testing.T) { ringStream(t, tc.capacity, tc.small) })
+	}
+}
+
+func ringStream(t *testing.T, capacity int, small bool) {
+	seg := testSegment(t, []int{1}, capacity)
 	hdr, data := seg.ringBlock(0)
 	prod, cons := newRing(hdr, data), newRing(hdr, data)
+	if small && !prod.startSmall() {
+		t.Fatal(prod.fault)
+	}
 	const count = 20000
 	rng := rand.New(rand.NewPCG(1, 2))
 	sizes := make([]int, count)
@@ -134,4 +148,61 @@ func TestSegmentOpenChecks(t *testing.T) {
 	if _, err := openSegment(filepath.Join(dir, "missing")); err == nil {
 		t.Fatal("opened a missing segment")
 	}
+}
+
+// TestRingGrowsWithTraffic checks that a ring that starts small gets more
+// memory only when its traffic has more in flight than it holds.
+func TestRingGrowsWithTraffic(t *testing.T) {
+	const capacity = 256 << 10
+	cases := []struct {
+		name      string
+		sizes     []int // records, in order
+		consume   bool  // the consumer takes each record at once
+		wantReady uint64
+	}{
+		{"small records taken at once", repeat(1<<10, 5000), true, populateStep},
+		{"40 small records in flight", repeat(1<<10, 40), false, 64 << 10}, // doubled twice
+		{"one large record", []int{100 << 10}, true, capacity},             // a stream's chunk: the whole ring
+		{"a consumer that stalls", repeat(1<<10, capacity/(1<<10)), false, capacity},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			seg := testSegment(t, []int{1}, capacity)
+			hdr, data := seg.ringBlock(0)
+			prod, cons := newRing(hdr, data), newRing(hdr, data)
+			if !prod.startSmall() {
+				t.Fatal(prod.fault)
+			}
+			for i, n := range tc.sizes {
+				w := prod.reserve(n)
+				if w == nil {
+					if tc.consume {
+						t.Fatalf("record %d of %d bytes found no room", i, n)
+					}
+					break // full: every byte has memory now
+				}
+				le.PutUint32(w, uint32(n))
+				w[4] = kindPacket
+				prod.commit(n)
+				if tc.consume {
+					rec, err := cons.peek()
+					if err != nil || len(rec) != n {
+						t.Fatalf("record %d: %d bytes, %v", i, len(rec), err)
+					}
+					cons.release(rec)
+				}
+			}
+			if prod.ready != tc.wantReady || prod.populated.Load() != tc.wantReady {
+				t.Errorf("ring has %d bytes with memory (published %d), want %d", prod.ready, prod.populated.Load(), tc.wantReady)
+			}
+		})
+	}
+}
+
+func repeat(n, count int) []int {
+	out := make([]int, count)
+	for i := range out {
+		out[i] = n
+	}
+	return out
 }
