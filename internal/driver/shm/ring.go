@@ -62,14 +62,14 @@ type ring struct {
 // populateStep is the first part of a ring's data the producer gives
 // memory, when it links the ring; each later step doubles what the ring
 // has, when its traffic needs more room (reserve), so a pair that
-// exchanges small messages holds 16 KiB of its ring, and one that streams
+// exchanges small messages holds 4 KiB of its ring, and one that streams
 // reaches the whole ring in a few steps. Each step is given memory and
 // written over before anything is published in it: on a virtual machine the first write to
 // fresh memory costs tens of µs a page, and left to the traffic it made
 // one message in ten 10–20× slower until the ring had wrapped once (2 KiB
 // ping-pong: p90 45–65 µs against 5 µs; writing one byte a page helped
 // less than writing it all).
-const populateStep = 16 << 10
+const populateStep = 4 << 10
 
 func newRing(hdr, data []byte) *ring {
 	r := &ring{
@@ -102,7 +102,7 @@ func maxRecord(capacity int) int { return capacity / 4 }
 // memory only when the record cannot go there either — the consumer has
 // not freed the start yet, or the record is larger than the part. So a
 // pair holds the memory its traffic has in flight at most, not the
-// memory it has passed through: a stream of 1 KiB messages keeps a 16
+// memory it has passed through: a stream of 1 KiB messages keeps a 4
 // KiB ring for ever. Until the ring has all its memory, records end a
 // header short of the part's end, so that a wrap record always lands in
 // memory.
