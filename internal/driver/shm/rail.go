@@ -362,7 +362,7 @@ func (rl *rail) writeChunk(st *putState) bool {
 	// Pad so the payload starts on a cache line of the ring, wherever the
 	// record lands (at the tail, or at 0 if it must wrap): room for the
 	// most padding is reserved, and what is not used stays free.
-	w := rl.out.reserve(recHeader + putFields + payloadAln - 1 + n)
+	w := rl.out.reserveStream(recHeader + putFields + payloadAln - 1 + n)
 	if w == nil {
 		return false
 	}

@@ -106,7 +106,15 @@ func maxRecord(capacity int) int { return capacity / 4 }
 // KiB ring for ever. Until the ring has all its memory, records end a
 // header short of the part's end, so that a wrap record always lands in
 // memory.
-func (r *ring) reserve(n int) []byte {
+func (r *ring) reserve(n int) []byte { return r.reserveFor(n, false) }
+
+// reserveStream is reserve for a chunk of a large message: when the ring
+// must grow, it takes all of its memory at once, as a stream needs the
+// whole ring in flight for sender and receiver to copy at once (with 512
+// KiB of a 2 MiB ring, 4 MiB moved at 9 GB/s; with all of it, 31).
+func (r *ring) reserveStream(n int) []byte { return r.reserveFor(n, true) }
+
+func (r *ring) reserveFor(n int, stream bool) []byte {
 	need := uint64(align(n, recAlign))
 	for {
 		pos := r.ptail & r.mask
@@ -130,10 +138,7 @@ func (r *ring) reserve(n int) []byte {
 			return r.data[:need]
 		}
 		end := pos + need + recHeader
-		if need >= r.size/32 {
-			// Large records are chunks of a stream: they need the whole ring
-			// in flight for sender and receiver to copy at once (512 KiB of
-			// a 2 MiB ring moved 4 MiB at 9 GB/s, all of it at 31).
+		if stream {
 			end = r.size
 		}
 		if r.ready == r.size || !r.prepare(end) {

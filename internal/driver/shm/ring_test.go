@@ -157,13 +157,15 @@ func TestRingGrowsWithTraffic(t *testing.T) {
 	cases := []struct {
 		name      string
 		sizes     []int // records, in order
+		stream    bool  // chunks of a large message (reserveStream)
 		consume   bool  // the consumer takes each record at once
 		wantReady uint64
 	}{
-		{"small records taken at once", repeat(1<<10, 5000), true, populateStep},
-		{"40 small records in flight", repeat(1<<10, 40), false, 64 << 10}, // doubled twice
-		{"one large record", []int{100 << 10}, true, capacity},             // a stream's chunk: the whole ring
-		{"a consumer that stalls", repeat(1<<10, capacity/(1<<10)), false, capacity},
+		{"small records taken at once", repeat(1<<10, 5000), false, true, populateStep},
+		{"40 small records in flight", repeat(1<<10, 40), false, false, 64 << 10}, // doubled four times
+		{"one large packet", []int{100 << 10}, false, true, 104 << 10},            // rounded up to a step
+		{"a stream's chunk", []int{16 << 10}, true, true, capacity},               // the whole ring at once
+		{"a consumer that stalls", repeat(1<<10, capacity/(1<<10)), false, false, capacity},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,7 +176,7 @@ func TestRingGrowsWithTraffic(t *testing.T) {
 				t.Fatal(prod.fault)
 			}
 			for i, n := range tc.sizes {
-				w := prod.reserve(n)
+				w := prod.reserveFor(n, tc.stream)
 				if w == nil {
 					if tc.consume {
 						t.Fatalf("record %d of %d bytes found no room", i, n)
