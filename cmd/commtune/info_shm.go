@@ -36,7 +36,7 @@ type shmFootprint struct {
 }
 
 const shmRule = "a rank holds its segment's header page from the start; a peer that sends it something adds a ring header page and the part of " +
-	"the ring its traffic has needed in flight (4 KiB first, growing as more is in flight, the whole ring for large messages); pairs that never talk cost nothing. " +
+	"the ring its traffic has needed in flight (4 KiB first, growing as more is in flight; the whole ring once a message of 4 KiB or more passes); pairs that never talk cost nothing. " +
 	"Stats.SharedMemory reports a running rank's figure"
 
 func collectShm(infoOptions) (infoReport, error) {

@@ -163,8 +163,9 @@ func TestRingGrowsWithTraffic(t *testing.T) {
 	}{
 		{"small records taken at once", repeat(1<<10, 5000), false, true, populateStep},
 		{"40 small records in flight", repeat(1<<10, 40), false, false, 64 << 10}, // doubled four times
-		{"one large packet", []int{100 << 10}, false, true, 104 << 10},            // rounded up to a step
-		{"a stream's chunk", []int{16 << 10}, true, true, capacity},               // the whole ring at once
+		{"a packet of 2 KiB", []int{2 << 10}, false, true, populateStep},
+		{"a packet of 4 KiB", []int{4 << 10}, false, true, capacity}, // the whole ring at once
+		{"a stream's chunk", []int{16 << 10}, true, true, capacity},  // the whole ring at once
 		{"a consumer that stalls", repeat(1<<10, capacity/(1<<10)), false, false, capacity},
 	}
 	for _, tc := range cases {
@@ -176,7 +177,10 @@ func TestRingGrowsWithTraffic(t *testing.T) {
 				t.Fatal(prod.fault)
 			}
 			for i, n := range tc.sizes {
-				w := prod.reserveFor(n, tc.stream)
+				w := prod.reserve(n)
+				if tc.stream {
+					w = prod.reserveStream(n)
+				}
 				if w == nil {
 					if tc.consume {
 						t.Fatalf("record %d of %d bytes found no room", i, n)
