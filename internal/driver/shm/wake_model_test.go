@@ -36,6 +36,15 @@ import (
 // drainer (a waiter, or the writer in waitRoom) could also make a record
 // lost outright: TestWakeModelBeforeRepair keeps those counts.
 //
+// Linking (docs/wire-shm.md, "Linking") is modelled when the ring starts
+// unlinked: the producer links it (setLinkState, then the links word)
+// before its first commit, and every drainAll first brings the live list
+// up to date (liveRings: links against the links seen), polling the ring
+// only once it is live; a consumer about to sleep treats a changed links
+// word as a record (anyPending). The refresh and the TryLock that follows
+// are folded into one step: a producer step between them would see the
+// same ring, live or not.
+//
 // What is not modelled: closing (Transport.Close), peerGone, rendezvous
 // pokes and Flush, Put chunking (one record per commit), spurious
 // wake-ups (they only help), and time: a timed sleep may end at any
@@ -44,13 +53,14 @@ import (
 
 // Producer steps: rail.writeRecord/writeChunk, then rail.ring.
 const (
-	pCommit    = iota // ring.commit: r.tail.Store (the next record)
+	pCommit    = iota // ring.commit: r.tail.Store (the next record); rail.link first, if the ring is not linked
 	pSleepers         // rail.ring: offSleepers.Load() != 0 &&
 	pAttentive        // rail.ring: (offAttentive.Load() == 0 ||
 	pUntimed          // rail.ring: offUntimed.Load() != 0) &&
 	pPolling          // rail.ring: offPolling.Load() == 0 &&
 	pRung             // rail.ring: offRung.CompareAndSwap(0, 1): else a ring is pending, skip
 	pBell             // rail.ring: ringBell, one byte into the consumer's FIFO (wakes a read)
+	pLinkLate         // (breakage linkAfterCommit) rail.link after the first commit
 )
 
 // Consumer steps: Transport.consume and the drainAll it calls.
@@ -126,6 +136,7 @@ type wakeState struct {
 	bell                                        uint8 // bytes in the consumer's FIFO (bell_linux.go), at most bellCap
 	sleepers, polling, attentive, untimed, rung uint8 // segment words (segment.go)
 	tail, head                                  uint8 // records committed, released
+	links, seen                                 uint8 // links word (the producer linked the ring); links seen by liveRings (the ring is live)
 	lock                                        uint8 // inRing.mu holder
 	activity                                    uint8 // Transport.activity
 
@@ -171,6 +182,14 @@ type wakeModel struct {
 	// (TryLock), where the code now waits for it (drainAllWait, Lock) and
 	// so always peeks after the other drainer.
 	finalDrainTries bool
+
+	// unlinked starts the ring unlinked (linking on first use).
+	unlinked bool
+	// Breakages of linking: the consumer's recheck ignores a changed links
+	// word; the producer links after its first commit (and its ring
+	// decision).
+	recheckIgnoresLinks bool
+	linkAfterCommit     bool
 }
 
 type wakeStep struct {
@@ -179,7 +198,17 @@ type wakeStep struct {
 }
 
 func (m *wakeModel) initial() wakeState {
-	return wakeState{wcount: uint8(len(m.waits)), dleft: uint8(m.writerDrains)}
+	s := wakeState{wcount: uint8(len(m.waits)), dleft: uint8(m.writerDrains)}
+	if !m.unlinked {
+		s.links, s.seen = 1, 1 // linked and live from the start
+	}
+	return s
+}
+
+// refresh is liveRings at the start of a drainAll: the links word seen,
+// and whether the ring is live after it.
+func refresh(s wakeState) (seen uint8, live bool) {
+	return s.links, s.links != 0
 }
 
 // successors returns every step any actor can take from s, with their
@@ -200,11 +229,23 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 		k := s.tail // the record this ring decision is about is tail-1
 		switch s.ppc {
 		case pCommit:
-			if int(s.tail) < m.records {
+			switch {
+			case int(s.tail) >= m.records:
+			case s.links == 0 && !m.linkAfterCommit:
+				n.links = 1
+				add(n, "P link: setLinkState, links.Add(1) (rail.link)")
+			case s.links == 0:
+				n.tail++
+				n.ppc = pSleepers
+				add(n, "P commit record %d before linking (breakage)", k)
+			default:
 				n.tail++
 				n.ppc = pSleepers
 				add(n, "P commit record %d (ring.commit)", k)
 			}
+		case pLinkLate:
+			n.links, n.ppc = 1, pCommit
+			add(n, "P link after the commit (breakage)")
 		case pPolling:
 			if s.polling != 0 {
 				n.ppc = pCommit
@@ -255,6 +296,15 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 		}
 	}
 
+	if m.linkAfterCommit && s.links == 0 {
+		// The breakage links once its first record's ring decision is over.
+		for i := range out {
+			if out[i].next.ppc == pCommit && out[i].next.tail > 0 && out[i].next.links == 0 {
+				out[i].next.ppc = pLinkLate
+			}
+		}
+	}
+
 	// Consumer.
 	{
 		n := s
@@ -268,6 +318,13 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				add(n, "C polling=0 (consume)")
 			}
 		case cTryLock:
+			var live bool
+			n.seen, live = refresh(s)
+			if !live {
+				n.cpc = cSleepersInc
+				add(n, "C drainAll: no ring linked yet (liveRings)")
+				break
+			}
 			if s.lock != lockFree {
 				n.cpc = cSleepersInc
 				add(n, "C TryLock fails: drainAll false (drain)")
@@ -334,7 +391,7 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				add(n, "C recheck polling=0 (consume)")
 			}
 		case cRecheckRing:
-			if s.tail != s.head {
+			if (s.links != s.seen && !m.recheckIgnoresLinks) || (s.seen != 0 && s.tail != s.head) {
 				n.cpc = cBackUntimed
 				add(n, "C anyPending: back out (consume)")
 			} else {
@@ -423,6 +480,17 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				if s.wdone[i] {
 					fail = wWaitFor
 				}
+			}
+			var live bool
+			n.seen, live = refresh(s)
+			if !live {
+				// drainAll over no live ring: nothing drained.
+				n.wpc[i] = uint8(fail)
+				if fail == wWaitFor {
+					n.wnext[i]++
+				}
+				add(n, "%s drainAll: no ring linked yet (liveRings)", w)
+				break
 			}
 			if s.lock != lockFree && s.wpc[i] == wFinalLock && !m.finalDrainTries {
 				break // blocked in Lock until the holder unlocks
@@ -529,6 +597,13 @@ func (m *wakeModel) successors(s wakeState, labels bool) []wakeStep {
 				add(n, "D waitRoom: drainAll")
 			}
 		case dLock:
+			var live bool
+			n.seen, live = refresh(s)
+			if !live {
+				n.dpc = dIdle
+				add(n, "D drainAll: no ring linked yet (liveRings)")
+				break
+			}
 			if s.lock != lockFree {
 				n.dpc = dIdle
 				add(n, "D TryLock fails (drain)")
@@ -709,6 +784,11 @@ var wakeScenarios = []struct {
 	{"one waiter, the writer draining once", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 1}, 0, 0, 0},
 	{"one waiter, two waits, the writer draining once", wakeModel{records: 2, waits: [][]int{{0, 1}}, writerDrains: 1}, 0, 0, 0},
 	{"one waiter, the writer draining twice", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 2}, 0, 0, 0},
+	{"linked on first use: one waiter, one record", wakeModel{records: 1, waits: [][]int{{0}}, unlinked: true}, 0, 0, 0},
+	{"linked on first use: one waiter, two waits", wakeModel{records: 2, waits: [][]int{{0, 1}}, unlinked: true}, 0, 0, 0},
+	{"linked on first use: a record for a later wait", wakeModel{records: 2, waits: [][]int{{0}}, unlinked: true}, 0, 3, 0},
+	{"linked on first use: two waiters", wakeModel{records: 2, waits: [][]int{{0}, {1}}, unlinked: true}, 0, 4, 4},
+	{"linked on first use: the writer draining once", wakeModel{records: 1, waits: [][]int{{0}}, writerDrains: 1, unlinked: true}, 0, 0, 0},
 }
 
 // TestWakeModel explores every interleaving of each scenario and checks
@@ -753,6 +833,8 @@ func TestWakeModelCatchesBreakage(t *testing.T) {
 		{"producer ignores untimed", wakeModel{records: 2, waits: oneRecord, ignoreUntimed: true}, true},
 		{"parking leaves attentive set", wakeModel{records: 2, waits: twoWaits, parkAttentive: true}, false},
 		{"final drain gives up on a held ring", wakeModel{records: 1, waits: oneRecord, writerDrains: 1, finalDrainTries: true}, true},
+		{"recheck ignores a new link", wakeModel{records: 1, waits: oneRecord, unlinked: true, recheckIgnoresLinks: true}, true},
+		{"producer links after its first commit", wakeModel{records: 1, waits: oneRecord, unlinked: true, linkAfterCommit: true}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := tc.model
