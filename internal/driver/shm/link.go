@@ -10,12 +10,13 @@ import (
 // Rings are linked on first use (docs/wire-shm.md, "Linking"): a segment
 // is created with a ring for every local sender, but a ring gets its
 // memory, and its consumer starts polling it, only when its sender first
-// writes to it — and its data gets memory a step at a time as the first
-// lap fills it (ring.prepare). Memory and polling thus grow with the pairs that talk,
+// writes to it — and its data gets more memory only as its traffic needs
+// (ring.reserve). Memory and polling thus grow with the pairs that talk,
 // not with the square of the ranks on the node.
 
 // link makes our ring in the peer's segment ready at its first use: it
-// gives the ring its memory (prepareRing), then marks it linked in the
+// gives the ring's header page and first step of data memory (populate,
+// ring.startSmall), then marks it linked in the
 // peer's segment, where the peer's consumer finds it and starts polling it
 // (Transport.refreshLive). A pair that never talks never pays for its
 // ring, and no consumer polls rings nobody writes. A ring that cannot get
@@ -68,7 +69,7 @@ func (rl *rail) outFault() error {
 // the segment's links word, one load, and brings the list up to date when
 // a sender linked a ring or said goodbye since the last look.
 func (t *Transport) liveRings() []*inRing {
-	if t.in.word32(offLinks).Load() != t.linksSeen.Load() {
+	if t.linksChanged() {
 		t.refreshLive()
 	}
 	return *t.live.Load()
@@ -97,6 +98,7 @@ func (t *Transport) refreshLive() {
 			populate(hdr) // the sender gave it memory; the data is mapped as it fills (ring.peek)
 			ir.r, ir.fb = newRing(hdr, data), newFbox(hdr)
 			ir.r.account = &t.shared
+			ir.r.mapPopulated() // what is there already: newRing loaded the tail
 			t.shared.Add(pageSize)
 			ir.linked.Store(true)
 			live = append(slices.Clip(live), ir)
@@ -125,7 +127,7 @@ func (t *Transport) refreshLive() {
 // SharedMemory returns the bytes of shared memory this rank's inbound
 // segment holds: its header page, and for each peer that sent it
 // something, a ring header page and the part of the ring's data its
-// traffic has reached (a step at a time, up to the whole ring). Summed
+// traffic has needed (ring.reserve), up to the whole ring. Summed
 // over the ranks of a node, it is the node's shared memory. It reads no
 // shared memory, so it is safe during and after Close.
 func (t *Transport) SharedMemory() int64 {

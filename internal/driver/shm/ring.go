@@ -64,11 +64,11 @@ type ring struct {
 // has, when its traffic needs more room (reserve), so a pair that
 // exchanges small messages holds 4 KiB of its ring, and one that streams
 // reaches the whole ring in a few steps. Each step is given memory and
-// written over before anything is published in it: on a virtual machine the first write to
-// fresh memory costs tens of µs a page, and left to the traffic it made
-// one message in ten 10–20× slower until the ring had wrapped once (2 KiB
-// ping-pong: p90 45–65 µs against 5 µs; writing one byte a page helped
-// less than writing it all).
+// written over before anything is published in it: on a virtual machine
+// the first write to fresh memory costs tens of µs a page, and left to
+// the traffic it made one message in ten 10–20× slower until the ring had
+// wrapped once (2 KiB ping-pong: p90 45–65 µs against 5 µs; writing one
+// byte a page helped less than writing it all).
 const populateStep = 4 << 10
 
 func newRing(hdr, data []byte) *ring {
@@ -226,17 +226,8 @@ func (r *ring) peek() ([]byte, error) {
 			if r.chead == r.cachedTail {
 				return nil, nil
 			}
-		}
-		if r.mapped < r.size {
-			// Map what the producer gave memory at once, not at a fault per
-			// page — and no further, as mapping a page without memory would
-			// give it some.
-			if hi := min(r.size, r.populated.Load()); hi > r.mapped {
-				mapIn(r.data[r.mapped:hi])
-				if r.account != nil {
-					r.account.Add(int64(hi - r.mapped))
-				}
-				r.mapped = hi
+			if r.mapped < r.size {
+				r.mapPopulated()
 			}
 		}
 		pos := r.chead & r.mask
@@ -258,6 +249,21 @@ func (r *ring) peek() ([]byte, error) {
 			return nil, driver.ProtocolError("shm ring: record of %d bytes at %d (%d published)", n, pos, avail)
 		}
 		return r.data[pos : pos+n], nil
+	}
+}
+
+// mapPopulated maps, in the consumer's view, what the producer gave
+// memory since the last look: at once, not at a fault per page, and no
+// further, as mapping a page without memory would give it some. Called
+// after each new tail is loaded: the producer stores populated before it
+// publishes a record there, so every record up to that tail is mapped.
+func (r *ring) mapPopulated() {
+	if hi := min(r.size, r.populated.Load()); hi > r.mapped {
+		mapIn(r.data[r.mapped:hi])
+		if r.account != nil {
+			r.account.Add(int64(hi - r.mapped))
+		}
+		r.mapped = hi
 	}
 }
 
