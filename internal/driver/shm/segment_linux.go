@@ -29,14 +29,20 @@ func unmapMem(mem []byte) error { return unix.Munmap(mem) }
 // (MADV_POPULATE_WRITE, Linux 5.14): a full /dev/shm is then an error
 // here, with a name, instead of a SIGBUS at some later write. On older
 // kernels each page is written once with faults turned into panics.
-func populate(mem []byte) (err error) {
+func populate(mem []byte) error {
 	if len(mem) == 0 {
 		return nil
 	}
-	err = unix.Madvise(mem, unix.MADV_POPULATE_WRITE)
+	err := unix.Madvise(mem, unix.MADV_POPULATE_WRITE)
 	if err != unix.EINVAL {
 		return err
 	}
+	return touchPages(mem)
+}
+
+// touchPages writes each page of mem once, without changing it, with
+// faults turned into an error: populate before Linux 5.14.
+func touchPages(mem []byte) (err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	defer func() {
 		if r := recover(); r != nil {
