@@ -54,6 +54,7 @@ const (
 	EnvShmDMAMin     = config.EnvShmDMAMin
 	EnvShmRing       = config.EnvShmRing
 	EnvShmChunk      = config.EnvShmChunk
+	EnvShmBudget     = config.EnvShmBudget
 	EnvShmCMA        = config.EnvShmCMA
 )
 

@@ -119,6 +119,8 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{name: EnvShmChunk, value: "1G", want: []string{`COMMTUNE_SHM_CHUNK="1G": want a size from 1 to 256M bytes`}},
 		{name: EnvShmChunk, value: "1M", with: map[string]string{EnvShmRing: "64K"},
 			want: []string{`COMMTUNE_SHM_CHUNK="1M" with COMMTUNE_SHM_RING="64K": want a chunk of at most a quarter of the ring (16K)`}},
+		{name: EnvShmBudget, value: "1K", want: []string{`COMMTUNE_SHM_BUDGET="1K": want a size of at least 4K bytes`}},
+		{name: EnvShmBudget, value: "lots", want: []string{`COMMTUNE_SHM_BUDGET="lots": want a size of at least 4K bytes`}},
 		{name: EnvShmMethod, value: "dma", want: []string{`COMMTUNE_SHM_METHOD="dma": want auto, copy, cma, vmsplice or cachefree`}},
 		{name: EnvShmCMA, value: "maybe", want: []string{`COMMTUNE_SHM_CMA="maybe": want on or off`}},
 		{name: EnvCollSelect, value: "random", want: []string{`COMMTUNE_COLL_SELECT="random": want table or lottery`}},
@@ -166,6 +168,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		// Set by `commtune bench startup` for its own ranks; a bad value
 		// fails the rank naming it (cmd/commtune/bench_startup.go).
 		"COMMTUNE_BENCH_START_NS": "set by the benchmark for its ranks",
+		"COMMTUNE_BENCH_ALLTOALL": "set by the benchmark for its ranks",
 	}
 
 	// No variable of the outer environment (a launcher's, a user's) may

@@ -16,11 +16,12 @@ import (
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/units"
 )
 
 const (
 	defaultStartupRanks = "8,32,64,128,256"
-	startupUsage        = "[-n " + defaultStartupRanks + "] [--transport auto|tcp|shm] [--vs mpi [--rounds 1]] [--json]"
+	startupUsage        = "[-n " + defaultStartupRanks + "] [--transport auto|tcp|shm] [--alltoall BYTES] [--vs mpi [--rounds 1]] [--json]"
 )
 
 // startupMain is `commtune bench startup`: what starting a job costs, per
@@ -38,6 +39,7 @@ func startupMain(args []string) int {
 	ranksFlag := fs.String("n", defaultStartupRanks, "job sizes (ranks on this node), comma-separated")
 	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp or shm")
 	vs := fs.String("vs", "", "also launch the same job built against an installed MPI (mpi: the first of openmpi, mpich; or openmpi, mpich) under its launcher, alternating with commtune's at each size, and print both with ratios")
+	alltoall := fs.String("alltoall", "", "after the first collective, each rank exchanges this many bytes with every other rank ("+strconv.Itoa(bench.StartupAlltoalls)+" Alltoalls, a multiple of 8, like 16K), so that peak memory shows dense traffic")
 	rounds := fs.Int("rounds", 1, "launches of each side per size, alternating; each figure is the median over them")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -53,6 +55,16 @@ func startupMain(args []string) int {
 	case *rounds < 1:
 		return usageError("bench startup", "--rounds must be at least 1 (got %d)", *rounds)
 	}
+	dense := 0
+	if *alltoall != "" {
+		n, err := units.ParseSize(*alltoall)
+		if err != nil || n < 0 || n%8 != 0 || n > 1<<30 {
+			return usageError("bench startup", "--alltoall %q: want bytes per peer, a multiple of 8 up to 1G", *alltoall)
+		}
+		dense = int(n)
+	}
+	// Both sides' ranks read it (internal/mpiref/csrc too).
+	jobEnv := []string{bench.EnvStartupAlltoall + "=" + strconv.Itoa(dense)}
 	// Fail at once, not once per launch, where memory cannot be sampled.
 	if err := bench.CheckSystemMemory(); err != nil {
 		fmt.Fprintf(os.Stderr, "commtune bench startup: %v\n", err)
@@ -71,7 +83,7 @@ func startupMain(args []string) int {
 	}
 	sides := []side{{"commtune", func(n int, root func(int)) (bench.StartupTimes, error) {
 		root(os.Getpid())
-		return startupProcesses(ctx, n, *transport)
+		return startupProcesses(ctx, n, *transport, jobEnv)
 	}}}
 	rep := &bench.StartupReport{Bench: "startup", Transport: *transport, Rounds: *rounds, CPUs: runtime.NumCPU()}
 	if *vs != "" {
@@ -82,7 +94,9 @@ func startupMain(args []string) int {
 		}
 		impl.TCP = *transport == "tcp" // compare transport with transport
 		rep.Ref = impl.Name
-		sides = append(sides, side{impl.Name, func(n int, root func(int)) (bench.StartupTimes, error) { return impl.Startup(ctx, bin, n, root) }})
+		sides = append(sides, side{impl.Name, func(n int, root func(int)) (bench.StartupTimes, error) {
+			return impl.Startup(ctx, bin, n, jobEnv, root)
+		}})
 	}
 
 	bar := newBar(os.Stderr, "launching", len(sizes)**rounds*len(sides))
@@ -152,14 +166,14 @@ func parseRankList(s string) ([]int, error) {
 // the launch's times. The start goes to the ranks in
 // bench.EnvStartupStart; the wall time ends when the launcher returns,
 // every rank having exited.
-func startupProcesses(ctx context.Context, n int, transport string) (bench.StartupTimes, error) {
+func startupProcesses(ctx context.Context, n int, transport string, jobEnv []string) (bench.StartupTimes, error) {
 	argv, err := launch.Self("bench-rank", "startup")
 	if err != nil {
 		return bench.StartupTimes{}, err
 	}
 	var line bench.StartupRank
 	start := time.Now()
-	env := []string{bench.EnvStartupStart + "=" + strconv.FormatInt(start.UnixNano(), 10)}
+	env := append([]string{bench.EnvStartupStart + "=" + strconv.FormatInt(start.UnixNano(), 10)}, jobEnv...)
 	err = benchProcesses(ctx, argv, n, transport, env, func(int, int, string) {}, &line)
 	wall := time.Since(start)
 	if err != nil {
@@ -182,8 +196,13 @@ func startupRankMain(args []string) int {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
 	}
+	dense, err := bench.ParseStartupAlltoall(os.Getenv(bench.EnvStartupAlltoall))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
 	return runRank(func(ctx context.Context, c *commtune.Comm, _ control.Endpoint) (any, error) {
-		line, err := bench.Startup(ctx, c, start)
+		line, err := bench.Startup(ctx, c, start, dense)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}

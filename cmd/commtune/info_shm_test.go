@@ -10,16 +10,19 @@ import (
 
 func TestInfoShm(t *testing.T) {
 	cases := []struct {
-		name, ring string
-		wantErr    string
+		name, ring, budget string
+		wantErr            string
 	}{
-		{"defaults", "", ""},
-		{"a ring set", "262144", ""},
-		{"a bad ring", "3", "COMMTUNE_SHM_RING"},
+		{"defaults", "", "", ""},
+		{"a ring set", "262144", "", ""},
+		{"a budget set", "", "1M", ""},
+		{"a bad ring", "3", "", "COMMTUNE_SHM_RING"},
+		{"a bad budget", "", "12", "COMMTUNE_SHM_BUDGET"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("COMMTUNE_SHM_RING", tc.ring)
+			t.Setenv("COMMTUNE_SHM_BUDGET", tc.budget)
 			rep, err := collectShm(infoOptions{})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -39,8 +42,13 @@ func TestInfoShm(t *testing.T) {
 				if tc.ring != "" {
 					ring = 262144
 				}
-				f, _ := shm.FootprintFor(s.LocalRanks, ring, 0)
-				if s.RingBytes != f.RingSize || s.PeerFirst != f.PeerFirst || s.RankMax != f.Max || s.NodeMax != int64(s.LocalRanks)*f.Max {
+				budget := 0
+				if tc.budget != "" {
+					budget = 1 << 20
+				}
+				f, _ := shm.FootprintFor(s.LocalRanks, ring, 0, budget)
+				if s.RingBytes != f.RingSize || s.PeerFirst != f.PeerFirst || s.Budget != f.Budget || s.RankTalk != f.Talking ||
+					s.NodeTalk != int64(s.LocalRanks)*f.Talking || s.RankMax != f.Max || s.NodeMax != int64(s.LocalRanks)*f.Max {
 					t.Errorf("%d ranks: %+v, want %+v", s.LocalRanks, s, f)
 				}
 			}

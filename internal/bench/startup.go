@@ -30,6 +30,28 @@ import (
 // minus it is the time to the first collective, launcher included.
 const EnvStartupStart = "COMMTUNE_BENCH_START_NS"
 
+// EnvStartupAlltoall, when set, has each rank of a startup job exchange
+// that many bytes with every other rank after the first collective
+// (StartupAlltoalls Alltoalls of int64s, checked), so that the job's peak
+// memory shows what dense traffic costs, not only start-up.
+const EnvStartupAlltoall = "COMMTUNE_BENCH_ALLTOALL"
+
+// StartupAlltoalls is how many Alltoalls EnvStartupAlltoall asks for.
+const StartupAlltoalls = 10
+
+// ParseStartupAlltoall parses EnvStartupAlltoall's value: bytes per peer,
+// a multiple of 8 (0 or unset: none).
+func ParseStartupAlltoall(s string) (int, error) {
+	if s == "" {
+		return 0, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil || n < 0 || n%8 != 0 {
+		return 0, fmt.Errorf("%s=%q: want bytes per peer, a multiple of 8", EnvStartupAlltoall, s)
+	}
+	return n, nil
+}
+
 // ParseStartupStart parses EnvStartupStart's value.
 func ParseStartupStart(s string) (time.Time, error) {
 	ns, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
@@ -60,9 +82,10 @@ func (r StartupRank) Times(n int, wall time.Duration) (StartupTimes, error) {
 // Startup is the work of one rank of `commtune bench startup`: the least
 // a job does, one Allreduce (Sum) of the rank numbers, checked against
 // N(N−1)/2, then a second one (Max) of the moments each rank had the
-// first done, so that rank 0 learns the latest. Rank 0 returns its line,
-// the others nil.
-func Startup(ctx context.Context, c *commtune.Comm, start time.Time) (*StartupRank, error) {
+// first done, so that rank 0 learns the latest; then, if alltoall > 0,
+// StartupAlltoalls Alltoalls of that many bytes per peer, each checked.
+// Rank 0 returns its line, the others nil.
+func Startup(ctx context.Context, c *commtune.Comm, start time.Time, alltoall int) (*StartupRank, error) {
 	n := c.Size()
 	sum := []int64{0}
 	if err := commtune.Allreduce(ctx, c, []int64{int64(c.Rank())}, sum, commtune.Sum); err != nil {
@@ -76,10 +99,42 @@ func Startup(ctx context.Context, c *commtune.Comm, start time.Time) (*StartupRa
 	if err := commtune.Allreduce(ctx, c, []int64{done}, latest, commtune.Max); err != nil {
 		return nil, err
 	}
+	if err := denseTraffic(ctx, c, alltoall/8); err != nil {
+		return nil, err
+	}
 	if c.Rank() != 0 {
 		return nil, nil
 	}
 	return &StartupRank{Ranks: n, FirstCollectiveNS: latest[0] - start.UnixNano()}, nil
+}
+
+// denseTraffic runs StartupAlltoalls Alltoalls of per int64s per peer
+// and checks each: element k of the block rank r sends rank q is
+// r·n + q + k + call.
+func denseTraffic(ctx context.Context, c *commtune.Comm, per int) error {
+	if per == 0 {
+		return nil
+	}
+	n, me := c.Size(), c.Rank()
+	send, recv := make([]int64, n*per), make([]int64, n*per)
+	for call := range StartupAlltoalls {
+		for q := range n {
+			for k := range per {
+				send[q*per+k] = int64(me*n + q + k + call)
+			}
+		}
+		if err := commtune.Alltoall(ctx, c, send, recv); err != nil {
+			return err
+		}
+		for r := range n {
+			for k := range per {
+				if want := int64(r*n + me + k + call); recv[r*per+k] != want {
+					return fmt.Errorf("alltoall %d: element %d from rank %d is %d, want %d", call, k, r, recv[r*per+k], want)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // ProcPath is where Linux lists its processes.

@@ -491,6 +491,22 @@ func TestMeasureStartup(t *testing.T) {
 	}
 }
 
+func TestParseStartupAlltoall(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+		ok   bool
+	}{{"", 0, true}, {"0", 0, true}, {"16384", 16384, true}, {"12", 0, false}, {"-8", 0, false}, {"16K", 0, false}} {
+		got, err := ParseStartupAlltoall(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("ParseStartupAlltoall(%q) = %d, %v", tc.in, got, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), EnvStartupAlltoall) {
+			t.Errorf("ParseStartupAlltoall(%q): %v does not name %s", tc.in, err, EnvStartupAlltoall)
+		}
+	}
+}
+
 func TestParseStartupStart(t *testing.T) {
 	if got, err := ParseStartupStart("1700000000123456789"); err != nil || got.UnixNano() != 1700000000123456789 {
 		t.Errorf("ParseStartupStart = %v, %v", got, err)
@@ -504,11 +520,12 @@ func TestParseStartupStart(t *testing.T) {
 
 // TestStartupLocal runs the startup job's work on goroutine ranks.
 func TestStartupLocal(t *testing.T) {
-	for _, n := range []int{1, 2, 5} {
+	for _, tc := range []struct{ n, alltoall int }{{1, 0}, {2, 0}, {5, 0}, {5, 24}, {3, 16 << 10}} {
+		n := tc.n
 		start := time.Now()
 		var rep *StartupRank
 		err := commtune.Local(n, func(c *commtune.Comm) error {
-			r, err := Startup(context.Background(), c, start)
+			r, err := Startup(context.Background(), c, start, tc.alltoall)
 			if c.Rank() == 0 {
 				rep = r
 			} else if r != nil {

@@ -2,6 +2,7 @@ package config
 
 import (
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -36,6 +37,8 @@ func (c *Config) checkFields() error {
 		return bad("Shm.Ring", c.Shm.Ring, "%s (0 for the default)", ringWant)
 	case c.Shm.Chunk < 0 || int64(c.Shm.Chunk) > maxChunk:
 		return bad("Shm.Chunk", c.Shm.Chunk, "%s (0 for the default)", sizeWant(1, maxChunk, ""))
+	case c.Shm.Budget != 0 && int64(c.Shm.Budget) < minBudget:
+		return bad("Shm.Budget", c.Shm.Budget, "%s (0 for the default)", sizeWant(minBudget, math.MaxInt, ""))
 	case c.CollSelect != "" && !slices.Contains(collSelects, c.CollSelect):
 		return bad("CollSelect", c.CollSelect, "%s", orList(collSelects))
 	case c.LotteryAlpha != 0 && !validFraction(c.LotteryAlpha):

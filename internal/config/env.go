@@ -195,6 +195,7 @@ var (
 	ringWant = fmt.Sprintf("a power of two from %s to %s bytes", units.FormatSize(shm.MinRingSize), units.FormatSize(shm.MaxRingSize))
 	// A chunk is at most a quarter of a ring.
 	maxChunk     = int64(shm.MaxRingSize / 4)
+	minBudget    = int64(shm.MinRingSize) // a page
 	collSelects  = []string{CollSelectTable, CollSelectLottery}
 	haloOrders   = []string{HaloOrderInterleaved, HaloOrderConsecutive}
 	splits       = []string{SplitCurves, SplitWeighted, SplitIso, SplitOff}
@@ -354,6 +355,9 @@ func (c *Config) applyShmEnv(e *envReader) {
 	}
 	if n, ok := e.size(EnvShmChunk, 1, maxChunk, ""); ok {
 		c.Shm.Chunk = int(n)
+	}
+	if n, ok := e.size(EnvShmBudget, minBudget, math.MaxInt, ""); ok {
+		c.Shm.Budget = int(n)
 	}
 	if v, ok := e.oneOf(EnvShmMethod, ShmMethods...); ok {
 		c.Shm.Method = v

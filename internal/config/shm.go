@@ -47,6 +47,14 @@ type ShmConfig struct {
 	// KiB, or Ring/4 when that is less: either set alone is valid, the
 	// other following it. Env: COMMTUNE_SHM_CHUNK.
 	Chunk int
+	// Budget bounds the memory one rank's inbound rings take together as
+	// their traffic grows them, at least 4K; default 16 MiB up to 16 ranks
+	// on a node (every ring whole up to eight), then an equal share of 256
+	// MiB per node, at least 1 MiB. Past it a ring grows only as far
+	// as its records need to move on: room for two of a record larger than
+	// what the ring has, four chunks of a large message.
+	// Env: COMMTUNE_SHM_BUDGET.
+	Budget int
 	// NoCMA turns single-copy reads off even where the kernel allows them.
 	// Env: COMMTUNE_SHM_CMA=off.
 	NoCMA bool
@@ -62,6 +70,7 @@ const (
 	EnvShmDMAMin  = "COMMTUNE_SHM_DMA_MIN"
 	EnvShmRing    = "COMMTUNE_SHM_RING"
 	EnvShmChunk   = "COMMTUNE_SHM_CHUNK"
+	EnvShmBudget  = "COMMTUNE_SHM_BUDGET"
 	EnvShmCMA     = "COMMTUNE_SHM_CMA"
 )
 

@@ -209,10 +209,11 @@ func (i Impl) Coll(ctx context.Context, bin string, n int, op string, sizes []in
 // commtune's: the wall time from starting the launcher to its exit, every
 // rank having exited, and the time from the same start to the last rank's
 // Allreduce done, which the ranks measure against the start handed to
-// them in bench.EnvStartupStart. started, if not nil, is called with the
+// them in bench.EnvStartupStart; env adds variables for the ranks
+// (bench.EnvStartupAlltoall). started, if not nil, is called with the
 // launcher's pid once it runs, for bench.MeasureStartup to sample the
 // ranks, its descendants.
-func (i Impl) Startup(ctx context.Context, bin string, n int, started func(pid int)) (bench.StartupTimes, error) {
+func (i Impl) Startup(ctx context.Context, bin string, n int, env []string, started func(pid int)) (bench.StartupTimes, error) {
 	cmd := i.command(ctx, n, bin, "startup")
 	var lines []bench.StartupRank
 	decode := func(line []byte) error {
@@ -222,7 +223,7 @@ func (i Impl) Startup(ctx context.Context, bin string, n int, started func(pid i
 		return err
 	}
 	start := time.Now()
-	cmd.Env = append(cmd.Env, bench.EnvStartupStart+"="+strconv.FormatInt(start.UnixNano(), 10))
+	cmd.Env = append(append(cmd.Env, env...), bench.EnvStartupStart+"="+strconv.FormatInt(start.UnixNano(), 10))
 	err := runCommand(cmd, started, decode)
 	wall := time.Since(start)
 	if err != nil {

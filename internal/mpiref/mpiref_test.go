@@ -63,7 +63,7 @@ func TestReference(t *testing.T) {
 				procs = 4
 			}
 			st, err := bench.MeasureStartup(bench.SystemMemory, time.Millisecond, func(root func(int)) (bench.StartupTimes, error) {
-				return impl.Startup(ctx, bin, 3, root)
+				return impl.Startup(ctx, bin, 3, []string{bench.EnvStartupAlltoall + "=64"}, root)
 			})
 			if err != nil || st.FirstCollective <= 0 || st.FirstCollective > st.Wall || st.Mem.Procs != procs || st.Mem.Pss <= 0 {
 				t.Errorf("startup of 3 ranks: %+v, %v", st, err)

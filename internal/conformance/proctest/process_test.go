@@ -42,6 +42,10 @@ func TestStressProcesses(t *testing.T) {
 		{"tcp", []string{"COMMTUNE_TRANSPORTS=tcp"}, []int{4}},
 		{"shm", []string{"COMMTUNE_TRANSPORTS=shm,tcp"}, []int{2, 4, 8, 32}},
 		{"shm-cma", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD=cma"}, []int{4}},
+		// A budget spent by the first steps: every ring grows only as
+		// its records force, and large messages stream through the
+		// least ring (the copy method).
+		{"shm-budget", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_BUDGET=4K", "COMMTUNE_SHM_METHOD=copy"}, []int{8}},
 	} {
 		for _, ranks := range w.ranks {
 			t.Run(fmt.Sprintf("%s/n=%d", w.name, ranks), func(t *testing.T) {

@@ -157,7 +157,7 @@ func headerSeeds(t *testing.T) []seed {
 		senders  []int
 		capacity int
 	}{{"two-rings", []int{1, 2}, 2 * pageSize}, {"one-ring", []int{5}, pageSize}} {
-		s, err := createSegment(filepath.Join(dir, tc.name), 0, tc.senders, tc.capacity)
+		s, err := createSegment(filepath.Join(dir, tc.name), 0, tc.senders, tc.capacity, DefaultBudget)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -38,6 +38,7 @@ func (rl *rail) link() error {
 		return rl.allocFailed(err)
 	}
 	rl.out, rl.fb = newRing(hdr, data), newFbox(hdr)
+	rl.out.useBudget(rl.seg.budget())
 	if !rl.out.startSmall() {
 		return rl.allocFailed(rl.out.fault)
 	}

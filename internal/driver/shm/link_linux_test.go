@@ -118,3 +118,53 @@ func TestByeWithoutLink(t *testing.T) {
 		}
 	}
 }
+
+// TestBudgetBoundsMemory has every rank send messages of 4 KiB and more
+// (which give a ring all its memory) to every other: each rank's inbound
+// rings must then hold its budget plus what each ring's records force,
+// not a whole ring per peer, and every message must arrive intact.
+func TestBudgetBoundsMemory(t *testing.T) {
+	const n, budget, size, count = 6, 64 << 10, 6 << 10, 8
+	ts, hs := group(t, n, func(c *Config) { c.RingSize, c.ChunkSize, c.Budget = 1<<20, 64<<10, budget })
+	for from := range ts {
+		for to := range ts {
+			for k := 0; from != to && k < count; k++ {
+				msg := fill(size, from*n+to+k)
+				f := &driver.Frame{Kind: driver.Packet, Iov: [][]byte{msg}}
+				done, err := ts[from].Rails(to)[0].Post(f)
+				if err == nil && !done { // the rest goes on in the background
+					select {
+					case err = <-hs[from].idle:
+					case <-time.After(10 * time.Second):
+						t.Fatalf("%d → %d: message %d not sent", from, to, k)
+					}
+				}
+				if err != nil {
+					t.Fatalf("%d → %d: %v", from, to, err)
+				}
+			}
+		}
+	}
+	// A record of 6 KiB forces at most room for two (ring.reserveFor).
+	forced := int64(align(2*align(size+recHeader, recAlign)+recHeader, populateStep))
+	bound := int64(pageSize+(n-1)*pageSize+budget) + int64(n-1)*forced
+	for to, tr := range ts {
+		for range (n - 1) * count {
+			select {
+			case <-hs[to].pkt:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("rank %d: messages missing", to)
+			}
+		}
+		hs[to].mu.Lock()
+		for i, p := range hs[to].packets {
+			if len(p) != size {
+				t.Errorf("rank %d: packet %d has %d bytes, want %d", to, i, len(p), size)
+			}
+		}
+		hs[to].mu.Unlock()
+		if m := tr.SharedMemory(); m > bound {
+			t.Errorf("rank %d holds %d bytes of shared memory, want at most %d (budget %d)", to, m, bound, budget)
+		}
+	}
+}

@@ -49,9 +49,11 @@ type ring struct {
 	// producer side
 	ptail      uint64 // next record position
 	cachedHead uint64
-	ready      uint64 // data bytes from 0 with memory (prepare): the ring in use
-	wpos       int    // where reserve placed the last record
-	fault      error  // why the data could not get more memory
+	ready      uint64         // data bytes from 0 with memory (prepare): the ring in use
+	wpos       int            // where reserve placed the last record
+	fault      error          // why the data could not get more memory
+	granted    *atomic.Uint64 // if set, the owner's count of ring data with memory (claim)
+	budget     uint64         // the most granted may reach, short of records that need more
 	// consumer side
 	chead      uint64
 	cachedTail uint64
@@ -108,8 +110,10 @@ func maxRecord(capacity int) int { return capacity / 4 }
 // memory.
 //
 // A record of wholeRingRecord bytes or more takes the whole ring at once
-// instead, as reserveStream does.
-func (r *ring) reserve(n int) []byte { return r.reserveFor(n, n >= wholeRingRecord) }
+// instead, as reserveStream does. Growth comes out of the owner's budget
+// (claim): a ring that finds it spent waits for its consumer instead,
+// unless the record could never fit.
+func (r *ring) reserve(n int) []byte { return r.reserveFor(n, n >= wholeRingRecord, false) }
 
 // wholeRingRecord is the smallest record that gives its ring all its
 // memory when the ring must grow. Records this large, written again and
@@ -124,9 +128,11 @@ const wholeRingRecord = 4 << 10
 // must grow, it takes all of its memory at once, as a stream needs the
 // whole ring in flight for sender and receiver to copy at once (with 512
 // KiB of a 2 MiB ring, 4 MiB moved at 9 GB/s; with all of it, 31).
-func (r *ring) reserveStream(n int) []byte { return r.reserveFor(n, true) }
+func (r *ring) reserveStream(n int) []byte { return r.reserveFor(n, true, true) }
 
-func (r *ring) reserveFor(n int, stream bool) []byte {
+// reserveFor is reserve, taking the whole ring when it must grow if
+// whole is set; a stream's records also need four of them in flight.
+func (r *ring) reserveFor(n int, whole, stream bool) []byte {
 	need := uint64(align(n, recAlign))
 	for {
 		pos := r.ptail & r.mask
@@ -149,12 +155,28 @@ func (r *ring) reserveFor(n int, stream bool) []byte {
 			r.wpos = 0
 			return r.data[:need]
 		}
-		end := pos + need + recHeader
-		if stream {
-			end = r.size
+		if r.ready == r.size {
+			return nil // full
 		}
-		if r.ready == r.size || !r.prepare(end) {
-			return nil // full (or no memory to be had: fault)
+		// Grow: to the whole ring for a stream, else at least doubling,
+		// as far as the owner's budget allows. Past it, only a record
+		// that could not go in even with the ring drained — before the
+		// part's end or before the tail, the most a wrap frees — makes
+		// the ring grow, to room for two of it (a stream to four chunks,
+		// to keep them in flight): otherwise the record waits for the
+		// consumer, as in a full ring.
+		want, must := max(pos+need+recHeader, 2*r.ready), uint64(0)
+		if whole {
+			want = r.size
+		}
+		switch {
+		case stream:
+			must = 4*need + recHeader
+		case pos+need > lim && need > pos:
+			must = 2*need + recHeader
+		}
+		if !r.prepare(must, want) {
+			return nil // no room now (or no memory to be had: fault)
 		}
 	}
 }
@@ -163,7 +185,13 @@ func (r *ring) reserveFor(n int, stream bool) []byte {
 // data, giving it memory (prepare), and grow it as its traffic needs.
 func (r *ring) startSmall() bool {
 	r.ready = 0
-	return r.prepare(1)
+	return r.prepare(populateStep, populateStep)
+}
+
+// useBudget has the ring's growth count against the owner's budget, in
+// the owner's granted word.
+func (r *ring) useBudget(budget uint64, granted *atomic.Uint64) {
+	r.budget, r.granted = budget, granted
 }
 
 // room reports whether n more bytes fit between the tail and the head.
@@ -175,13 +203,22 @@ func (r *ring) room(n uint64) bool {
 	return r.size-(r.ptail-r.cachedHead) >= n
 }
 
-// prepare gives the data up to end more memory — at least doubling what
-// it has — and reports whether it could (fault says why not). What it
+// prepare gives the data memory up to want, or as far as the owner's
+// budget allows but at least up to must (claim), and reports whether it
+// added any (fault says why not, when memory could not be had). What it
 // adds lies beyond every record ever written: the producer has wrapped
 // before the old end on every lap.
-func (r *ring) prepare(end uint64) bool {
-	hi := min(r.size, max(uint64(align(int(end), populateStep)), 2*r.ready))
+func (r *ring) prepare(must, want uint64) bool {
+	must = min(r.size, uint64(align(int(must), populateStep)))
+	want = max(must, min(r.size, uint64(align(int(want), populateStep))))
+	hi := r.claim(must, want)
+	if hi <= r.ready {
+		return false
+	}
 	if err := populate(r.data[r.ready:hi]); err != nil {
+		if r.granted != nil {
+			r.granted.Add(-(hi - r.ready))
+		}
 		r.fault = err
 		return false
 	}
@@ -191,23 +228,67 @@ func (r *ring) prepare(end uint64) bool {
 	return true
 }
 
+// claim takes the memory for the data up to want from the owner's
+// budget, or what the budget has left (in whole steps), but at least up
+// to must; it returns how far the data may have memory (r.ready: no
+// further). Every sender of a segment claims from the same word, so the
+// owner's rings together hold the budget, plus what records too large for
+// their rings forced, however many peers talk to it.
+func (r *ring) claim(must, want uint64) uint64 {
+	if r.granted == nil {
+		return want
+	}
+	for {
+		g := r.granted.Load()
+		hi := want
+		if left := r.budget - min(g, r.budget); want-r.ready > left {
+			hi = max(must, r.ready+left&^(populateStep-1))
+		}
+		if hi <= r.ready {
+			return r.ready
+		}
+		if r.granted.CompareAndSwap(g, g+hi-r.ready) {
+			return hi
+		}
+	}
+}
+
 // commit publishes the record of n bytes reserve returned.
 func (r *ring) commit(n int) {
 	r.ptail += uint64(align(n, recAlign))
 	r.tail.Store(r.ptail)
 }
 
-// free returns the bytes the producer could reserve now.
+// free returns the largest record the producer could reserve now
+// without the ring growing. With all its memory, that is what the
+// consumer has freed, less what a wrap may skip (waitSpace asks twice the
+// record); with part of it, where the record would go is exact: before
+// the part's end, or at the start after a wrap.
 func (r *ring) free() int {
 	r.cachedHead = r.head.Load()
-	return int(r.size - (r.ptail - r.cachedHead))
+	inflight := r.ptail - r.cachedHead
+	if r.ready == r.size {
+		return int(r.size - inflight)
+	}
+	pos, lim := r.ptail&r.mask, r.ready-recHeader
+	var atTail, atStart uint64
+	if pos < lim {
+		atTail = min(lim-pos, r.size-inflight)
+	}
+	if pos > inflight {
+		atStart = min(pos-inflight, lim)
+	}
+	return int(max(atTail, atStart))
 }
 
-// waitSpace blocks until n bytes of record fit (wrap included), or until
-// d passes: the consumer wakes it when it frees space while the producer
-// sleeps.
+// waitSpace blocks until a record of n bytes fits (wrap included), or
+// until d passes: the consumer wakes it when it frees space while the
+// producer sleeps.
 func (r *ring) waitSpace(n int, d time.Duration) {
-	need := uint64(align(n, recAlign)) * 2 // room for a wrap too
+	need := uint64(align(n, recAlign))
+	if r.ready == r.size {
+		need *= 2 // room for a wrap too
+	}
 	v := r.space.Load()
 	r.waiting.Store(1)
 	if uint64(r.free()) < need {

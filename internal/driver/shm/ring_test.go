@@ -14,7 +14,7 @@ import (
 
 func testSegment(t *testing.T, senders []int, capacity int) *segment {
 	t.Helper()
-	s, err := createSegment(filepath.Join(t.TempDir(), "seg"), 0, senders, capacity)
+	s, err := createSegment(filepath.Join(t.TempDir(), "seg"), 0, senders, capacity, DefaultBudget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestRingMalformed(t *testing.T) {
 
 func TestSegmentOpenChecks(t *testing.T) {
 	dir := t.TempDir()
-	seg, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1, 2}, 2*pageSize)
+	seg, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1, 2}, 2*pageSize, DefaultBudget)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,11 +137,11 @@ func TestSegmentOpenChecks(t *testing.T) {
 	if peer.nrings != 2 || peer.capacity != 2*pageSize || peer.owner() != 3 || peer.ringFor(2) != 1 || peer.ringFor(9) != -1 {
 		t.Fatalf("header %d rings of %d, owner %d", peer.nrings, peer.capacity, peer.owner())
 	}
-	if _, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1}, pageSize); err == nil {
+	if _, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1}, pageSize, DefaultBudget); err == nil {
 		t.Fatal("created over an existing segment")
 	}
 	for _, c := range []int{100, 3 * pageSize} {
-		if _, err := createSegment(filepath.Join(dir, fmt.Sprint("bad", c)), 0, []int{1}, c); err == nil {
+		if _, err := createSegment(filepath.Join(dir, fmt.Sprint("bad", c)), 0, []int{1}, c, DefaultBudget); err == nil {
 			t.Errorf("capacity %d accepted", c)
 		}
 	}
@@ -159,28 +159,39 @@ func TestRingGrowsWithTraffic(t *testing.T) {
 		sizes     []int // records, in order
 		stream    bool  // chunks of a large message (reserveStream)
 		consume   bool  // the consumer takes each record at once
+		budget    uint64
 		wantReady uint64
 	}{
-		{"small records taken at once", repeat(1<<10, 5000), false, true, populateStep},
-		{"40 small records in flight", repeat(1<<10, 40), false, false, 64 << 10}, // doubled four times
-		{"a packet of 2 KiB", []int{2 << 10}, false, true, populateStep},
-		{"a packet of 4 KiB", []int{4 << 10}, false, true, capacity}, // the whole ring at once
-		{"a stream's chunk", []int{16 << 10}, true, true, capacity},  // the whole ring at once
-		{"a consumer that stalls", repeat(1<<10, capacity/(1<<10)), false, false, capacity},
+		{"small records taken at once", repeat(1<<10, 5000), false, true, DefaultBudget, populateStep},
+		{"40 small records in flight", repeat(1<<10, 40), false, false, DefaultBudget, 64 << 10}, // doubled four times
+		{"a packet of 2 KiB", []int{2 << 10}, false, true, DefaultBudget, populateStep},
+		{"a packet of 4 KiB", []int{4 << 10}, false, true, DefaultBudget, capacity}, // the whole ring at once
+		{"a stream's chunk", []int{16 << 10}, true, true, DefaultBudget, capacity},  // the whole ring at once
+		{"a consumer that stalls", repeat(1<<10, capacity/(1<<10)), false, false, DefaultBudget, capacity},
+		// Past the budget a ring grows only as far as it has left, then
+		// waits for its consumer; a record that could never fit forces
+		// room for two of it, a stream for four.
+		{"40 small records in flight, budget 16 KiB", repeat(1<<10, 40), false, false, 16 << 10, 16 << 10},
+		{"a packet of 4 KiB, budget 8 KiB", []int{4 << 10}, false, true, 8 << 10, 12 << 10},
+		{"a packet of 4 KiB, budget 32 KiB", []int{4 << 10}, false, true, 32 << 10, 32 << 10},
+		{"a stream's chunk, budget 8 KiB", []int{16 << 10}, true, true, 8 << 10, 68 << 10},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			seg := testSegment(t, []int{1}, capacity)
 			hdr, data := seg.ringBlock(0)
 			prod, cons := newRing(hdr, data), newRing(hdr, data)
+			_, granted := seg.budget()
+			prod.useBudget(tc.budget, granted)
 			if !prod.startSmall() {
 				t.Fatal(prod.fault)
 			}
 			for i, n := range tc.sizes {
-				w := prod.reserve(n)
+				reserve := prod.reserve
 				if tc.stream {
-					w = prod.reserveStream(n)
+					reserve = prod.reserveStream
 				}
+				w := reserve(n)
 				if w == nil {
 					if tc.consume {
 						t.Fatalf("record %d of %d bytes found no room", i, n)
@@ -201,6 +212,9 @@ func TestRingGrowsWithTraffic(t *testing.T) {
 			if prod.ready != tc.wantReady || prod.populated.Load() != tc.wantReady {
 				t.Errorf("ring has %d bytes with memory (published %d), want %d", prod.ready, prod.populated.Load(), tc.wantReady)
 			}
+			if g := granted.Load(); g != prod.ready {
+				t.Errorf("the owner counts %d bytes granted, the ring has %d", g, prod.ready)
+			}
 		})
 	}
 }
@@ -211,4 +225,139 @@ func repeat(n, count int) []int {
 		out[i] = n
 	}
 	return out
+}
+
+// TestRingBudgetShared checks that the rings of one segment draw on one
+// budget: the first ring to grow takes what is left, and the next gets
+// only what its records force.
+func TestRingBudgetShared(t *testing.T) {
+	const capacity, budget = 256 << 10, 64 << 10
+	seg := testSegment(t, []int{1, 2}, capacity)
+	b, granted := seg.budget()
+	if b != DefaultBudget {
+		t.Fatalf("segment budget %d, want %d", b, DefaultBudget)
+	}
+	var rings [2]*ring
+	for i := range rings {
+		hdr, data := seg.ringBlock(i)
+		rings[i] = newRing(hdr, data)
+		rings[i].useBudget(budget, granted)
+		if !rings[i].startSmall() {
+			t.Fatal(rings[i].fault)
+		}
+	}
+	for i, want := range []uint64{budget - populateStep, 12 << 10} {
+		if rings[i].reserve(4<<10) == nil {
+			t.Fatalf("ring %d: no room for a 4 KiB record", i)
+		}
+		if rings[i].ready != want {
+			t.Errorf("ring %d has %d bytes with memory, want %d", i, rings[i].ready, want)
+		}
+	}
+	if g, sum := granted.Load(), rings[0].ready+rings[1].ready; g != sum {
+		t.Errorf("granted %d, the rings have %d", g, sum)
+	}
+}
+
+// TestRingFree checks that free is exact for a ring using part of its
+// data: a record fits without the ring growing exactly when free says so
+// (waitSpace relies on it to sleep only when the record cannot go in).
+func TestRingFree(t *testing.T) {
+	for _, part := range []uint64{populateStep, 16 << 10, 64 << 10} {
+		t.Run(fmt.Sprint(part), func(t *testing.T) {
+			seg := testSegment(t, []int{1}, 256<<10)
+			hdr, data := seg.ringBlock(0)
+			prod, cons := newRing(hdr, data), newRing(hdr, data)
+			_, granted := seg.budget()
+			prod.useBudget(part, granted)
+			if !prod.startSmall() || (part > populateStep && !prod.prepare(part, part)) {
+				t.Fatal("no memory", prod.fault)
+			}
+			rng := rand.New(rand.NewPCG(3, uint64(part)))
+			lim := int(part) - recHeader
+			for step := 0; step < 20000; step++ {
+				if rng.IntN(3) == 0 { // the consumer takes a few records
+					for k := rng.IntN(4); k > 0; k-- {
+						rec, err := cons.peek()
+						if err != nil {
+							t.Fatal(err)
+						}
+						if rec == nil {
+							break
+						}
+						cons.release(rec)
+					}
+					continue
+				}
+				n := recHeader + rng.IntN(lim/2)
+				free := prod.free()
+				w := prod.reserve(n)
+				if fits := free >= align(n, recAlign); fits != (w != nil) {
+					t.Fatalf("step %d: free %d for a record of %d bytes, reserve gave %v", step, free, n, w != nil)
+				}
+				if prod.ready != part {
+					t.Fatalf("step %d: the ring grew to %d", step, prod.ready)
+				}
+				if w != nil {
+					le.PutUint32(w, uint32(n))
+					w[4] = kindPacket
+					prod.commit(n)
+				}
+			}
+		})
+	}
+}
+
+// TestRingLiveOverBudget checks that a ring past its owner's budget never
+// strands a record: once the consumer has drained it, whatever the
+// position of the tail, the next record goes in (the ring grows when it
+// must). Records of random sizes, the budget spent by the first step.
+func TestRingLiveOverBudget(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream bool
+	}{{"packets", false}, {"chunks", true}} {
+		t.Run(tc.name, func(t *testing.T) { ringLiveOverBudget(t, tc.stream) })
+	}
+}
+
+func ringLiveOverBudget(t *testing.T, stream bool) {
+	seg := testSegment(t, []int{1}, 1<<20)
+	hdr, data := seg.ringBlock(0)
+	prod, cons := newRing(hdr, data), newRing(hdr, data)
+	_, granted := seg.budget()
+	prod.useBudget(populateStep, granted)
+	if !prod.startSmall() {
+		t.Fatal(prod.fault)
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for i := 0; i < 20000; i++ {
+		n := recHeader + rng.IntN(12<<10)
+		reserve := prod.reserve
+		if stream {
+			reserve = prod.reserveStream
+		}
+		w := reserve(n)
+		if w == nil {
+			for { // drain, as the consumer would
+				rec, err := cons.peek()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if rec == nil {
+					break
+				}
+				cons.release(rec)
+			}
+			if w = reserve(n); w == nil {
+				t.Fatalf("record %d of %d bytes: no room in a drained ring (tail at %d of %d bytes with memory)", i, n, prod.ptail&prod.mask, prod.ready)
+			}
+		}
+		le.PutUint32(w, uint32(n))
+		w[4] = kindPacket
+		prod.commit(n)
+	}
+	if prod.ready == prod.size {
+		t.Errorf("the ring grew whole past its budget")
+	}
 }

@@ -15,7 +15,7 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 5                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes; 5: rings linked on first use
+	segVersion = 6                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes; 5: rings linked on first use; 6: memory budget
 	pageSize   = 4096
 	wordGap    = 128
 
@@ -27,6 +27,7 @@ const (
 	offRank      = 28
 	offProbe     = 32          // owner's address of its CMA probe word
 	offProbeVal  = 40          // the value there
+	offBudget    = 48          // bytes of ring data the owner lets its senders give memory (ring.claim)
 	offRung      = 1 * wordGap // a producer rang the bell and the consumer has not woken since
 	offSleepers  = 2 * wordGap
 	offPolling   = 3 * wordGap
@@ -36,6 +37,7 @@ const (
 	offSenders   = 8 * wordGap  // u32 per ring: the world rank writing that ring
 	offLinkState = 26 * wordGap // u8 per ring, written by its sender: linkReady, linkBye
 	offLinks     = 30 * wordGap // bumped by a sender after it changes its link state
+	offGranted   = 31 * wordGap // bytes of ring data senders have given memory, against the budget
 	// 512: the can-pull bytes must stop short of the sender table, and
 	// the link states short of the links word.
 	maxRings = min(offSenders-offCanPull, (offAttentive-offSenders)/4, offLinks-offLinkState)
@@ -94,7 +96,8 @@ func bellPath(dir, job string, rank int) string {
 }
 
 // createSegment creates and maps a new segment (0600; it must not exist).
-func createSegment(path string, rank int, senders []int, capacity int) (*segment, error) {
+// budget bounds the ring data its senders give memory (ring.claim).
+func createSegment(path string, rank int, senders []int, capacity, budget int) (*segment, error) {
 	if len(senders) > maxRings {
 		return nil, fmt.Errorf("shm: %d other ranks on this node, at most %d", len(senders), maxRings)
 	}
@@ -128,6 +131,7 @@ func createSegment(path string, rank int, senders []int, capacity int) (*segment
 	le.PutUint32(mem[offVersion:], segVersion)
 	le.PutUint32(mem[offRings:], uint32(len(senders)))
 	le.PutUint64(mem[offCapacity:], uint64(capacity))
+	le.PutUint64(mem[offBudget:], uint64(budget))
 	le.PutUint32(mem[offPid:], uint32(os.Getpid()))
 	le.PutUint32(mem[offRank:], uint32(rank))
 	for i, r := range senders {
@@ -188,6 +192,12 @@ func (s *segment) word64(off int) *atomic.Uint64 {
 
 func (s *segment) pid() int   { return int(binary.LittleEndian.Uint32(s.mem[offPid:])) }
 func (s *segment) owner() int { return int(binary.LittleEndian.Uint32(s.mem[offRank:])) }
+
+// budget returns the bytes of ring data the owner lets its senders give
+// memory, and the word that counts what they gave.
+func (s *segment) budget() (uint64, *atomic.Uint64) {
+	return binary.LittleEndian.Uint64(s.mem[offBudget:]), s.word64(offGranted)
+}
 
 // sender returns the world rank that writes ring i.
 func (s *segment) sender(i int) int { return int(binary.LittleEndian.Uint32(s.mem[offSenders+4*i:])) }

@@ -28,9 +28,24 @@ const (
 	// buffers; here 128–512 KiB measure alike and 128 KiB is best below
 	// 4 MiB.
 	DefaultChunkSize = 128 << 10
-	// ringBudget bounds the inbound rings of one rank: DefaultRingSize
-	// shrinks (to at least 256 KiB) when more local senders would exceed it.
+	// ringBudget bounds the capacity of one rank's inbound rings together:
+	// DefaultRingSize shrinks (to at least 256 KiB) when more local senders
+	// would exceed it.
 	ringBudget = 64 << 20
+	// DefaultBudget bounds the memory one rank's inbound rings take
+	// together as their traffic grows them (ring.claim), up to 16 ranks on
+	// a node: seven whole rings of the default size, so that up to eight
+	// ranks every ring can grow whole. With more ranks each gets an equal
+	// share of nodeBudget, at least MinBudget: a node's rings then hold
+	// nodeBudget, not a ring per pair that talks (with 64 ranks exchanging
+	// 16 KiB with every other, 4 GB of shared memory with every ring
+	// whole, 1.1 GB with 16 MiB per rank, 0.4 GB with 4 MiB). A ring past
+	// the budget grows only to what its records need to move on.
+	DefaultBudget = 16 << 20
+	// MinBudget is the least default budget, however many ranks: four
+	// rings of 256 KiB, the least capacity the defaults give.
+	MinBudget  = 1 << 20
+	nodeBudget = 256 << 20
 	// MinRingSize and MaxRingSize bound Config.RingSize. A ring holds whole
 	// pages; records carry u32 lengths and are at most a quarter of the
 	// ring, and 1 GiB keeps them far from that limit (a segment holds a
@@ -55,6 +70,11 @@ type Config struct {
 	// methods, at most RingSize/4; default DefaultChunkSize, or RingSize/4
 	// when that is smaller.
 	ChunkSize int
+	// Budget bounds the bytes of memory this rank's inbound rings take
+	// together beyond what their records force (docs/wire-shm.md,
+	// "Linking"); at least a page, default DefaultBudget up to 16 local
+	// ranks, then a share of 256 MiB per node (at least MinBudget).
+	Budget int
 	// NoCMA pretends process_vm_readv is forbidden (tests, and users who
 	// want it off).
 	NoCMA bool
@@ -114,6 +134,12 @@ type inRing struct {
 // smaller chunk, a large chunk a larger ring. Only the two set together
 // can conflict.
 func (cfg *Config) sizeRings() error {
+	switch {
+	case cfg.Budget == 0:
+		cfg.Budget = min(DefaultBudget, max(MinBudget, nodeBudget/len(cfg.Local)))
+	case cfg.Budget < pageSize:
+		return setting.Bad(setting.Field("shm.Config.Budget", cfg.Budget), "at least %d bytes (0 for the default)", pageSize)
+	}
 	if cfg.ChunkSize < 0 || cfg.ChunkSize > MaxRingSize/4 {
 		return setting.Bad(setting.Field("shm.Config.ChunkSize", cfg.ChunkSize), "a size from 1 to %d bytes (0 for the default)", MaxRingSize/4)
 	}
@@ -172,7 +198,7 @@ func New(cfg Config) (*Transport, error) {
 		return t, nil
 	}
 	path := SegmentPath(cfg.Dir, cfg.Job, cfg.Rank)
-	seg, err := createSegment(path, cfg.Rank, senders, cfg.RingSize)
+	seg, err := createSegment(path, cfg.Rank, senders, cfg.RingSize, cfg.Budget)
 	if err != nil {
 		return nil, err
 	}

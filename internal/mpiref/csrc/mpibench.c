@@ -30,7 +30,9 @@
  *     clock_gettime(CLOCK_REALTIME) as Go's time.Now; rank 0 prints
  *     {"ranks","first_collective_ns"}, the latest of them less the launch's
  *     start, which COMMTUNE_BENCH_START_NS gives in Unix nanoseconds
- *     (bench.EnvStartupStart).
+ *     (bench.EnvStartupStart). With COMMTUNE_BENCH_ALLTOALL=B
+ *     (bench.EnvStartupAlltoall), 10 MPI_Alltoall of B bytes per peer
+ *     follow, each checked as bench.Startup does.
  *
  * A summary is the mean, the 50th, 90th and 99th percentiles (linear
  * interpolation between the closest ranks, as internal/stats) and the
@@ -273,6 +275,43 @@ static void collective(const char *op, long *sizes, int ns, int iters, int me, i
 	}
 }
 
+/* denseTraffic is bench.denseTraffic: 10 Alltoalls of the bytes per
+ * peer COMMTUNE_BENCH_ALLTOALL gives (unset or 0: none), each checked:
+ * element k of the block rank r sends rank q is r*n + q + k + call. */
+static void denseTraffic(int me, int n) {
+	const char *env = getenv("COMMTUNE_BENCH_ALLTOALL");
+	char *end;
+	long bytes = env && *env ? strtol(env, &end, 10) : 0;
+	if (env && *env && (*end || bytes < 0 || bytes % 8)) {
+		if (me == 0)
+			fprintf(stderr, "mpibench: COMMTUNE_BENCH_ALLTOALL=%s: want bytes per peer, a multiple of 8\n", env);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	long per = bytes / 8;
+	if (per == 0)
+		return;
+	long long *send = malloc(n * per * sizeof *send), *recv = malloc(n * per * sizeof *recv);
+	if (!send || !recv) {
+		fprintf(stderr, "mpibench: rank %d: no memory for %ld bytes per peer\n", me, bytes);
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	}
+	for (int call = 0; call < 10; call++) {
+		for (int q = 0; q < n; q++)
+			for (long k = 0; k < per; k++)
+				send[q * per + k] = (long long)me * n + q + k + call;
+		MPI_Alltoall(send, (int)per, MPI_LONG_LONG, recv, (int)per, MPI_LONG_LONG, MPI_COMM_WORLD);
+		for (int r = 0; r < n; r++)
+			for (long k = 0; k < per; k++)
+				if (recv[r * per + k] != (long long)r * n + me + k + call) {
+					fprintf(stderr, "mpibench: rank %d: alltoall %d: element %ld from rank %d is %lld\n", me, call, k, r,
+					        recv[r * per + k]);
+					MPI_Abort(MPI_COMM_WORLD, 1);
+				}
+	}
+	free(send);
+	free(recv);
+}
+
 /* startup is the least a job does: one collective, checked. The second
  * one only tells rank 0 when the last rank was done with the first. */
 static void startup(int me, int n) {
@@ -295,6 +334,7 @@ static void startup(int me, int n) {
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	MPI_Allreduce(&done, &latest, 1, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
+	denseTraffic(me, n);
 	if (me == 0) {
 		printf("{\"ranks\":%d,\"first_collective_ns\":%lld}\n", n, latest - start);
 		fflush(stdout);
