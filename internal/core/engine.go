@@ -225,7 +225,14 @@ func (e *Engine) recycleLocked(r *Request) {
 	if !r.released || r.inflight > 0 {
 		return
 	}
-	*r = Request{}
+	wake, timer := r.wake, r.timer
+	*r = Request{wake: wake, timer: timer}
+	if wake != nil {
+		select { // a signal the last waiter did not take
+		case <-wake:
+		default:
+		}
+	}
 	requestPool.Put(r)
 }
 
@@ -565,14 +572,9 @@ func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAd
 			return
 		}
 		putCTS(c.buf[:], sendID, r.id, uint64(r.expect))
-		if r.poke != nil {
-			select { // a parked waiter comes to receive the data itself
-			case r.poke <- struct{}{}:
-			default:
-			}
-		} else {
-			r.pokeDue = true
-		}
+		// A parked waiter comes to receive the data itself.
+		r.pokeDue = true
+		r.signal()
 	}
 	c.pkt.Head = c.buf[:ctsLen]
 	out.add(peer, c)

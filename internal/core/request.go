@@ -73,11 +73,18 @@ type Request struct {
 	// pin holds buf; moving is read without the lock by a spinning waiter,
 	// and for a pulled send depends on its size.
 	state    reqState
-	done     chan struct{}
-	poke     chan struct{} // receives: the rendezvous matched, come and take the data
-	finished atomic.Bool   // set with done's close; what a spinning waiter watches
-	status   Status
-	err      error
+	done     chan struct{} // Done's: made only for a caller that asks
+	finished atomic.Bool   // set when r completes; what a spinning waiter watches
+	// A parked waiter (parked, under e.mu) sleeps on wake, which r's
+	// completion signals and so does a rendezvous match of a receive
+	// (come and take the data). wake and timer (a WaitFor's limit) stay
+	// with the pooled request from one use to the next: a wait that parks
+	// then allocates nothing.
+	wake   chan struct{}
+	timer  *time.Timer
+	parked bool
+	status Status
+	err    error
 
 	// send side
 	proto      protocol
@@ -121,13 +128,6 @@ func (r *Request) length() int {
 
 // Done returns a channel closed when the request completes.
 func (r *Request) Done() <-chan struct{} {
-	done, _ := r.parkChans()
-	return done
-}
-
-// parkChans returns the channels a parking waiter selects on, making them
-// on first use: most waits end while polling and never need them.
-func (r *Request) parkChans() (done, poke chan struct{}) {
 	r.e.mu.Lock()
 	defer r.e.mu.Unlock()
 	if r.done == nil {
@@ -136,13 +136,49 @@ func (r *Request) parkChans() (done, poke chan struct{}) {
 			close(r.done)
 		}
 	}
-	if r.poke == nil && r.op == opRecv && r.e.spin.max > 0 {
-		r.poke = make(chan struct{}, 1)
-		if r.pokeDue {
-			r.poke <- struct{}{}
+	return r.done
+}
+
+// park readies r for a waiter to sleep on r.wake: it reports done when r
+// is complete already, and poked when a rendezvous matched since the
+// last look (the waiter then takes the data itself); otherwise r is
+// marked parked, and either event signals wake.
+func (r *Request) park() (done, poked bool) {
+	r.e.mu.Lock()
+	defer r.e.mu.Unlock()
+	if r.state.over() {
+		return true, false
+	}
+	if r.pokeDue {
+		r.pokeDue = false
+		if r.op == opRecv && r.e.spin.max > 0 {
+			return false, true
 		}
 	}
-	return r.done, r.poke
+	if r.wake == nil {
+		r.wake = make(chan struct{}, 1)
+	}
+	r.parked = true
+	return false, false
+}
+
+// unpark ends a parked wait that gives up (its context or limit ended).
+func (r *Request) unpark() {
+	r.e.mu.Lock()
+	r.parked = false
+	r.e.mu.Unlock()
+}
+
+// signal wakes r's parked waiter, if any (under e.mu); one signal
+// pending is enough, as the waiter looks at r when it wakes.
+func (r *Request) signal() {
+	if !r.parked {
+		return
+	}
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
 }
 
 // Wait blocks until r completes or ctx ends; on ctx's end it returns
@@ -175,24 +211,35 @@ func (r *Request) WaitFor(ctx context.Context, d time.Duration) (Status, bool, e
 	}
 	var expired <-chan time.Time
 	if d > 0 {
-		t := time.NewTimer(d)
-		defer t.Stop()
-		expired = t.C
+		if r.timer == nil {
+			r.timer = time.NewTimer(d)
+		} else {
+			r.timer.Reset(d)
+		}
+		defer r.timer.Stop()
+		expired = r.timer.C
 	}
-	doneCh, pokeCh := r.parkChans()
 	for {
-		select {
-		case <-doneCh:
+		done, poked := r.park()
+		if done {
 			return r.status, true, r.err
-		case <-ctx.Done():
-			return Status{}, false, ctx.Err()
-		case <-expired:
-			return Status{}, false, nil
-		case <-pokeCh: // never for sends: nil channel
-			// r.src was set before the poke was sent.
+		}
+		if poked {
+			// r.src was set before the poke.
 			if r.spin(time.Duration(r.e.spin.max), r.src) {
 				return r.status, true, r.err
 			}
+			continue
+		}
+		select {
+		case <-r.wake:
+			// Completed, or poked: park looks which.
+		case <-ctx.Done():
+			r.unpark()
+			return Status{}, false, ctx.Err()
+		case <-expired:
+			r.unpark()
+			return Status{}, false, nil
 		}
 	}
 }
@@ -299,6 +346,7 @@ func (r *Request) complete(st Status, err error) {
 	if r.done != nil {
 		close(r.done)
 	}
+	r.signal()
 }
 
 // Sent is called by the scheduler when one of r's packets has left.
