@@ -80,10 +80,12 @@ var decisionTable = map[Operation][]Rule{
 // ReduceScatter, by the whole vector's size.
 func reduceScatterRules(op Operation) []Rule {
 	return []Rule{
+		{8, 8 << 10, false, must(op, "reduce-scatterv:knomial")},
+		{8, anySize, true, must(op, "ring")},
+		{8, anySize, false, must(op, "reduce-scatterv:knomial")},
 		{anySize, 512 << 10, true, must(op, "recursive-halving")},
 		{anySize, anySize, true, must(op, "ring")},
 		{anySize, 8 << 10, false, must(op, "recursive-doubling")},
-		{8, anySize, false, must(op, "reduce-scatterv:knomial")},
 		{anySize, anySize, false, must(op, "reduce-scatterv:binomial")},
 	}
 }
@@ -91,7 +93,9 @@ func reduceScatterRules(op Operation) []Rule {
 // scanRules are the rules of Scan and Exscan.
 func scanRules(op Operation) []Rule {
 	return []Rule{
-		{anySize, anySize, false, must(op, "recursive-doubling")},
+		{8, anySize, false, must(op, "linear")},
+		{anySize, 64 << 10, false, must(op, "recursive-doubling")},
+		{anySize, anySize, false, must(op, "linear:seg=64K")},
 	}
 }
 
