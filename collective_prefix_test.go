@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/commtune/commtune/internal/coll"
 )
@@ -366,5 +367,39 @@ func TestReduceScatterCountsChange(t *testing.T) {
 	})
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestScanSizesDisagree: ranks passing vectors of different lengths to
+// Scan or ReduceScatterBlock get an error, not a hang — every rank but
+// Scan's rank 0, whose part (one send) is done before anyone can tell.
+func TestScanSizesDisagree(t *testing.T) {
+	for _, op := range []string{"scan", "reducescatterblock"} {
+		t.Run(op, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			err := Local(3, func(c *Comm) error {
+				k := 4
+				if c.Rank() == 1 {
+					k = 5
+				}
+				var err error
+				if op == "scan" {
+					err = Scan(ctx, c, make([]int64, k), make([]int64, k), Sum)
+				} else {
+					err = ReduceScatterBlock(ctx, c, make([]int64, 3*k), make([]int64, k), Sum)
+				}
+				if err == nil && op == "scan" && c.Rank() == 0 {
+					return nil
+				}
+				if !errors.Is(err, ErrSizeMismatch) && !errors.Is(err, ErrTruncate) && !errors.Is(err, ErrPeerLost) {
+					return fmt.Errorf("rank %d: %v, want a size mismatch", c.Rank(), err)
+				}
+				return nil
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
