@@ -60,6 +60,11 @@ func BenchmarkSendRecv(b *testing.B) {
 	}
 }
 
+// unevenCounts are ReduceScatter's counts on two ranks for the vector
+// lengths of the table below, made once: counts built for each call would
+// cost an allocation of their own.
+var unevenCounts = map[int][]int{2: {0, 2}, 128: {32, 96}}
+
 // collCalls are the blocking collectives the allocation benchmarks and
 // TestBlockingCallsDoNotAllocate make, on vectors in and out (out twice
 // as long).
@@ -80,6 +85,22 @@ var collCalls = []struct {
 	}},
 	{"alltoall", func(ctx context.Context, c *Comm, in, out []float64) error {
 		return Alltoall(ctx, c, in[:len(in)/2*2], out[:len(in)/2*2])
+	}},
+	{"reducescatterblock", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return ReduceScatterBlock(ctx, c, in[:len(in)/2*2], out[:len(in)/2], Sum)
+	}},
+	{"reducescatter", func(ctx context.Context, c *Comm, in, out []float64) error {
+		counts := unevenCounts[len(in)]
+		if counts == nil {
+			counts = []int{len(in) / 4, len(in) - len(in)/4}
+		}
+		return ReduceScatter(ctx, c, in, out[:counts[c.Rank()]], counts, Sum)
+	}},
+	{"scan", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Scan(ctx, c, in, out[:len(in)], Sum)
+	}},
+	{"exscan", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Exscan(ctx, c, in, out[:len(in)], Sum)
 	}},
 }
 

@@ -101,7 +101,8 @@ func fuzzCall(ctx context.Context, c *Comm, call, rank, tag, size, flags int, bu
 	op := []Op{Sum, Max, LAnd, BXor, {}, NewOp("first", func(a, b int64) int64 { return a }, false)}[flags%6]
 	names := []string{"Send", "Recv", "Isend", "Irecv", "Sendrecv", "Probe", "Iprobe", "Barrier", "Bcast",
 		"Reduce", "Allreduce", "Scatter", "Gather", "Allgather", "Alltoall", "Scatterv", "Gatherv",
-		"Allgatherv", "Alltoallv", "Split", "Transport", "SendSlice", "RecvSlice", "Ibcast", "Iallreduce", "Dup", "WaitAny"}
+		"Allgatherv", "Alltoallv", "Split", "Transport", "SendSlice", "RecvSlice", "Ibcast", "Iallreduce", "Dup", "WaitAny",
+		"ReduceScatterBlock", "ReduceScatter", "Scan", "Exscan", "Iexscan"}
 	call %= len(names)
 	switch names[call] {
 	case "Send":
@@ -168,6 +169,22 @@ func fuzzCall(ctx context.Context, c *Comm, call, rank, tag, size, flags int, bu
 		if q, err := Iallreduce(ctx, c, elems, make([]int64, len(elems)), op); err == nil {
 			q.Wait(context.Background())
 		}
+	case "ReduceScatterBlock":
+		ReduceScatterBlock(ctx, c, two, elems, op)
+	case "ReduceScatter":
+		recv := elems
+		if k := counts[0]; k >= 0 && k <= len(elems) {
+			recv = elems[:k]
+		}
+		ReduceScatter(ctx, c, elems, recv, counts, op)
+	case "Scan":
+		Scan(ctx, c, elems, elems, op)
+	case "Exscan":
+		Exscan(ctx, c, elems, make([]int64, len(elems)), op)
+	case "Iexscan":
+		if q, err := Iexscan(ctx, c, elems, make([]int64, len(elems)), op); err == nil {
+			q.Wait(context.Background())
+		}
 	case "Dup":
 		c.Dup()
 	case "WaitAny":
@@ -185,7 +202,7 @@ func fuzzCall(ctx context.Context, c *Comm, call, rank, tag, size, flags int, bu
 // APIFuzzSeeds -rewrite-seeds).
 func TestAPIFuzzSeeds(t *testing.T) {
 	var seeds []fuzzseed.Seed
-	for call := 0; call < 27; call++ {
+	for call := 0; call < 32; call++ {
 		seeds = append(seeds, fuzzseed.Seed{Name: fmt.Sprintf("call-%02d", call), Values: []any{[]byte{byte(call), 0, 1, 0, 4, 0}}})
 	}
 	seeds = append(seeds,

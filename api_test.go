@@ -38,7 +38,15 @@ var commFuncs = map[string]func(ctx context.Context, c *Comm) error{
 	"Gatherv": func(ctx context.Context, c *Comm) error {
 		return Gatherv(ctx, c, []int32{1}, []int32{0, 0}, []int{1, 1}, []int{0, 1}, 0)
 	},
-	"Reduce":  func(ctx context.Context, c *Comm) error { return Reduce(ctx, c, []int32{1}, []int32{0}, Sum, 0) },
+	"Reduce": func(ctx context.Context, c *Comm) error { return Reduce(ctx, c, []int32{1}, []int32{0}, Sum, 0) },
+	"ReduceScatterBlock": func(ctx context.Context, c *Comm) error {
+		return ReduceScatterBlock(ctx, c, []int32{1, 2}, []int32{0}, Sum)
+	},
+	"ReduceScatter": func(ctx context.Context, c *Comm) error {
+		return ReduceScatter(ctx, c, []int32{1, 2}, []int32{0}, []int{1, 1}, Sum)
+	},
+	"Scan":    func(ctx context.Context, c *Comm) error { return Scan(ctx, c, []int32{1}, []int32{0}, Sum) },
+	"Exscan":  func(ctx context.Context, c *Comm) error { return Exscan(ctx, c, []int32{1}, []int32{0}, Sum) },
 	"Scatter": func(ctx context.Context, c *Comm) error { return Scatter(ctx, c, []int32{1, 2}, []int32{0}, 0) },
 	"Scatterv": func(ctx context.Context, c *Comm) error {
 		return Scatterv(ctx, c, []int32{1, 2}, []int{1, 1}, []int{0, 1}, []int32{0}, 0)
@@ -84,6 +92,22 @@ var commFuncs = map[string]func(ctx context.Context, c *Comm) error{
 	},
 	"Ireduce": func(ctx context.Context, c *Comm) error {
 		_, err := Ireduce(ctx, c, []int32{1}, []int32{0}, Sum, 0)
+		return err
+	},
+	"IreduceScatterBlock": func(ctx context.Context, c *Comm) error {
+		_, err := IreduceScatterBlock(ctx, c, []int32{1, 2}, []int32{0}, Sum)
+		return err
+	},
+	"IreduceScatter": func(ctx context.Context, c *Comm) error {
+		_, err := IreduceScatter(ctx, c, []int32{1, 2}, []int32{0}, []int{1, 1}, Sum)
+		return err
+	},
+	"Iscan": func(ctx context.Context, c *Comm) error {
+		_, err := Iscan(ctx, c, []int32{1}, []int32{0}, Sum)
+		return err
+	},
+	"Iexscan": func(ctx context.Context, c *Comm) error {
+		_, err := Iexscan(ctx, c, []int32{1}, []int32{0}, Sum)
 		return err
 	},
 	"Iscatter": func(ctx context.Context, c *Comm) error {

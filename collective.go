@@ -121,6 +121,142 @@ func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) 
 	return k, err
 }
 
+// ReduceScatterBlock combines every rank's send with op, element by
+// element, and gives rank r block r of the result: send holds Size()
+// blocks of len(recv) elements (MPI_Reduce_scatter_block). recv may lie
+// in send, e.g. send[r·k:(r+1)·k] on rank r, for a result in place: the
+// call reads the whole of send first.
+func ReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+	return runNow(ctx)(reduceScatterBlockCall[T](c, send, recv, op, opts))
+}
+
+// IreduceScatterBlock starts ReduceScatterBlock and returns at once; the
+// buffers belong to the call until its request completes.
+func IreduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+	return start(ctx)(reduceScatterBlockCall[T](c, send, recv, op, opts))
+}
+
+func reduceScatterBlockCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	red, err := reducer[T](op)
+	if err != nil {
+		return nil, err
+	}
+	if len(send) != len(recv)*c.Size() {
+		return nil, fmt.Errorf("commtune: reducescatterblock: %d elements to send, want %d ranks × %d", len(send), c.Size(), len(recv))
+	}
+	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
+	k, err := c.prepare(coll.OpReduceScatterBlock, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	if k != nil {
+		k.Post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+	}
+	return k, err
+}
+
+// ReduceScatter combines every rank's send with op, element by element,
+// and gives rank r its block of the result: the recvCounts[r] elements
+// after those of the ranks below it (MPI_Reduce_scatter). Every rank
+// passes the same recvCounts; send holds their sum, and recv
+// recvCounts[r] elements. recv may lie in send, as for
+// ReduceScatterBlock.
+func ReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) error {
+	return runNow(ctx)(reduceScatterCall[T](c, send, recv, recvCounts, op, opts))
+}
+
+// IreduceScatter starts ReduceScatter and returns at once; the buffers
+// belong to the call until its request completes.
+func IreduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) (*CollRequest, error) {
+	return start(ctx)(reduceScatterCall[T](c, send, recv, recvCounts, op, opts))
+}
+
+func reduceScatterCall[T Number](c *Comm, send, recv []T, recvCounts []int, op Op, opts []CollOption) (*comm.Call, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	red, err := reducer[T](op)
+	if err != nil {
+		return nil, err
+	}
+	if len(recvCounts) != c.Size() {
+		return nil, fmt.Errorf("commtune: reducescatter: %d counts for %d ranks", len(recvCounts), c.Size())
+	}
+	total := 0
+	for r, k := range recvCounts {
+		if k < 0 || k > len(send)-total {
+			return nil, fmt.Errorf("commtune: reducescatter: rank %d's block (%d elements at %d) lies outside the send buffer of %d", r, k, total, len(send))
+		}
+		total += k
+	}
+	if total != len(send) {
+		return nil, fmt.Errorf("commtune: reducescatter: the counts add up to %d elements, the send buffer holds %d", total, len(send))
+	}
+	if me := c.in.Rank(); recvCounts[me] != len(recv) {
+		return nil, fmt.Errorf("commtune: reducescatter: this rank's count is %d, its receive buffer %d elements", recvCounts[me], len(recv))
+	}
+	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T](), Counts: recvCounts}
+	k, err := c.prepare(coll.OpReduceScatter, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	if k != nil {
+		k.Post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+	}
+	return k, err
+}
+
+// Scan combines with op, element by element, the send of ranks 0 … r into
+// rank r's recv (of the same length): an inclusive prefix reduction
+// (MPI_Scan). Passing the same slice as send and recv works in place.
+func Scan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+	return runNow(ctx)(scanCall[T](c, send, recv, op, false, opts))
+}
+
+// Iscan starts Scan and returns at once; the buffers belong to the call
+// until its request completes.
+func Iscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+	return start(ctx)(scanCall[T](c, send, recv, op, false, opts))
+}
+
+// Exscan combines with op, element by element, the send of ranks 0 … r−1
+// into rank r's recv (of the same length): an exclusive prefix reduction
+// (MPI_Exscan). Rank 0's recv is left as it was (MPI leaves it
+// undefined), so it may be nil there; in place (the same slice as send)
+// it keeps rank 0's send.
+func Exscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+	return runNow(ctx)(scanCall[T](c, send, recv, op, true, opts))
+}
+
+// Iexscan starts Exscan and returns at once; the buffers belong to the
+// call until its request completes.
+func Iexscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+	return start(ctx)(scanCall[T](c, send, recv, op, true, opts))
+}
+
+func scanCall[T Number](c *Comm, send, recv []T, op Op, exclusive bool, opts []CollOption) (*comm.Call, error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	red, err := reducer[T](op)
+	if err != nil {
+		return nil, err
+	}
+	name, o, me := "scan", coll.OpScan, c.in.Rank()
+	if exclusive {
+		name, o = "exscan", coll.OpExscan
+	}
+	if len(recv) != len(send) && !(exclusive && me == 0 && len(recv) == 0) {
+		return nil, fmt.Errorf("commtune: %s: receive buffer of %d elements for %d sent", name, len(recv), len(send))
+	}
+	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
+	k, err := c.prepare(o, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	if k != nil {
+		// The result of one rank's contribution alone: Scan's on rank 0,
+		// Exscan's on rank 1.
+		alone := !exclusive && me == 0 || exclusive && me == 1
+		k.Post = singleLogical[T](op, red, alone, Bytes(recv))
+	}
+	return k, err
+}
+
 // Scatter gives rank r block r of root's send, which holds Size() blocks
 // of len(recv) elements (send is ignored on other ranks, may be nil).
 func Scatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {

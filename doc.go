@@ -2,9 +2,9 @@
 // model: a job is a set of ranks; ranks belong to communicators; they
 // exchange tagged messages point to point (Send, Recv, Isend, Irecv, Probe
 // and friends) with MPI's matching and ordering rules, and run collective
-// operations (Barrier, Bcast, Reduce, Allreduce, Scatter, Gather … and
-// their v-variants and nonblocking forms) and halo exchanges on Cartesian
-// grids (Cart, Halo).
+// operations (Barrier, Bcast, Reduce, Allreduce, Scatter, Gather …,
+// ReduceScatter, Scan, Exscan, and their v-variants and nonblocking forms)
+// and halo exchanges on Cartesian grids (Cart, Halo).
 //
 // commtune needs no cgo and no system MPI. Ranks are either goroutines of
 // one process (Local, for tests and embedded use) or processes started by

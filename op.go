@@ -7,8 +7,9 @@ import (
 	"github.com/commtune/commtune/internal/coll"
 )
 
-// Op is a reduction operation for Reduce and Allreduce: one of the
-// predefined operations below, or one made by NewOp.
+// Op is a reduction operation for Reduce, Allreduce, ReduceScatter,
+// ReduceScatterBlock, Scan and Exscan: one of the predefined operations
+// below, or one made by NewOp.
 type Op struct {
 	name        string
 	code        coll.OpCode // a predefined operation; 0 for NewOp's
@@ -56,7 +57,13 @@ func (o Op) Commutative() bool { return o.commutative }
 // It combines the result with the operation's identity (1 for LAnd, 0 for
 // LOr and LXor). Nil otherwise.
 func loneLogical[T Number](o Op, red coll.Reducer, size int, out []byte) func() {
-	if size != 1 || len(out) == 0 || o.code != coll.OpLAnd && o.code != coll.OpLOr && o.code != coll.OpLXor {
+	return singleLogical[T](o, red, size == 1, out)
+}
+
+// singleLogical is loneLogical for any result that is one rank's
+// contribution by itself (alone), such as Scan's on rank 0.
+func singleLogical[T Number](o Op, red coll.Reducer, alone bool, out []byte) func() {
+	if !alone || len(out) == 0 || o.code != coll.OpLAnd && o.code != coll.OpLOr && o.code != coll.OpLXor {
 		return nil
 	}
 	return func() {

@@ -37,7 +37,7 @@ func collMain(args []string) int {
 	ranks := fs.Int("n", 4, "ranks")
 	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), lottery (the lottery scheduler against each of its candidates), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
 	calls := fs.Int("calls", 2000, "with --algo lottery: calls through the lottery, and of each candidate alone, per size")
-	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast, reduce and allreduce, one rank's block otherwise")
+	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast and the reductions (reduce, allreduce, reducescatterblock, reducescatter, scan, exscan), one rank's block otherwise")
 	iters := fs.Int("iters", 2000, "timed calls per algorithm and size for small sizes; large sizes use fewer (at least 20)")
 	timingFlag := fs.String("timing", string(bench.BackToBack), timingUsage)
 	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp, shm, or inproc (goroutine ranks in this process)")

@@ -20,7 +20,7 @@ func TestBenchFlags(t *testing.T) {
 		{"zero iterations", []string{"bench", "pingpong", "--iters", "0"}, 2, "--iters must be at least 1"},
 		{"bad transport", []string{"bench", "pingpong", "--transport", "carrier-pigeon", "--sizes", "8"}, 2, `--transport "carrier-pigeon"`},
 		{"coll without op", []string{"bench", "coll"}, 2, `--op "": want one of barrier, bcast`},
-		{"coll unknown op", []string{"bench", "coll", "--op", "scan"}, 2, `--op "scan"`},
+		{"coll unknown op", []string{"bench", "coll", "--op", "reduce_scatter"}, 2, `--op "reduce_scatter"`},
 		{"coll bad algorithm", []string{"bench", "coll", "--op", "bcast", "--algo", "ring"}, 2, `--algo: bcast algorithm "ring": no family`},
 		{"coll bad ranks", []string{"bench", "coll", "--op", "bcast", "-n", "0"}, 2, "-n 0: want 1 to 1024 ranks"},
 		{"coll huge size", []string{"bench", "coll", "--op", "bcast", "--sizes", "1G"}, 2, "larger than 256M"},
@@ -100,8 +100,10 @@ func TestBenchCollJSON(t *testing.T) {
 	}{
 		{"inproc", "allgather", "all", "8,1K,4K,64K", "", 3 * 4},
 		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", "barrier", 2 * 2},
+		{"inproc", "reducescatter", "all", "8,4K", "", 8 * 2},
+		{"inproc", "exscan", "recursive-doubling,linear", "8,4K", "", 2 * 2},
 	} {
-		t.Run(tc.transport, func(t *testing.T) {
+		t.Run(tc.transport+"/"+tc.op, func(t *testing.T) {
 			args := []string{"bench", "coll", "--op", tc.op, "-n", "3", "--algo", tc.algo, "--sizes", tc.sizes, "--iters", "10", "--transport", tc.transport, "--json"}
 			timing := "back-to-back"
 			if tc.timing != "" {
@@ -145,7 +147,7 @@ func TestBenchCollJSON(t *testing.T) {
 					autos++
 				}
 			}
-			if tc.algo == "all" && autos != 4 {
+			if sizes := len(strings.Split(tc.sizes, ",")); tc.algo == "all" && autos != sizes {
 				t.Fatalf("%d results marked as the table's choice, want one per size: %+v", autos, rep.Results)
 			}
 		})

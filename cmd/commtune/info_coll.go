@@ -190,7 +190,7 @@ func registrySummary(algs []collAlgorithm) []string {
 	}
 	out := make([]string, len(ops))
 	for i, op := range ops {
-		out[i] = fmt.Sprintf("%-10s %3d  %s", op, count[op], strings.Join(families[op], ", "))
+		out[i] = fmt.Sprintf("%-*s %3d  %s", coll.OpNameWidth(), op, count[op], strings.Join(families[op], ", "))
 	}
 	return out
 }

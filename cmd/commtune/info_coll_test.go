@@ -52,9 +52,11 @@ func TestInfoCollAlgorithms(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"allreduce   33  reduce-bcast, recursive-doubling, ring, rabenseifner\n",
-		"bcast       30  flat, chain, binary, binomial, knomial\n",
-		"alltoallv    1  pairwise\n",
+		"allreduce           33  reduce-bcast, recursive-doubling, ring, rabenseifner\n",
+		"bcast               30  flat, chain, binary, binomial, knomial\n",
+		"alltoallv            1  pairwise\n",
+		"reducescatterblock   8  recursive-halving, ring, recursive-doubling, reduce-scatterv\n",
+		"scan                 7  recursive-doubling, linear\n",
 	} {
 		if !strings.Contains(text.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, text.String())

@@ -86,24 +86,19 @@ const collBlocks = 5
 // barrier and the call, timed from leaving the barrier to returning, the
 // calls split into blocks the algorithms take in turn.
 //
-// Reductions sum float64 elements (sizes are rounded down to whole
-// elements, at least one); the other operations move bytes.
+// Reductions sum float64 elements (sizes are rounded as CollSize says;
+// ReduceScatter's blocks are EvenCounts); the other operations move
+// bytes.
 func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, error) {
 	n := c.Size()
 	timing, err := ParseTiming(string(cfg.Timing))
 	if err != nil {
 		return nil, err
 	}
-	reduction := cfg.Op == coll.OpReduce || cfg.Op == coll.OpAllreduce
 	total := len(cfg.Sizes) * len(cfg.Algorithms)
 	var out []CollResult
 	for si, size := range cfg.Sizes {
-		if reduction {
-			size = max(size/8*8, 8)
-		}
-		if cfg.Op == coll.OpBarrier {
-			size = 0
-		}
+		size = CollSize(cfg.Op, n, size)
 		call, err := collCall(cfg.Op, n, c.Rank(), size)
 		if err != nil {
 			return nil, err
@@ -216,6 +211,36 @@ func collBarrierEach(ctx context.Context, c *commtune.Comm, algos, iters int, ru
 	return times, nil
 }
 
+// CollSize is the size in bytes a benchmark of op on n ranks measures
+// for size: none for barrier; for the reductions, whole float64 elements,
+// at least one (ReduceScatterBlock: at least one per rank, and as many
+// for each); size itself for the other operations.
+func CollSize(op coll.Operation, n, size int) int {
+	switch {
+	case op == coll.OpBarrier:
+		return 0
+	case op == coll.OpReduceScatterBlock:
+		return max(size/8/n, 1) * 8 * n
+	case op.Reduces():
+		return max(size/8*8, 8)
+	}
+	return size
+}
+
+// EvenCounts splits elems elements into n blocks as evenly as they go,
+// the first ones one longer: the blocks of the ReduceScatter benchmark
+// (and of the reference's, csrc/mpibench.c).
+func EvenCounts(elems, n int) []int {
+	counts := make([]int, n)
+	for r := range counts {
+		counts[r] = elems / n
+		if r < elems%n {
+			counts[r]++
+		}
+	}
+	return counts
+}
+
 // collCall returns one call of op moving size bytes on rank me of n, with
 // its buffers allocated once.
 func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtune.Comm, []commtune.CollOption) error, error) {
@@ -242,6 +267,34 @@ func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtu
 		}
 		return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
 			return commtune.Allreduce(ctx, c, send, recv, commtune.Sum, o...)
+		}, nil
+	case coll.OpReduceScatterBlock, coll.OpReduceScatter:
+		send := make([]float64, size/8)
+		for i := range send {
+			send[i] = float64(i)
+		}
+		counts := EvenCounts(len(send), n)
+		recv := make([]float64, counts[me])
+		if op == coll.OpReduceScatterBlock {
+			return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
+				return commtune.ReduceScatterBlock(ctx, c, send, recv, commtune.Sum, o...)
+			}, nil
+		}
+		return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
+			return commtune.ReduceScatter(ctx, c, send, recv, counts, commtune.Sum, o...)
+		}, nil
+	case coll.OpScan, coll.OpExscan:
+		send, recv := make([]float64, size/8), make([]float64, size/8)
+		for i := range send {
+			send[i] = float64(i)
+		}
+		if op == coll.OpScan {
+			return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
+				return commtune.Scan(ctx, c, send, recv, commtune.Sum, o...)
+			}, nil
+		}
+		return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
+			return commtune.Exscan(ctx, c, send, recv, commtune.Sum, o...)
 		}, nil
 	case coll.OpScatter:
 		send, recv := bytes(n*size), bytes(size)

@@ -105,8 +105,8 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 	gatherMax := commtune.WithAlgorithm(coll.Decide(coll.OpReduce, n, 8*cfg.Calls, true).Name())
 	var out []LotteryRun
 	for si, size := range cfg.Sizes {
-		if cfg.Op == coll.OpReduce || cfg.Op == coll.OpAllreduce {
-			size = max(size/8*8, 8)
+		if cfg.Op.Reduces() {
+			size = CollSize(cfg.Op, n, size)
 		}
 		call, err := collCall(cfg.Op, n, c.Rank(), size)
 		if err != nil {

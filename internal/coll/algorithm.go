@@ -11,7 +11,7 @@ import (
 // Operation names a collective operation.
 type Operation string
 
-// The operations, by their MPI names in lower case.
+// The operations, by their MPI names in lower case (without underscores).
 const (
 	OpBarrier    Operation = "barrier"
 	OpBcast      Operation = "bcast"
@@ -25,21 +25,39 @@ const (
 	OpGatherv    Operation = "gatherv"
 	OpAllgatherv Operation = "allgatherv"
 	OpAlltoallv  Operation = "alltoallv"
+	// MPI_Reduce_scatter_block, MPI_Reduce_scatter, MPI_Scan, MPI_Exscan.
+	OpReduceScatterBlock Operation = "reducescatterblock"
+	OpReduceScatter      Operation = "reducescatter"
+	OpScan               Operation = "scan"
+	OpExscan             Operation = "exscan"
 )
 
 // Operations lists every operation.
-var Operations = []Operation{OpBarrier, OpBcast, OpReduce, OpAllreduce, OpScatter, OpGather, OpAllgather, OpAlltoall, OpScatterv, OpGatherv, OpAllgatherv, OpAlltoallv}
+var Operations = []Operation{OpBarrier, OpBcast, OpReduce, OpAllreduce, OpScatter, OpGather, OpAllgather, OpAlltoall, OpScatterv, OpGatherv, OpAllgatherv, OpAlltoallv,
+	OpReduceScatterBlock, OpReduceScatter, OpScan, OpExscan}
+
+// Reduces reports whether op combines data with a reduction operation.
+func (op Operation) Reduces() bool {
+	switch op {
+	case OpReduce, OpAllreduce, OpReduceScatterBlock, OpReduceScatter, OpScan, OpExscan:
+		return true
+	}
+	return false
+}
 
 // Families of algorithms that are not a tree shape.
 const (
 	ReduceBcast       = "reduce-bcast"       // allreduce: reduce to rank 0, then bcast, on a tree
-	RecursiveDoubling = "recursive-doubling" // allreduce, allgather
-	Ring              = "ring"               // allreduce, allgather, allgatherv
+	RecursiveDoubling = "recursive-doubling" // allreduce, allgather, reduce-scatter, scan, exscan
+	Ring              = "ring"               // allreduce, allgather, allgatherv, reduce-scatter
 	Rabenseifner      = "rabenseifner"       // allreduce
 	Bruck             = "bruck"              // allgather, alltoall
 	Pairwise          = "pairwise"           // alltoall, alltoallv
 	Dissemination     = "dissemination"      // barrier
 	Tree              = "tree"               // barrier: up and down a tree
+	RecursiveHalving  = "recursive-halving"  // reduce-scatter
+	ReduceScatterv    = "reduce-scatterv"    // reduce-scatter: reduce to rank 0 on a tree, then scatter the blocks
+	Linear            = "linear"             // scan, exscan: a chain from rank 0 up
 )
 
 // Algorithm is one member of a family, described by its attributes (seed
@@ -47,8 +65,8 @@ const (
 type Algorithm struct {
 	Op     Operation
 	Family string // a tree Shape, or one of the families above
-	// Shape is the tree a ReduceBcast or Tree algorithm runs on (for tree
-	// families it equals Family).
+	// Shape is the tree a ReduceBcast, ReduceScatterv or Tree algorithm
+	// runs on (for tree families it equals Family).
 	Shape   Shape
 	Fanout  int // k of a k-nomial tree; 0 otherwise
 	Segment int // pipeline segment in bytes; 0 sends whole messages
@@ -111,11 +129,11 @@ func Algorithms(op Operation) []Algorithm {
 	var out []Algorithm
 	for _, f := range opFamilies[op] {
 		base := Algorithm{Op: op, Family: f.name}
-		if len(f.shapes) == 0 {
-			out = append(out, base)
-			continue
+		trees := f.shapes
+		if len(trees) == 0 {
+			trees = []Shape{""}
 		}
-		for _, sh := range f.shapes {
+		for _, sh := range trees {
 			a := base
 			a.Shape = sh
 			if sh == Knomial {

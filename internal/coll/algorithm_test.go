@@ -118,7 +118,7 @@ func TestDecisionTable(t *testing.T) {
 			}
 		}
 	}
-	if !strings.Contains(DecisionTable(), "allreduce  ranks ≤ any  bytes ≤ 8K    ") {
+	if !strings.Contains(DecisionTable(), "allreduce          ranks ≤ any  bytes ≤ 8K    ") {
 		t.Fatalf("table:\n%s", DecisionTable())
 	}
 }

@@ -72,6 +72,13 @@ func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorit
 		specs = []string{"bruck", "recursive-doubling", "ring"}
 	case OpAlltoall:
 		specs = []string{"bruck", "pairwise"}
+	case OpReduceScatterBlock, OpReduceScatter:
+		specs = []string{"recursive-halving", "ring", "recursive-doubling", "reduce-scatterv:binomial", "reduce-scatterv:knomial"}
+	case OpScan, OpExscan:
+		specs = []string{"recursive-doubling", "linear"}
+		if bytes >= 64<<10 {
+			specs = append(specs, "linear:seg="+segmentNear(bytes))
+		}
 	default:
 		return nil
 	}

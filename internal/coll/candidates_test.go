@@ -23,6 +23,10 @@ func TestCandidates(t *testing.T) {
 		{OpAllgather, 4, 64, true, 3, 3},
 		{OpAlltoall, 4, 64, true, 2, 2},
 		{OpAlltoallv, 4, 64, true, 0, 0},
+		{OpReduceScatterBlock, 4, 1 << 10, true, 5, 5},
+		{OpReduceScatter, 4, 1 << 10, false, 3, 3},
+		{OpScan, 4, 64, false, 2, 2},
+		{OpExscan, 4, 1 << 20, true, 3, 3},
 	}
 	for _, tt := range tests {
 		c := Candidates(tt.op, tt.ranks, tt.bytes, tt.commutative)

@@ -9,9 +9,10 @@ import (
 )
 
 // Rule is one line of the fixed decision table: it applies to calls on at
-// most MaxRanks ranks moving at most MaxBytes (the vector for bcast,
-// reduce and allreduce, one rank's block for the others), and to
-// commutative reductions only when Commutative is set.
+// most MaxRanks ranks moving at most MaxBytes (Layout.Bytes: the vector
+// for bcast and the reductions — reduce, allreduce, the reduce-scatters,
+// scan and exscan —, one rank's block for the others), and to commutative
+// reductions only when Commutative is set.
 type Rule struct {
 	MaxRanks    int
 	MaxBytes    int
@@ -65,10 +66,37 @@ var decisionTable = map[Operation][]Rule{
 		{anySize, 1 << 10, false, must(OpAlltoall, "bruck")},
 		{anySize, anySize, false, must(OpAlltoall, "pairwise")},
 	},
-	OpScatterv:   {{anySize, anySize, false, must(OpScatterv, "flat")}},
-	OpGatherv:    {{anySize, anySize, false, must(OpGatherv, "flat")}},
-	OpAllgatherv: {{anySize, anySize, false, must(OpAllgatherv, "ring")}},
-	OpAlltoallv:  {{anySize, anySize, false, must(OpAlltoallv, "pairwise")}},
+	OpScatterv:           {{anySize, anySize, false, must(OpScatterv, "flat")}},
+	OpGatherv:            {{anySize, anySize, false, must(OpGatherv, "flat")}},
+	OpAllgatherv:         {{anySize, anySize, false, must(OpAllgatherv, "ring")}},
+	OpAlltoallv:          {{anySize, anySize, false, must(OpAlltoallv, "pairwise")}},
+	OpReduceScatterBlock: reduceScatterRules(OpReduceScatterBlock),
+	OpReduceScatter:      reduceScatterRules(OpReduceScatter),
+	OpScan:               scanRules(OpScan),
+	OpExscan:             scanRules(OpExscan),
+}
+
+// reduceScatterRules are the rules of ReduceScatterBlock and
+// ReduceScatter, by the whole vector's size.
+func reduceScatterRules(op Operation) []Rule {
+	return []Rule{
+		{8, 8 << 10, false, must(op, "reduce-scatterv:knomial")},
+		{8, anySize, true, must(op, "ring")},
+		{8, anySize, false, must(op, "reduce-scatterv:knomial")},
+		{anySize, 512 << 10, true, must(op, "recursive-halving")},
+		{anySize, anySize, true, must(op, "ring")},
+		{anySize, 8 << 10, false, must(op, "recursive-doubling")},
+		{anySize, anySize, false, must(op, "reduce-scatterv:binomial")},
+	}
+}
+
+// scanRules are the rules of Scan and Exscan.
+func scanRules(op Operation) []Rule {
+	return []Rule{
+		{8, anySize, false, must(op, "linear")},
+		{anySize, 64 << 10, false, must(op, "recursive-doubling")},
+		{anySize, anySize, false, must(op, "linear:seg=64K")},
+	}
 }
 
 func must(op Operation, spec string) Algorithm {
@@ -97,12 +125,23 @@ func Rules(op Operation) []Rule { return decisionTable[op] }
 // and `commtune info`.
 func DecisionTable() string {
 	var b strings.Builder
+	w := OpNameWidth()
 	for _, op := range Operations {
 		for _, r := range decisionTable[op] {
-			fmt.Fprintf(&b, "%-10s ranks ≤ %-4s bytes ≤ %-5s %-11s %s\n", op, limit(r.MaxRanks), size(r.MaxBytes), cond(r.Commutative), r.Algorithm.Name())
+			fmt.Fprintf(&b, "%-*s ranks ≤ %-4s bytes ≤ %-5s %-11s %s\n", w, op, limit(r.MaxRanks), size(r.MaxBytes), cond(r.Commutative), r.Algorithm.Name())
 		}
 	}
 	return b.String()
+}
+
+// OpNameWidth is the length of the longest operation's name, to align
+// tables.
+func OpNameWidth() int {
+	w := 0
+	for _, op := range Operations {
+		w = max(w, len(op))
+	}
+	return w
 }
 
 // Unlimited is a Rule's MaxRanks or MaxBytes when it has no bound.

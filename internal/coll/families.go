@@ -71,7 +71,40 @@ var familyTable = concat(
 		{op: OpAllgatherv, name: Ring, build: plain(allgathervRing)},
 		{op: OpAlltoallv, name: Pairwise, build: plain(alltoallvPairwise)},
 	},
+	reduceScatterFamilies(OpReduceScatterBlock),
+	reduceScatterFamilies(OpReduceScatter),
+	scanFamilies(OpScan, false),
+	scanFamilies(OpExscan, true),
 )
+
+// reduceScatterFamilies returns the families of op, ReduceScatterBlock or
+// ReduceScatter: their schedules read the blocks from the layout.
+func reduceScatterFamilies(op Operation) []family {
+	return []family{
+		{op: op, name: RecursiveHalving, commutative: true, build: plain(reduceScatterHalving)},
+		{op: op, name: Ring, commutative: true, build: plain(reduceScatterRing)},
+		{op: op, name: RecursiveDoubling, build: plain(reduceScatterDoubling)},
+		{op: op, name: ReduceScatterv, shapes: shapes, build: func(l Layout, a Algorithm, _ bool) Schedule {
+			return reduceScatterTree(l, a.Shape, a.Fanout)
+		}},
+	}
+}
+
+// scanFamilies returns the families of Scan, or of Exscan (exclusive).
+func scanFamilies(op Operation, exclusive bool) []family {
+	linear := scanLinear
+	if exclusive {
+		linear = exscanLinear
+	}
+	return []family{
+		{op: op, name: RecursiveDoubling, build: func(l Layout, _ Algorithm, _ bool) Schedule {
+			return scanDoubling(l, exclusive)
+		}},
+		{op: op, name: Linear, segmented: true, build: func(l Layout, a Algorithm, _ bool) Schedule {
+			return linear(l, a.Segment)
+		}},
+	}
+}
 
 // treeFamilies returns op's families named after a tree shape, one per
 // shape, all built by build.

@@ -119,6 +119,14 @@ func TestRegistryNames(t *testing.T) {
 		{OpScatterv, "flat", "scatterv/flat", "op=scatterv family=flat shape=flat commutative=false"},
 		{OpAllgatherv, "ring", "allgatherv/ring", "op=allgatherv family=ring commutative=false"},
 		{OpAlltoallv, "pairwise", "alltoallv/pairwise", "op=alltoallv family=pairwise commutative=false"},
+		{OpReduceScatterBlock, "ring", "reducescatterblock/ring", "op=reducescatterblock family=ring commutative=true"},
+		{OpReduceScatter, "recursive-halving", "reducescatter/recursive-halving", "op=reducescatter family=recursive-halving commutative=true"},
+		{OpReduceScatter, "recursive-doubling", "reducescatter/recursive-doubling", "op=reducescatter family=recursive-doubling commutative=false"},
+		{OpReduceScatter, "reduce-scatterv", "reducescatter/reduce-scatterv/binomial", "op=reducescatter family=reduce-scatterv shape=binomial commutative=false"},
+		{OpReduceScatter, "reduce-scatterv:knomial", "reducescatter/reduce-scatterv/knomial/k=4", "op=reducescatter family=reduce-scatterv shape=knomial k=4 commutative=false"},
+		{OpScan, "linear", "scan/linear/seg=none", "op=scan family=linear seg=none commutative=false"},
+		{OpScan, "recursive-doubling", "scan/recursive-doubling", "op=scan family=recursive-doubling commutative=false"},
+		{OpExscan, "exscan/linear/seg=16K", "exscan/linear/seg=16K", "op=exscan family=linear seg=16K commutative=false"},
 	}
 	for _, tt := range tests {
 		a, err := Parse(tt.op, tt.spec)
@@ -176,7 +184,11 @@ func TestRegistryQueries(t *testing.T) {
 		{"allreduce families", r.Values(AttrFamily, of(OpAllreduce)), []string{ReduceBcast, RecursiveDoubling, Ring, Rabenseifner}},
 		{"segment sizes", r.Values(AttrSegment, nil), []string{"none", "1K", "4K", "16K", "64K", "256K"}},
 		{"fan-outs", r.Values(AttrFanout, nil), []string{"4"}},
-		{"commutative only", names(r.With(AttrCommutative, "true")), []string{"allreduce/ring", "allreduce/rabenseifner"}},
+		{"commutative only", names(r.With(AttrCommutative, "true")), []string{"allreduce/ring", "allreduce/rabenseifner",
+			"reducescatterblock/recursive-halving", "reducescatterblock/ring", "reducescatter/recursive-halving", "reducescatter/ring"}},
+		{"scan families", r.Values(AttrFamily, of(OpScan)), []string{RecursiveDoubling, Linear}},
+		{"exscan algorithms", count(of(OpExscan)), 1 + len(Segments)},
+		{"reducescatter trees", r.Values(AttrShape, of(OpReduceScatter)), []string{"flat", "chain", "binary", "binomial", "knomial"}},
 		{"barrier trees", len(r.Where(func(e tune.Entry[Algorithm]) bool {
 			return e.Impl.Op == OpBarrier && e.Impl.Family == Tree
 		})), len(shapes)},

@@ -79,14 +79,20 @@ func (s *Schedule) next() int { return len(s.Rounds) }
 
 // Layout describes the data of one call.
 type Layout struct {
-	Size  int // ranks in the communicator
-	Rank  int // this rank
-	Root  int // rooted operations
-	Bytes int // bytes per rank (bcast, reduce: the whole vector; scatter, gather: one block)
+	Size int // ranks in the communicator
+	Rank int // this rank
+	Root int // rooted operations
+	// Bytes per rank: the whole vector for bcast and the reductions
+	// (reduce, allreduce, reduce-scatter, scan, exscan), one block for
+	// scatter, gather, allgather and alltoall.
+	Bytes int
 	Elem  int // element size: segments and blocks split on element boundaries
 	// Counts and Displs give, in elements, each rank's block of a v-variant
 	// (Scatterv, Gatherv, Allgatherv: one block per rank; Alltoallv: see
-	// SendCounts etc.).
+	// SendCounts etc.). ReduceScatter has Counts alone: rank r's block of
+	// the vector is the Counts[r] elements after those of the ranks below,
+	// and Bytes is their sum. ReduceScatterBlock has none: Size blocks of
+	// Bytes/Size.
 	Counts, Displs []int
 	// Alltoallv: what this rank sends to and receives from each rank.
 	SendCounts, SendDispls, RecvCounts, RecvDispls []int

@@ -113,10 +113,39 @@ type problem struct {
 	et         elemType
 	in, out    [][]byte // inputs, and outputs as they are before the call
 	want       [][]byte // nil where the output is not checked
+	// vec and counts are the layout's Bytes and Counts when they are not
+	// b and nil (the reduce-scatters).
+	vec    int
+	counts []int
 }
 
 func (p problem) String() string {
-	return fmt.Sprintf("n=%d root=%d bytes=%d %s", p.n, p.root, p.b, p.et.name)
+	s := fmt.Sprintf("n=%d root=%d bytes=%d %s", p.n, p.root, p.b, p.et.name)
+	if p.counts != nil {
+		s += fmt.Sprintf(" counts=%v", p.counts)
+	}
+	return s
+}
+
+// layout is rank r's layout of p.
+func (p problem) layout(r int) Layout {
+	l := Layout{Size: p.n, Rank: r, Root: p.root, Bytes: p.b, Elem: p.et.size, Counts: p.counts}
+	if p.vec > 0 || p.counts != nil {
+		l.Bytes = p.vec
+	}
+	return l
+}
+
+// unevenCounts draws n block lengths of about mean elements each, a
+// quarter of them empty.
+func unevenCounts(rng *rand.Rand, n, mean int) []int {
+	counts := make([]int, n)
+	for r := range counts {
+		if rng.IntN(4) > 0 {
+			counts[r] = rng.IntN(2*mean + 1)
+		}
+	}
+	return counts
 }
 
 // newProblem draws the inputs of one call and computes the expected
@@ -126,15 +155,17 @@ func newProblem(op Operation, n, root, b int, et elemType, seed uint64) problem 
 	p := problem{op: op, n: n, root: root, b: b, et: et,
 		in: make([][]byte, n), out: make([][]byte, n), want: make([][]byte, n)}
 	in, out, want := p.in, p.out, p.want
-	fold := func() []byte {
+	// foldTo is the reduction of ranks 0 … last's inputs.
+	foldTo := func(last int) []byte {
 		acc := append([]byte(nil), in[0]...)
-		for r := 1; r < n; r++ {
-			for i := 0; i+et.size <= b; i += et.size {
+		for r := 1; r <= last; r++ {
+			for i := 0; i+et.size <= len(acc); i += et.size {
 				et.combine(acc[i:i+et.size], in[r][i:i+et.size])
 			}
 		}
 		return acc
 	}
+	fold := func() []byte { return foldTo(n - 1) }
 	switch op {
 	case OpBcast:
 		data := randomData(rng, b, et)
@@ -169,6 +200,44 @@ func newProblem(op Operation, n, root, b int, et elemType, seed uint64) problem 
 				want[r] = all
 			}
 		}
+	case OpReduceScatterBlock, OpReduceScatter:
+		// b is a block's length: ReduceScatter's blocks are uneven
+		// around it.
+		off := make([]int, n+1)
+		if op == OpReduceScatter {
+			p.counts = unevenCounts(rng, n, b/et.size)
+		}
+		for r := 0; r < n; r++ {
+			off[r+1] = off[r] + b
+			if p.counts != nil {
+				off[r+1] = off[r] + p.counts[r]*et.size
+			}
+		}
+		p.vec = off[n]
+		for r := range in {
+			in[r] = randomData(rng, p.vec, et)
+		}
+		res := fold()
+		for r := range out {
+			out[r] = make([]byte, off[r+1]-off[r])
+			want[r] = res[off[r]:off[r+1]]
+		}
+	case OpScan, OpExscan:
+		for r := range in {
+			in[r] = randomData(rng, b, et)
+		}
+		for r := range out {
+			// Exscan leaves rank 0's output as it was.
+			out[r] = randomData(rng, b, et)
+			switch {
+			case op == OpScan:
+				want[r] = foldTo(r)
+			case r == 0:
+				want[r] = append([]byte(nil), out[r]...)
+			default:
+				want[r] = foldTo(r - 1)
+			}
+		}
 	case OpAlltoall:
 		for r := range in {
 			in[r] = randomData(rng, n*b, et)
@@ -189,8 +258,7 @@ func newProblem(op Operation, n, root, b int, et elemType, seed uint64) problem 
 func (p problem) check(alg Algorithm) error {
 	scheds := make([]Schedule, p.n)
 	for r := range scheds {
-		l := Layout{Size: p.n, Rank: r, Root: p.root, Bytes: p.b, Elem: p.et.size}
-		s, err := alg.Build(l, p.et.commute)
+		s, err := alg.Build(p.layout(r), p.et.commute)
 		if err != nil {
 			return err
 		}
@@ -292,14 +360,18 @@ func testAlgorithms(op Operation) []Algorithm {
 // TestScheduleMatrix checks every algorithm on communicators of 1 to 17
 // ranks, every root, empty to many-segment messages (and 1 MiB on a few
 // sizes), with element types and reductions of 1, 4 and 8 bytes including
-// a non-commutative one, against a sequential reference. Under the race
-// detector it runs a subset (see roots and raceDetector).
+// a non-commutative one, against a sequential reference. The
+// reduce-scatters take the sizes as one rank's block (a 1 MiB vector for
+// the largest), ReduceScatter's blocks drawn uneven around it, some
+// empty. Under the race detector it runs a subset (see roots and
+// raceDetector).
 func TestScheduleMatrix(t *testing.T) {
-	for _, op := range []Operation{OpBarrier, OpBcast, OpReduce, OpAllreduce, OpScatter, OpGather, OpAllgather, OpAlltoall} {
+	for _, op := range []Operation{OpBarrier, OpBcast, OpReduce, OpAllreduce, OpScatter, OpGather, OpAllgather, OpAlltoall,
+		OpReduceScatterBlock, OpReduceScatter, OpScan, OpExscan} {
 		t.Run(string(op), func(t *testing.T) {
 			t.Parallel()
 			algs := testAlgorithms(op)
-			reduction := op == OpReduce || op == OpAllreduce
+			reduction := op.Reduces()
 			cases, refused := 0, 0
 			for n := 1; n <= 17; n++ {
 				rootList := []int{0}
@@ -328,7 +400,11 @@ func TestScheduleMatrix(t *testing.T) {
 							if cnt == mib/et.size && root > 1 && root != n-1 {
 								continue // 1 MiB: roots 0, 1 and the last
 							}
-							p := newProblem(op, n, root, cnt*et.size, et, uint64(cases))
+							b := cnt * et.size
+							if cnt == mib/et.size && (op == OpReduceScatterBlock || op == OpReduceScatter) {
+								b = cnt / n * et.size
+							}
+							p := newProblem(op, n, root, b, et, uint64(cases))
 							for _, alg := range algs {
 								cases++
 								err := p.check(alg)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -115,17 +116,45 @@ type plan struct {
 	sched coll.Schedule
 	sig   Sig
 	key   planKey // what it was built for (Comm.lastPlan)
+	// counts and displs are copies of the layout's per-rank counts and
+	// displacements, which key holds by their hash alone.
+	counts, displs []int
 	// auto: the decision table chose key.alg for this call (Prepare
 	// reuses the last such plan without deciding again).
 	auto atomic.Bool
 }
 
-// planKey names a plan. Layouts with per-rank counts (the v-variants) are
-// not kept.
+// planKey names a plan. Layouts with per-peer counts on both sides
+// (Alltoallv) are not kept; those with per-rank counts and displacements
+// (the other v-variants, ReduceScatter) are, by a hash of them.
 type planKey struct {
 	alg               coll.Algorithm
 	root, bytes, elem int
 	commutative       bool
+	counts            uint64 // countsHash of the layout's Counts and Displs
+}
+
+// countsHash is the FNV-1a hash of counts and displs, 0 when both are
+// nil.
+func countsHash(counts, displs []int) uint64 {
+	if counts == nil && displs == nil {
+		return 0
+	}
+	h := uint64(fnvBasis)
+	for _, s := range [2][]int{counts, displs} {
+		for _, v := range s {
+			for i := 0; i < 8; i++ {
+				h = (h ^ uint64(byte(v>>(8*i)))) * fnvPrime
+			}
+		}
+		h = (h ^ 0xff) * fnvPrime // between the two lists
+	}
+	return h
+}
+
+// fits reports whether p was built for the counts and displacements of l.
+func (p *plan) fits(l coll.Layout) bool {
+	return slices.Equal(p.counts, l.Counts) && slices.Equal(p.displs, l.Displs)
 }
 
 // maxPlans bounds a communicator's plans; when full it starts again.
@@ -134,17 +163,18 @@ const maxPlans = 256
 // plan returns the schedule and signature of alg on layout l, from the
 // communicator's plans when l has no per-rank counts.
 func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commutative bool) (*plan, error) {
-	cacheable := l.Counts == nil && l.SendCounts == nil && l.RecvCounts == nil
+	cacheable := l.SendCounts == nil && l.RecvCounts == nil
 	key := planKey{alg: alg, root: l.Root, bytes: l.Bytes, elem: l.Elem, commutative: commutative}
 	if cacheable {
-		// Most calls repeat the last one: no lock, no hashing of the key.
-		if p := c.lastPlan.Load(); p != nil && p.key == key {
+		key.counts = countsHash(l.Counts, l.Displs)
+		// Most calls repeat the last one: no lock, no map lookup.
+		if p := c.lastPlan.Load(); p != nil && p.key == key && p.fits(l) {
 			return p, nil
 		}
 		c.plansMu.Lock()
 		p := c.plans[key]
 		c.plansMu.Unlock()
-		if p != nil {
+		if p != nil && p.fits(l) {
 			c.lastPlan.Store(p)
 			return p, nil
 		}
@@ -153,7 +183,7 @@ func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commut
 	if err != nil {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
-	p := &plan{sched: s, sig: signature(op, alg, l), key: key}
+	p := &plan{sched: s, sig: signature(op, alg, l), key: key, counts: slices.Clone(l.Counts), displs: slices.Clone(l.Displs)}
 	if cacheable {
 		c.lastPlan.Store(p)
 		c.plansMu.Lock()

@@ -158,7 +158,7 @@ func callHash(k tune.Key) uint64 {
 	return h
 }
 
-func reduces(op coll.Operation) bool { return op == coll.OpReduce || op == coll.OpAllreduce }
+func reduces(op coll.Operation) bool { return op.Reduces() }
 
 // selector returns c's selection state, made on first use. Blocking
 // collective calls on a communicator are made one at a time, so the

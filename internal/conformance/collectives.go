@@ -25,8 +25,9 @@ type CollectiveMatrix struct {
 // CheckCollectives makes every call of m on c, each rank checking its
 // result against a sequential reference: uint8 with bxor for every
 // operation, plus int32 sum, float64 max and a non-commutative operation
-// for the reductions, which the algorithms that reorder must refuse. It
-// returns the number of calls made.
+// for the reductions (reduce, allreduce, the reduce-scatters, scan and
+// exscan), which the algorithms that reorder must refuse and the others
+// must apply in rank order. It returns the number of calls made.
 func CheckCollectives(ctx context.Context, c *commtune.Comm, m CollectiveMatrix) (int, error) {
 	n, k := c.Size(), 0
 	for _, op := range m.Ops {
@@ -34,7 +35,7 @@ func CheckCollectives(ctx context.Context, c *commtune.Comm, m CollectiveMatrix)
 		if op == coll.OpBcast || op == coll.OpReduce || op == coll.OpScatter || op == coll.OpGather {
 			roots = m.Roots(n)
 		}
-		reduction := op == coll.OpReduce || op == coll.OpAllreduce
+		reduction := op.Reduces()
 		for _, a := range m.Algorithms(op) {
 			for _, root := range roots {
 				for _, count := range m.Counts {
@@ -64,6 +65,12 @@ func CheckCollectives(ctx context.Context, c *commtune.Comm, m CollectiveMatrix)
 	}
 	return k, nil
 }
+
+// CollectiveOps are the operations CheckCollectives checks: every one
+// whose sizes follow from a count (not the v-variants, which have tests
+// of their own).
+var CollectiveOps = []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather,
+	coll.OpAlltoall, coll.OpReduceScatterBlock, coll.OpReduceScatter, coll.OpScan, coll.OpExscan}
 
 // RootsSample is the first, second, middle and last rank.
 func RootsSample(n int) []int {
@@ -100,10 +107,22 @@ var (
 	}, affineOp, affineMap}
 )
 
+// reduceScatterCounts are the blocks CheckCollectives gives the ranks of
+// a ReduceScatter of a vector of about count elements on n ranks: uneven,
+// every third empty.
+func reduceScatterCounts(n, count int) []int {
+	counts := make([]int, n)
+	for r := range counts {
+		counts[r] = count * ((r + 1) % 3) / n
+	}
+	return counts
+}
+
 // checkCall runs one call of op with algorithm alg and compares every
 // rank's result with the sequential reference. count is the number of
 // elements per rank (the vector for bcast and reductions, one block
-// otherwise).
+// otherwise; ReduceScatterBlock has count/n per rank, ReduceScatter
+// reduceScatterCounts).
 func checkCall[T commtune.Number](ctx context.Context, c *commtune.Comm, ec elemCase[T], op coll.Operation, alg string, k, root, count int) error {
 	n, me := c.Size(), c.Rank()
 	// input returns elements from … from+length-1 of rank r's input. The
@@ -116,16 +135,19 @@ func checkCall[T commtune.Number](ctx context.Context, c *commtune.Comm, ec elem
 		}
 		return s
 	}
-	// reduced is the sequential reduction of every rank's input.
-	reduced := func() []T {
-		want := input(0, 0, count)
-		for r := 1; r < n; r++ {
+	// reducedTo is the sequential reduction of elements from …
+	// from+length-1 of the inputs of ranks 0 … last.
+	reducedTo := func(last, from, length int) []T {
+		want := input(0, from, length)
+		for r := 1; r <= last; r++ {
 			for i := range want {
-				want[i] = ec.combine(want[i], ec.gen(k, r, i))
+				want[i] = ec.combine(want[i], ec.gen(k, r, from+i))
 			}
 		}
 		return want
 	}
+	// reduced is the sequential reduction of every rank's input.
+	reduced := func() []T { return reducedTo(n-1, 0, count) }
 	// gathered is every rank's input, in rank order.
 	gathered := func() []T {
 		var want []T
@@ -161,6 +183,46 @@ func checkCall[T commtune.Number](ctx context.Context, c *commtune.Comm, ec elem
 		want = got // a non-root's receive buffer is not checked
 		if op == coll.OpAllreduce || me == root {
 			want = reduced()
+		}
+	case coll.OpReduceScatterBlock, coll.OpReduceScatter:
+		counts := reduceScatterCounts(n, count)
+		if op == coll.OpReduceScatterBlock {
+			counts = slices.Repeat([]int{count / n}, n)
+		}
+		total, at := 0, 0
+		for r, cnt := range counts {
+			if r == me {
+				at = total
+			}
+			total += cnt
+		}
+		got = make([]T, counts[me])
+		var err error
+		if op == coll.OpReduceScatterBlock {
+			err = commtune.ReduceScatterBlock(ctx, c, input(me, 0, total), got, ec.op, opt)
+		} else {
+			err = commtune.ReduceScatter(ctx, c, input(me, 0, total), got, counts, ec.op, opt)
+		}
+		if err != nil {
+			return err
+		}
+		want = reducedTo(n-1, at, counts[me])
+	case coll.OpScan, coll.OpExscan:
+		// Exscan leaves rank 0's buffer as it was.
+		got = input(n+me, 0, count)
+		want = slices.Clone(got)
+		var err error
+		if op == coll.OpScan {
+			err = commtune.Scan(ctx, c, input(me, 0, count), got, ec.op, opt)
+			want = reducedTo(me, 0, count)
+		} else {
+			err = commtune.Exscan(ctx, c, input(me, 0, count), got, ec.op, opt)
+			if me > 0 {
+				want = reducedTo(me-1, 0, count)
+			}
+		}
+		if err != nil {
+			return err
 		}
 	case coll.OpScatter:
 		var send []T

@@ -236,7 +236,8 @@ func (i Impl) Startup(ctx context.Context, bin string, n int, env []string, star
 }
 
 // Ops are the collective operations the reference benchmark implements.
-var Ops = []string{"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter"}
+var Ops = []string{"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
+	"reducescatterblock", "reducescatter", "scan", "exscan"}
 
 // CacheDir is where Build keeps the compiled reference benchmark.
 func CacheDir() (string, error) {

@@ -21,7 +21,7 @@ import (
 // buffers and the schedules' rounds.
 func TestCollectivesInproc(t *testing.T) {
 	m := conformance.CollectiveMatrix{
-		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather, coll.OpAlltoall},
+		Ops: conformance.CollectiveOps,
 		Algorithms: func(op coll.Operation) []coll.Algorithm {
 			var out []coll.Algorithm
 			for _, a := range coll.Algorithms(op) {
@@ -62,7 +62,7 @@ func processMatrix(which string) conformance.CollectiveMatrix {
 		segs, counts = []int{0, 64 << 10}, []int{1 << 20}
 	}
 	return conformance.CollectiveMatrix{
-		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpScatter, coll.OpGather, coll.OpAllgather, coll.OpAlltoall},
+		Ops: conformance.CollectiveOps,
 		Algorithms: func(op coll.Operation) []coll.Algorithm {
 			var out []coll.Algorithm
 			for _, a := range coll.Algorithms(op) {

@@ -18,8 +18,12 @@
  *     an MPI_Barrier and the call, timed from leaving the barrier. Each
  *     call's time is then the slowest rank's (MPI_MAX to rank 0 after
  *     the calls); one line per size summarizing those times. Reductions
- *     sum doubles (sizes rounded down to whole doubles, at least one);
- *     the other operations move bytes; barrier is size 0.
+ *     (reduce, allreduce, reducescatterblock, reducescatter, scan,
+ *     exscan) sum doubles, the size being the whole vector, rounded down
+ *     to whole doubles, at least one (reducescatterblock: to as many for
+ *     every rank, at least one; reducescatter's blocks are as even as
+ *     they go, the first ones one longer); the other operations move
+ *     bytes; barrier is size 0.
  *   mpibench summary VALUES
  *     the summary of VALUES (nanoseconds, comma-separated) in coll's
  *     fields: a check that the statistics are internal/bench's.
@@ -200,6 +204,11 @@ static void pingpong(long *sizes, int ns, int iters, int me) {
 	free(b);
 }
 
+/* rsCounts are MPI_Reduce_scatter's blocks, in doubles, for the size
+ * being measured: as even as they go, the first ones one longer
+ * (bench.EvenCounts). */
+static int *rsCounts;
+
 static int call(const char *op, long size, int n, void *send, void *recv) {
 	int cnt = (int)size;
 	if (!strcmp(op, "barrier"))
@@ -218,19 +227,33 @@ static int call(const char *op, long size, int n, void *send, void *recv) {
 		return MPI_Gather(send, cnt, MPI_BYTE, recv, cnt, MPI_BYTE, 0, MPI_COMM_WORLD);
 	if (!strcmp(op, "scatter"))
 		return MPI_Scatter(send, cnt, MPI_BYTE, recv, cnt, MPI_BYTE, 0, MPI_COMM_WORLD);
+	if (!strcmp(op, "reducescatterblock"))
+		return MPI_Reduce_scatter_block(send, recv, cnt / 8 / n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	if (!strcmp(op, "reducescatter"))
+		return MPI_Reduce_scatter(send, recv, rsCounts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	if (!strcmp(op, "scan"))
+		return MPI_Scan(send, recv, cnt / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+	if (!strcmp(op, "exscan"))
+		return MPI_Exscan(send, recv, cnt / 8, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
 	fprintf(stderr, "mpibench: no reference for operation %s\n", op);
 	MPI_Abort(MPI_COMM_WORLD, 2);
 	return 1;
 }
 
 static void collective(const char *op, long *sizes, int ns, int iters, int me, int n, int backToBack) {
-	int reduction = !strcmp(op, "reduce") || !strcmp(op, "allreduce");
+	int reduction = !strcmp(op, "reduce") || !strcmp(op, "allreduce") || !strcmp(op, "reducescatter") ||
+	                !strcmp(op, "reducescatterblock") || !strcmp(op, "scan") || !strcmp(op, "exscan");
+	rsCounts = malloc(sizeof(int) * n);
 	for (int s = 0; s < ns; s++) {
 		long size = sizes[s];
 		if (reduction)
 			size = size / 8 * 8 < 8 ? 8 : size / 8 * 8;
+		if (!strcmp(op, "reducescatterblock")) /* whole doubles for every rank */
+			size = (size / 8 / n < 1 ? 1 : size / 8 / n) * 8 * n;
 		if (!strcmp(op, "barrier"))
 			size = 0;
+		for (int r = 0; r < n; r++)
+			rsCounts[r] = (int)(size / 8 / n + (r < size / 8 % n));
 		/* room for every layout: n blocks on both sides */
 		size_t room = (size_t)(size ? size : 1) * n;
 		char *send = malloc(room), *recv = malloc(room);
@@ -273,6 +296,7 @@ static void collective(const char *op, long *sizes, int ns, int iters, int me, i
 		free(send);
 		free(recv);
 	}
+	free(rsCounts);
 }
 
 /* denseTraffic is bench.denseTraffic: 10 Alltoalls of the bytes per
