@@ -57,8 +57,17 @@ var kernels = func() (t [OpBXor + 1][reflect.UnsafePointer + 1]Reducer) {
 }()
 
 // makeKernel returns op's Reducer for kind k, or nil if op is not defined
-// on it.
+// on it: vecop's kernel where there is one, else the generic loop.
 func makeKernel(op OpCode, k reflect.Kind) Reducer {
+	if r := vecopKernel(op, k); r != nil {
+		return r
+	}
+	return genericKernel(op, k)
+}
+
+// genericKernel returns op's Reducer for kind k as a loop over one
+// element at a time, or nil if op is not defined on it.
+func genericKernel(op OpCode, k reflect.Kind) Reducer {
 	var r Reducer
 	switch k {
 	case reflect.Int8:

@@ -1,0 +1,5 @@
+//go:build !race
+
+package vecop
+
+const raceEnabled = false
