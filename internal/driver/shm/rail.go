@@ -238,7 +238,14 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 		if !block {
 			return false, nil
 		}
-		rl.waitRoom()
+		need := rl.t.cfg.ChunkSize + recHeader + putFields + payloadAln // a chunk
+		if st.kind == driver.Packet {
+			need = recHeader
+			for _, b := range st.iov {
+				need += len(b)
+			}
+		}
+		rl.waitRoom(need)
 	}
 }
 
@@ -249,9 +256,12 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 // here) — two ranks sending each other a message larger than a ring, or a
 // cycle of them, would otherwise wait for each other forever. The peer's
 // own waitRoom drains this ring in turn, which wakes the futex.
-func (rl *rail) waitRoom() {
+//
+// need is the record that found no room: waiting stops once it fits
+// (ring.fits).
+func (rl *rail) waitRoom(need int) {
 	for i := 0; i < 64; i++ {
-		if rl.out.free() >= 2*rl.t.cfg.ChunkSize+2*recHeader {
+		if rl.out.fits(need) {
 			return
 		}
 		if !rl.t.drainAll() {
@@ -259,7 +269,7 @@ func (rl *rail) waitRoom() {
 		}
 	}
 	rl.t.drainAll()
-	rl.out.waitSpace(rl.t.cfg.ChunkSize+recHeader+payloadAln, 10*time.Millisecond)
+	rl.out.waitSpace(need, 10*time.Millisecond)
 }
 
 // SendNow writes head and body as one Packet record if there is room now

@@ -259,15 +259,18 @@ func (r *ring) commit(n int) {
 	r.tail.Store(r.ptail)
 }
 
-// free returns the largest record the producer could reserve now
-// without the ring growing. With all its memory, that is what the
-// consumer has freed, less what a wrap may skip (waitSpace asks twice the
-// record); with part of it, where the record would go is exact: before
-// the part's end, or at the start after a wrap.
+// free returns the most bytes a record could take now. With all its
+// memory, or with more to be had (its owner's budget not spent), that is
+// what the consumer has freed of the whole ring (less what a wrap may
+// skip: callers ask twice the record); a ring that may grow takes a
+// record that does not fit its part by growing. With part of its memory
+// and none more to be had, where the record would go is exact: before
+// the part's end, or at the start after a wrap (the ring grows only for
+// a record that could never go in).
 func (r *ring) free() int {
 	r.cachedHead = r.head.Load()
 	inflight := r.ptail - r.cachedHead
-	if r.ready == r.size {
+	if r.ready == r.size || r.mayGrow() {
 		return int(r.size - inflight)
 	}
 	pos, lim := r.ptail&r.mask, r.ready-recHeader
@@ -281,17 +284,29 @@ func (r *ring) free() int {
 	return int(max(atTail, atStart))
 }
 
+// mayGrow reports whether the ring has part of its memory and its
+// owner's budget has more.
+func (r *ring) mayGrow() bool {
+	return r.ready < r.size && (r.granted == nil || r.granted.Load()+populateStep <= r.budget)
+}
+
+// fits reports whether a record of n bytes can be reserved now, as free
+// counts: twice the record where a wrap may waste the rest of the ring.
+func (r *ring) fits(n int) bool {
+	need := align(n, recAlign)
+	if r.ready == r.size || r.mayGrow() {
+		need *= 2
+	}
+	return r.free() >= need
+}
+
 // waitSpace blocks until a record of n bytes fits (wrap included), or
 // until d passes: the consumer wakes it when it frees space while the
 // producer sleeps.
 func (r *ring) waitSpace(n int, d time.Duration) {
-	need := uint64(align(n, recAlign))
-	if r.ready == r.size {
-		need *= 2 // room for a wrap too
-	}
 	v := r.space.Load()
 	r.waiting.Store(1)
-	if uint64(r.free()) < need {
+	if !r.fits(n) {
 		futexSleep(r.space, v, d)
 	}
 	r.waiting.Store(0)

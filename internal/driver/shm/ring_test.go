@@ -361,3 +361,37 @@ func ringLiveOverBudget(t *testing.T, stream bool) {
 		t.Errorf("the ring grew whole past its budget")
 	}
 }
+
+// TestRingFits checks what a producer waiting for room waits for: a ring
+// that may still grow takes a record larger than its part by growing, so
+// the wait must not outlast a drained ring (a sleep until its timeout,
+// 10 ms, once in a few thousand small Bcasts); one that may not takes
+// only what its part holds.
+func TestRingFits(t *testing.T) {
+	cases := []struct {
+		name   string
+		budget uint64
+		record int
+		want   bool
+	}{
+		{"may grow: a record past the part", DefaultBudget, 8 << 10, true},
+		{"may grow: a record of the part", DefaultBudget, 1 << 10, true},
+		{"budget spent: a record past the part", populateStep, 8 << 10, false},
+		{"budget spent: a record of the part", populateStep, 1 << 10, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			seg := testSegment(t, []int{1}, 256<<10)
+			hdr, data := seg.ringBlock(0)
+			r := newRing(hdr, data)
+			_, granted := seg.budget()
+			r.useBudget(tc.budget, granted)
+			if !r.startSmall() {
+				t.Fatal(r.fault)
+			}
+			if got := r.fits(tc.record); got != tc.want {
+				t.Errorf("fits(%d) = %v in a drained ring of %d bytes with memory (may grow: %v), want %v", tc.record, got, r.ready, r.mayGrow(), tc.want)
+			}
+		})
+	}
+}
