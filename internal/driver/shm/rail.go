@@ -240,10 +240,7 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 		}
 		need := rl.t.cfg.ChunkSize + recHeader + putFields + payloadAln // a chunk
 		if st.kind == driver.Packet {
-			need = recHeader
-			for _, b := range st.iov {
-				need += len(b)
-			}
+			need = packetRecord(st.iov)
 		}
 		rl.waitRoom(need)
 	}
@@ -304,12 +301,18 @@ func (rl *rail) SendNow(head, body []byte) bool {
 	return true
 }
 
-// writePacket copies a whole packet into one record.
-func (rl *rail) writePacket(iov [][]byte) bool {
+// packetRecord returns the length of the Packet record carrying iov.
+func packetRecord(iov [][]byte) int {
 	n := recHeader
 	for _, b := range iov {
 		n += len(b)
 	}
+	return n
+}
+
+// writePacket copies a whole packet into one record.
+func (rl *rail) writePacket(iov [][]byte) bool {
+	n := packetRecord(iov)
 	return rl.writeRecord(func(w []byte) int {
 		le.PutUint32(w, uint32(n))
 		w[4], w[5] = kindPacket, 0

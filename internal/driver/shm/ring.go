@@ -259,19 +259,19 @@ func (r *ring) commit(n int) {
 	r.tail.Store(r.ptail)
 }
 
-// free returns the most bytes a record could take now. With all its
-// memory, or with more to be had (its owner's budget not spent), that is
-// what the consumer has freed of the whole ring (less what a wrap may
-// skip: callers ask twice the record); a ring that may grow takes a
-// record that does not fit its part by growing. With part of its memory
-// and none more to be had, where the record would go is exact: before
-// the part's end, or at the start after a wrap (the ring grows only for
-// a record that could never go in).
-func (r *ring) free() int {
+// free returns the most bytes a record could take now, and whether that
+// is exact. With all its memory, or with more to be had (its owner's
+// budget not spent), it is what the consumer has freed of the whole ring,
+// not exact: a wrap may waste the rest of the ring, and a ring that may
+// grow takes a record that does not fit its part by growing. With part
+// of its memory and none more to be had, where the record would go is
+// exact: before the part's end, or at the start after a wrap (the ring
+// grows only for a record that could never go in).
+func (r *ring) free() (n int, exact bool) {
 	r.cachedHead = r.head.Load()
 	inflight := r.ptail - r.cachedHead
 	if r.ready == r.size || r.mayGrow() {
-		return int(r.size - inflight)
+		return int(r.size - inflight), false
 	}
 	pos, lim := r.ptail&r.mask, r.ready-recHeader
 	var atTail, atStart uint64
@@ -281,7 +281,7 @@ func (r *ring) free() int {
 	if pos > inflight {
 		atStart = min(pos-inflight, lim)
 	}
-	return int(max(atTail, atStart))
+	return int(max(atTail, atStart)), true
 }
 
 // mayGrow reports whether the ring has part of its memory and its
@@ -290,14 +290,15 @@ func (r *ring) mayGrow() bool {
 	return r.ready < r.size && (r.granted == nil || r.granted.Load()+populateStep <= r.budget)
 }
 
-// fits reports whether a record of n bytes can be reserved now, as free
-// counts: twice the record where a wrap may waste the rest of the ring.
+// fits reports whether a record of n bytes can be reserved now: twice
+// the record where free is not exact.
 func (r *ring) fits(n int) bool {
+	free, exact := r.free()
 	need := align(n, recAlign)
-	if r.ready == r.size || r.mayGrow() {
+	if !exact {
 		need *= 2
 	}
-	return r.free() >= need
+	return free >= need
 }
 
 // waitSpace blocks until a record of n bytes fits (wrap included), or

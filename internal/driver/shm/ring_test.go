@@ -277,20 +277,11 @@ func TestRingFree(t *testing.T) {
 			lim := int(part) - recHeader
 			for step := 0; step < 20000; step++ {
 				if rng.IntN(3) == 0 { // the consumer takes a few records
-					for k := rng.IntN(4); k > 0; k-- {
-						rec, err := cons.peek()
-						if err != nil {
-							t.Fatal(err)
-						}
-						if rec == nil {
-							break
-						}
-						cons.release(rec)
-					}
+					consume(t, cons, rng.IntN(4))
 					continue
 				}
 				n := recHeader + rng.IntN(lim/2)
-				free := prod.free()
+				free, _ := prod.free()
 				w := prod.reserve(n)
 				if fits := free >= align(n, recAlign); fits != (w != nil) {
 					t.Fatalf("step %d: free %d for a record of %d bytes, reserve gave %v", step, free, n, w != nil)
@@ -299,9 +290,7 @@ func TestRingFree(t *testing.T) {
 					t.Fatalf("step %d: the ring grew to %d", step, prod.ready)
 				}
 				if w != nil {
-					le.PutUint32(w, uint32(n))
-					w[4] = kindPacket
-					prod.commit(n)
+					publishPacket(prod, w, n)
 				}
 			}
 		})
@@ -339,23 +328,12 @@ func ringLiveOverBudget(t *testing.T, stream bool) {
 		}
 		w := reserve(n)
 		if w == nil {
-			for { // drain, as the consumer would
-				rec, err := cons.peek()
-				if err != nil {
-					t.Fatal(err)
-				}
-				if rec == nil {
-					break
-				}
-				cons.release(rec)
-			}
+			consume(t, cons, -1) // drain, as the consumer would
 			if w = reserve(n); w == nil {
 				t.Fatalf("record %d of %d bytes: no room in a drained ring (tail at %d of %d bytes with memory)", i, n, prod.ptail&prod.mask, prod.ready)
 			}
 		}
-		le.PutUint32(w, uint32(n))
-		w[4] = kindPacket
-		prod.commit(n)
+		publishPacket(prod, w, n)
 	}
 	if prod.ready == prod.size {
 		t.Errorf("the ring grew whole past its budget")
@@ -394,4 +372,27 @@ func TestRingFits(t *testing.T) {
 			}
 		})
 	}
+}
+
+// consume takes up to n records (n < 0: all there are) from the ring.
+func consume(t *testing.T, cons *ring, n int) {
+	t.Helper()
+	for ; n != 0; n-- {
+		rec, err := cons.peek()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec == nil {
+			return
+		}
+		cons.release(rec)
+	}
+}
+
+// publishPacket writes a Packet record of n bytes into w, which reserve
+// returned, and publishes it.
+func publishPacket(prod *ring, w []byte, n int) {
+	le.PutUint32(w, uint32(n))
+	w[4] = kindPacket
+	prod.commit(n)
 }
