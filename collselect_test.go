@@ -17,6 +17,13 @@ func withLottery(c *Config) { c.CollSelect = CollSelectLottery }
 // options apply after the environment.
 func withTable(c *Config) { c.CollSelect = CollSelectTable }
 
+// withMessages has Bcast and Barrier pass messages on goroutine ranks too
+// (forced, as the table would choose between processes).
+func withMessages(c *Config) {
+	withTable(c)
+	c.Collectives = map[string]string{"bcast": "binomial", "barrier": "dissemination"}
+}
+
 // TestLotteryCollectives runs every selectable operation many times with
 // the lottery choosing, and checks each call's result: whatever it draws,
 // every rank runs the same algorithm and gets the right answer.
@@ -160,7 +167,10 @@ func TestLotteryMismatch(t *testing.T) {
 	start := time.Now()
 	err := Local(3, func(c *Comm) error {
 		if c.Rank() == 1 {
-			c.in.Endpoint().Lottery = nil // as if this rank ran with COMMTUNE_COLL_SELECT=table
+			// As if this rank ran with COMMTUNE_COLL_SELECT=table in a
+			// process of its own (goroutine ranks share their settings).
+			c.in.Endpoint().Lottery = nil
+			c.in.Endpoint().Shared = nil
 		}
 		v := []float64{1}
 		for range 50 {
@@ -258,7 +268,7 @@ func TestCollSelectConfig(t *testing.T) {
 func TestWithChoice(t *testing.T) {
 	ctx := context.Background()
 	const n, elems = 4, 16
-	table := coll.Decide(coll.OpAllreduce, n, 8*elems, true).Name()
+	table := "allreduce/direct" // the table's choice for goroutine ranks
 	tests := []struct {
 		name   string
 		opts   []Option

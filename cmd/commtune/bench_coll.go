@@ -88,6 +88,9 @@ func collMain(args []string) int {
 		for _, a := range coll.Algorithms(op) {
 			algos = append(algos, a.Name())
 		}
+		if a, ok := coll.DirectAlgorithm(op); ok && *transport == "inproc" {
+			algos = append(algos, a.Name()) // goroutine ranks read each other's buffers
+		}
 	default:
 		for _, name := range strings.Split(*algo, ",") {
 			a, err := coll.Parse(op, name)

@@ -104,9 +104,12 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			return nil, err
 		}
 		opts := make([][]commtune.CollOption, len(cfg.Algorithms))
+		var chosen commtune.CollChoice // what the table ran (goroutine ranks: direct)
 		for i, a := range cfg.Algorithms {
 			if a != Auto {
 				opts[i] = []commtune.CollOption{commtune.WithAlgorithm(a)}
+			} else {
+				opts[i] = []commtune.CollOption{commtune.WithChoice(&chosen)}
 			}
 		}
 		run := func(i int) error {
@@ -131,7 +134,13 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 				return nil, err
 			}
 			if c.Rank() == 0 {
-				decided := coll.Decide(cfg.Op, n, size, true).Name()
+				decided := chosen.Algorithm
+				if d, ok := coll.DirectAlgorithm(cfg.Op); decided == "" && ok && slices.Contains(cfg.Algorithms, d.Name()) {
+					decided = d.Name() // listed for goroutine ranks only, whose table chooses it
+				}
+				if decided == "" {
+					decided = coll.Decide(cfg.Op, n, size, true).Name()
+				}
 				r := collResult(a, size, SummaryOf(slowest))
 				r.Auto = a == decided
 				if a == Auto {

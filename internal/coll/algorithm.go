@@ -70,7 +70,16 @@ type Algorithm struct {
 	Shape   Shape
 	Fanout  int // k of a k-nomial tree; 0 otherwise
 	Segment int // pipeline segment in bytes; 0 sends whole messages
+	// Pull has each message read in place by its receiver where the
+	// ranks can read each other's memory (shared memory with CMA): one
+	// copy per byte instead of two through a ring (seed 004 §4.2); a
+	// message to a peer that cannot is sent as usual.
+	Pull bool
 }
+
+// PartPull is the part of a name that says an algorithm's messages are
+// pulled (Algorithm.Pull).
+const PartPull = "pull"
 
 // DefaultFanout is the k of a k-nomial tree when none is given.
 const DefaultFanout = 4
@@ -108,6 +117,9 @@ func (a Algorithm) Name() string {
 	if f != nil && f.segmented {
 		parts = append(parts, "seg="+segmentText(a.Segment))
 	}
+	if a.Pull {
+		parts = append(parts, PartPull)
+	}
 	return strings.Join(parts, "/")
 }
 
@@ -123,11 +135,18 @@ func segmentText(seg int) string {
 func (a Algorithm) String() string { return a.Name() }
 
 // Algorithms lists op's algorithms as a benchmark of "all" runs them:
-// every family, every tree shape (k-nomial with DefaultFanout), and for
-// pipelined families every size of Segments.
+// every family that passes messages, every tree shape (k-nomial with
+// DefaultFanout), for pipelined families every size of Segments, and for
+// the families that gain most from single copy their whole-message
+// pulled form (any algorithm can be forced to pull).
+// Direct algorithms, which only ranks sharing memory can run, are not
+// among them (DirectAlgorithm).
 func Algorithms(op Operation) []Algorithm {
 	var out []Algorithm
 	for _, f := range opFamilies[op] {
+		if f.direct {
+			continue
+		}
 		base := Algorithm{Op: op, Family: f.name}
 		trees := f.shapes
 		if len(trees) == 0 {
@@ -141,10 +160,14 @@ func Algorithms(op Operation) []Algorithm {
 			}
 			if !f.segmented {
 				out = append(out, a)
-				continue
+			} else {
+				for _, seg := range Segments {
+					a.Segment = seg
+					out = append(out, a)
+				}
 			}
-			for _, seg := range Segments {
-				a.Segment = seg
+			if f.pulled {
+				a.Segment, a.Pull = 0, true
 				out = append(out, a)
 			}
 		}
@@ -207,6 +230,8 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 				return bad("k=%s: want a whole number from 2 to 64", val)
 			}
 			a.Fanout, fanoutSet = k, true
+		case part == PartPull:
+			a.Pull = true
 		case key == "seg" && hasVal:
 			if !f.segmented {
 				return bad("%s does not take a segment size", a.Family)
@@ -223,6 +248,9 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 		default:
 			return bad("unknown part %q", part)
 		}
+	}
+	if a.Pull && f.direct {
+		return bad("%s reads in place already: it takes no %s", a.Family, PartPull)
 	}
 	switch {
 	case a.Shape == Knomial && !fanoutSet:
@@ -244,5 +272,7 @@ func (a Algorithm) Build(l Layout, commutative bool) (Schedule, error) {
 	if !commutative && f.commutative {
 		return Schedule{}, fmt.Errorf("%s: %w", a.Name(), ErrNotCommutative)
 	}
-	return f.build(l, a, commutative), nil
+	s := f.build(l, a, commutative)
+	s.Pull = a.Pull
+	return s, nil
 }

@@ -11,6 +11,9 @@ import (
 type Msg struct {
 	Peer int
 	Buf  []byte
+	// Pull asks that the receiver read Buf in place, where it can
+	// (Schedule.Pull); receives ignore it.
+	Pull bool
 }
 
 // Exchanger carries out one round's messages over point-to-point: it
@@ -50,9 +53,9 @@ func (r *Runner) Run(ctx context.Context, x Exchanger, s *Schedule, in, out []by
 					return err
 				}
 				if st.Kind == Send {
-					sends = append(sends, Msg{st.Peer, b})
+					sends = append(sends, Msg{st.Peer, b, s.Pull})
 				} else {
-					recvs = append(recvs, Msg{st.Peer, b})
+					recvs = append(recvs, Msg{Peer: st.Peer, Buf: b})
 				}
 			}
 		}

@@ -1,5 +1,7 @@
 package coll
 
+import "slices"
+
 // family is one family of algorithms of one operation, with every
 // attribute the rest of the package derives from it: what Algorithms
 // enumerates, what Parse accepts, how Name spells it, which reductions
@@ -20,6 +22,11 @@ type family struct {
 	// commutative families reorder contributions, so they need a
 	// commutative reduction.
 	commutative bool
+	// pulled families list their pulled form too (Algorithm.Pull).
+	pulled bool
+	// direct families read the other ranks' buffers in place (Direct):
+	// they have no schedule, and Algorithms leaves them out.
+	direct bool
 	// build returns rank l.Rank's schedule of a, a member of the family,
 	// for a reduction that is commutative or not.
 	build func(l Layout, a Algorithm, commutative bool) Schedule
@@ -75,6 +82,7 @@ var familyTable = concat(
 	reduceScatterFamilies(OpReduceScatter),
 	scanFamilies(OpScan, false),
 	scanFamilies(OpExscan, true),
+	directFamilies(),
 )
 
 // reduceScatterFamilies returns the families of op, ReduceScatterBlock or
@@ -136,7 +144,30 @@ type familyKey struct {
 
 // familyIndex finds a family by operation and name; opFamilies lists each
 // operation's families in table order.
-var familyIndex, opFamilies = indexFamilies(familyTable)
+var familyIndex, opFamilies = indexFamilies(markPulled(familyTable, pulledFamilies))
+
+// pulledFamilies are the families Algorithms lists pulled too: those
+// whose ranks receive from several peers, or large blocks, where a copy
+// saved per byte counts (seed 004 §4.2).
+var pulledFamilies = []familyKey{
+	{OpBcast, string(Binomial)}, {OpBcast, string(Knomial)},
+	{OpReduce, string(Binomial)}, {OpReduce, string(Knomial)},
+	{OpAllreduce, RecursiveDoubling}, {OpAllreduce, Ring}, {OpAllreduce, Rabenseifner},
+	{OpScatter, string(Flat)}, {OpScatter, string(Binomial)},
+	{OpGather, string(Flat)}, {OpGather, string(Binomial)},
+	{OpAllgather, Ring}, {OpAllgather, RecursiveDoubling}, {OpAllgather, Bruck},
+	{OpAlltoall, Pairwise},
+}
+
+// markPulled sets pulled on the families of table that keys name.
+func markPulled(table []family, keys []familyKey) []family {
+	for i := range table {
+		if slices.Contains(keys, familyKey{table[i].op, table[i].name}) {
+			table[i].pulled = true
+		}
+	}
+	return table
+}
 
 func indexFamilies(table []family) (map[familyKey]*family, map[Operation][]*family) {
 	index := map[familyKey]*family{}

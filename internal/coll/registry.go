@@ -15,10 +15,11 @@ const (
 	AttrFanout      = "k"           // the k of a k-nomial tree
 	AttrSegment     = "seg"         // the pipeline segment, "none" or e.g. "16K" (seed 001 §3.2), for segmented families
 	AttrCommutative = "commutative" // "true" if it needs a commutative reduction, else "false"
+	AttrPull        = "pull"        // "true" if receivers read messages in place (Algorithm.Pull)
 )
 
 // Registry returns every algorithm of every operation, as Algorithms lists
-// them and in that order, each under its Name with its attributes (the
+// them and in that order followed by the operation's direct one, each under its Name with its attributes (the
 // Attr* keys; a key that does not apply is absent): what a selector
 // reasons on. The registry is built once and shared; callers must not Add
 // to it.
@@ -27,7 +28,11 @@ func Registry() *tune.Registry[Algorithm] { return registry() }
 var registry = sync.OnceValue(func() *tune.Registry[Algorithm] {
 	r := new(tune.Registry[Algorithm])
 	for _, op := range Operations {
-		for _, a := range Algorithms(op) {
+		algs := Algorithms(op)
+		if a, ok := DirectAlgorithm(op); ok {
+			algs = append(algs, a)
+		}
+		for _, a := range algs {
 			if err := r.Add(a.Entry()); err != nil {
 				panic(err) // a bug in familyTable: two algorithms of one name
 			}
@@ -52,5 +57,8 @@ func (a Algorithm) Entry() tune.Entry[Algorithm] {
 		attrs = append(attrs, tune.Attr{Key: AttrSegment, Value: segmentText(a.Segment)})
 	}
 	attrs = append(attrs, tune.Attr{Key: AttrCommutative, Value: strconv.FormatBool(f != nil && f.commutative)})
+	if a.Pull {
+		attrs = append(attrs, tune.Attr{Key: AttrPull, Value: "true"})
+	}
 	return tune.Entry[Algorithm]{Name: a.Name(), Attrs: attrs, Impl: a}
 }

@@ -15,12 +15,16 @@ var rewriteAlgorithms = flag.Bool("rewrite-algorithms", false, "rewrite testdata
 
 // TestRegistryRoundTrip: every entry's name parses back to its algorithm,
 // names it, and finds it; its attributes describe it; and the registry
-// holds what Algorithms lists, in that order.
+// holds what Algorithms lists, each operation's direct algorithm after
+// its others, in that order.
 func TestRegistryRoundTrip(t *testing.T) {
 	r := Registry()
 	var want []Algorithm
 	for _, op := range Operations {
 		want = append(want, Algorithms(op)...)
+		if a, ok := DirectAlgorithm(op); ok {
+			want = append(want, a)
+		}
 	}
 	entries := r.Entries()
 	if len(entries) != len(want) || r.Len() != len(want) {
@@ -68,6 +72,10 @@ func checkAttrs(t *testing.T, e tune.Entry[Algorithm]) {
 		AttrFanout:      "<absent>",
 		AttrSegment:     "<absent>",
 		AttrCommutative: "false",
+		AttrPull:        "<absent>",
+	}
+	if a.Pull {
+		want[AttrPull] = "true"
 	}
 	if a.Shape != "" {
 		want[AttrShape] = string(a.Shape)
@@ -86,9 +94,19 @@ func checkAttrs(t *testing.T, e tune.Entry[Algorithm]) {
 			t.Errorf("%s: %s=%s, want %s", e.Name, key, got, v)
 		}
 	}
-	if len(e.Attrs) > len(want) {
+	if present := len(want) - countAbsent(want); len(e.Attrs) > present {
 		t.Errorf("%s: unknown attributes in %v", e.Name, e.Attrs)
 	}
+}
+
+func countAbsent(m map[string]string) int {
+	n := 0
+	for _, v := range m {
+		if v == "<absent>" {
+			n++
+		}
+	}
+	return n
 }
 
 // TestRegistryNames: stable names, as users force them and saved states
@@ -179,12 +197,16 @@ func TestRegistryQueries(t *testing.T) {
 		got   any
 		want  any
 	}{
-		{"bcast algorithms", count(of(OpBcast)), len(shapes) * len(Segments)},
+		{"bcast algorithms", count(of(OpBcast)), len(shapes)*len(Segments) + 2 + 1}, // two pulled, and direct
+		{"pulled", names(r.With(AttrPull, "true"))[:4], []string{"bcast/binomial/seg=none/pull", "bcast/knomial/k=4/seg=none/pull",
+			"reduce/binomial/seg=none/pull", "reduce/knomial/k=4/seg=none/pull"}},
 		{"bcast shapes", r.Values(AttrShape, of(OpBcast)), []string{"flat", "chain", "binary", "binomial", "knomial"}},
-		{"allreduce families", r.Values(AttrFamily, of(OpAllreduce)), []string{ReduceBcast, RecursiveDoubling, Ring, Rabenseifner}},
+		{"allreduce families", r.Values(AttrFamily, of(OpAllreduce)), []string{ReduceBcast, RecursiveDoubling, Ring, Rabenseifner, Direct}},
+		{"direct", names(r.With(AttrFamily, Direct)), []string{"barrier/direct", "bcast/direct", "reduce/direct", "allreduce/direct",
+			"scatter/direct", "gather/direct", "allgather/direct", "alltoall/direct"}},
 		{"segment sizes", r.Values(AttrSegment, nil), []string{"none", "1K", "4K", "16K", "64K", "256K"}},
 		{"fan-outs", r.Values(AttrFanout, nil), []string{"4"}},
-		{"commutative only", names(r.With(AttrCommutative, "true")), []string{"allreduce/ring", "allreduce/rabenseifner",
+		{"commutative only", names(r.With(AttrCommutative, "true")), []string{"allreduce/ring", "allreduce/ring/pull", "allreduce/rabenseifner", "allreduce/rabenseifner/pull",
 			"reducescatterblock/recursive-halving", "reducescatterblock/ring", "reducescatter/recursive-halving", "reducescatter/ring"}},
 		{"scan families", r.Values(AttrFamily, of(OpScan)), []string{RecursiveDoubling, Linear}},
 		{"exscan algorithms", count(of(OpExscan)), 1 + len(Segments)},

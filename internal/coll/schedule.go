@@ -64,6 +64,8 @@ func (s Step) String() string {
 type Schedule struct {
 	Rounds  [][]Step
 	TmpSize int
+	// Pull asks that receivers read the sends in place (Algorithm.Pull).
+	Pull bool
 }
 
 // add appends steps to round r, growing the rounds as needed.

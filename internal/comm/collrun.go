@@ -67,12 +67,28 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		if !commutative && a.Commutative() {
 			return a, false, fmt.Errorf("commtune: %s: %w", a.Name(), coll.ErrNotCommutative)
 		}
+		if a.IsDirect() && c.teamOf() == nil {
+			return a, false, fmt.Errorf("commtune: %s reads the other ranks' buffers in place: only goroutine ranks of one process (Local) can run it", a.Name())
+		}
 		return a, false, nil
 	}
-	if a, ok := c.ep.Cfg.Forced(op); ok && (commutative || !a.Commutative()) {
+	if a, ok := c.ep.Cfg.Forced(op); ok && (commutative || !a.Commutative()) && (!a.IsDirect() || c.teamOf() != nil) {
+		return a, false, nil
+	}
+	if a, ok := c.direct(op); ok {
+		// Ranks sharing this process read each other's buffers: nothing
+		// passing messages comes near.
 		return a, false, nil
 	}
 	return coll.Decide(op, len(c.group), bytes, commutative), true, nil
+}
+
+// direct returns op's direct algorithm when the table would choose it: on
+// a communicator whose ranks share this process, unless the lottery
+// chooses (it draws among the algorithms that pass messages).
+func (c *Comm) direct(op coll.Operation) (coll.Algorithm, bool) {
+	a, ok := coll.DirectAlgorithm(op)
+	return a, ok && c.ep.Lottery == nil && c.teamOf() != nil
 }
 
 // Call is one collective call, ready to run (Prepare). Calls come from a pool
@@ -97,6 +113,10 @@ type Call struct {
 	commutative    bool
 	choice         func(Choice) // Options.Choice
 	by             string       // who chose alg (Choice.By)
+	// team and ticket: a direct algorithm's team member, and the call's
+	// place among the member's calls.
+	team   *teamMember
+	ticket uint64
 }
 
 var callPool = sync.Pool{New: func() any { return new(Call) }}
@@ -204,6 +224,12 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
+	if a, ok := c.direct(op); ok && o.Algorithm == "" {
+		if _, forced := c.ep.Cfg.Forced(op); !forced {
+			// No schedule to plan: the call runs over the team.
+			return c.prepared(op, a, &directPlan, l, in, out, red, commutative, o, false, ChosenByTable), nil
+		}
+	}
 	if p := c.lastPlan.Load(); p != nil && o.Algorithm == "" && p.repeats(op, l, commutative) {
 		if _, forced := c.ep.Cfg.Forced(op); !forced {
 			// The table's choice for the same call as the last one: the
@@ -240,8 +266,16 @@ func (c *Comm) prepared(op coll.Operation, alg coll.Algorithm, p *plan, l coll.L
 		// read the input after writing the output.
 		in = append([]byte(nil), in...)
 	}
-	seq, tag := c.nextCollCall()
 	k := callPool.Get().(*Call)
+	if alg.IsDirect() {
+		// Direct calls number themselves on the team: they pass no message.
+		k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.x.c = op, alg, p, &p.sched, in, out, red, c
+		k.layout, k.commutative, k.choice, k.by = l, commutative, o.Choice, by
+		k.team = c.teamOf()
+		k.ticket = k.team.tickets.Add(1)
+		return k
+	}
+	seq, tag := c.nextCollCall()
 	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, seq
 	k.x.c, k.x.tag = c, tag
 	k.auto, k.layout, k.commutative = auto, l, commutative
@@ -261,6 +295,9 @@ func (p *plan) repeats(op coll.Operation, l coll.Layout, commutative bool) bool 
 
 func (k *Call) run(ctx context.Context) error {
 	c := k.x.c
+	if k.team != nil {
+		return k.runDirect(ctx)
+	}
 	k.x.call = &k.state
 	sel := k.selection()
 	sig := k.plan.sig
@@ -321,6 +358,23 @@ func (k *Call) run(ctx context.Context) error {
 	return nil
 }
 
+// runDirect runs a direct algorithm over the team.
+func (k *Call) runDirect(ctx context.Context) error {
+	if err := k.team.run(ctx, k); err != nil {
+		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
+	}
+	if k.Post != nil {
+		k.Post()
+	}
+	if k.choice != nil {
+		k.choice(Choice{Algorithm: k.alg.Name(), By: k.by})
+	}
+	return nil
+}
+
+// directPlan is the plan of every direct call: it has no schedule.
+var directPlan plan
+
 // Run runs k and hands it back to the pool; blocking says whether the
 // caller waits for it (a selector draws only for blocking calls).
 func (k *Call) Run(ctx context.Context, blocking bool) error {
@@ -360,7 +414,7 @@ func (x *exchanger) Exchange(ctx context.Context, recvs, sends []coll.Msg) error
 			r, err = c.irecvTemp(recvs[i].Buf, recvs[i].Peer, x.tag, c.collCtx)
 		} else {
 			m := sends[i-len(recvs)]
-			r, err = c.isendTemp(m.Buf, m.Peer, x.tag, c.collCtx)
+			r, err = c.isendTemp(m.Buf, m.Peer, x.tag, c.collCtx, m.Pull)
 		}
 		if err != nil {
 			errs = append(errs, err)

@@ -317,7 +317,7 @@ func (s *selection) drawFor(ctx context.Context, c *Comm, v int) error {
 	binary.LittleEndian.PutUint32(buf[12:], uint32(s.key.SizeClass))
 	binary.LittleEndian.PutUint64(buf[16:], s.call)
 	for r := 1; r < len(c.group); r++ {
-		q, err := c.isendTemp(buf, r, s.tag, c.collCtx)
+		q, err := c.isendTemp(buf, r, s.tag, c.collCtx, false)
 		if err != nil {
 			return err
 		}
@@ -345,7 +345,7 @@ func (s *selection) follow(ctx context.Context, c *Comm, x *exchanger) error {
 		}
 		binary.LittleEndian.PutUint64(s.report[i], uint64(s.spent))
 		binary.LittleEndian.PutUint64(s.report[i][8:], uint64(s.calls))
-		q, err := c.isendTemp(s.report[i], 0, s.tag, c.collCtx)
+		q, err := c.isendTemp(s.report[i], 0, s.tag, c.collCtx, false)
 		if err != nil {
 			return err
 		}

@@ -40,6 +40,9 @@ type Comm struct {
 	// lastPlan is the plan of the last cacheable call, checked first.
 	lastPlan atomic.Pointer[plan]
 	sel      *collSelector // the lottery's state (collselect.go), made on first use
+	// team is this rank's member of the communicator's team, when its
+	// ranks share this process (team.go), made on first use.
+	team atomic.Pointer[teamMember]
 }
 
 // AnySource and AnyTag match any sender and any tag.

@@ -20,6 +20,18 @@ import (
 // in-process driver, straight from job.Local, and returns the first error.
 func run(t *testing.T, n int, fn func(c *Comm) error, opts ...config.Option) {
 	t.Helper()
+	runLocal(t, n, false, fn, opts...)
+}
+
+// runApart is run with ranks that do not share their memory, as ranks
+// in processes of their own: collectives pass messages.
+func runApart(t *testing.T, n int, fn func(c *Comm) error, opts ...config.Option) {
+	t.Helper()
+	runLocal(t, n, true, fn, opts...)
+}
+
+func runLocal(t *testing.T, n int, apart bool, fn func(c *Comm) error, opts ...config.Option) {
+	t.Helper()
 	cfg, err := config.Build(func(string) (string, bool) { return "", false }, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -27,6 +39,11 @@ func run(t *testing.T, n int, fn func(c *Comm) error, opts ...config.Option) {
 	eps, err := job.Local(n, cfg)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if apart {
+		for _, ep := range eps {
+			ep.Shared = nil
+		}
 	}
 	errs := make([]error, n)
 	var wg sync.WaitGroup
@@ -169,7 +186,7 @@ func TestPrepare(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			run(t, 3, func(c *Comm) error {
+			runApart(t, 3, func(c *Comm) error {
 				v := make([]byte, 8*4)
 				for i := range 4 {
 					binary.LittleEndian.PutUint64(v[8*i:], math.Float64bits(float64(c.Rank()+i)))
@@ -267,7 +284,7 @@ func TestPrepareRepeats(t *testing.T) {
 		{1 << 15, true, ""}, {1 << 15, true, ""}, {4, true, ""},
 		{4, false, ""}, {4, true, ""}, {1 << 15, true, "ring"}, {1 << 15, true, ""},
 	}
-	run(t, 3, func(c *Comm) error {
+	runApart(t, 3, func(c *Comm) error {
 		for i, s := range steps {
 			v := make([]byte, 8*s.elems)
 			for j := range s.elems {

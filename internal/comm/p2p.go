@@ -12,7 +12,7 @@ func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
 	if err := c.Check(); err != nil {
 		return err
 	}
-	r, err := c.isendTemp(buf, dest, tag, c.ctx)
+	r, err := c.isendTemp(buf, dest, tag, c.ctx, false)
 	if err != nil {
 		return err
 	}
@@ -73,7 +73,7 @@ func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, 
 	if err != nil {
 		return Status{}, err
 	}
-	sr, err := c.isendTemp(sendBuf, dest, sendTag, c.ctx)
+	sr, err := c.isendTemp(sendBuf, dest, sendTag, c.ctx, false)
 	if err != nil {
 		c.block(context.Background(), withdrawn(rr))
 		c.ep.Eng.Release(rr)
@@ -116,9 +116,14 @@ func withdrawn(r *core.Request) *core.Request {
 	return r
 }
 
-func (c *Comm) isendTemp(buf []byte, dest, tag int, ctxID uint64) (*core.Request, error) {
+// isendTemp sends with a pooled request; pull asks that the receiver
+// read buf in place where it can (core.Engine.IsendPulled).
+func (c *Comm) isendTemp(buf []byte, dest, tag int, ctxID uint64, pull bool) (*core.Request, error) {
 	if err := c.checkSend(dest, tag); err != nil {
 		return nil, err
+	}
+	if pull {
+		return c.ep.Eng.IsendPulled(ctxID, c.group[dest], tag, buf), nil
 	}
 	return c.ep.Eng.IsendTemp(ctxID, c.group[dest], tag, buf), nil
 }

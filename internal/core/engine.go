@@ -51,6 +51,7 @@ type peer struct {
 	rndv      int   // largest message sent to it eagerly
 	iovec     int   // smallest eager payload sent to it by reference
 	methods   largeMethods
+	pullable  bool   // it can read this rank's memory (IsendPulled)
 	policy    Policy // as last set (Policy returns it)
 	cancelled map[uint64]struct{}
 }
@@ -196,6 +197,17 @@ func (e *Engine) IsendTemp(ctxID uint64, dest, tag int, buf []byte) *Request {
 	return e.isend(e.tempRequest(opSend, dest, tag, buf), ctxID)
 }
 
+// IsendPulled is IsendTemp asking for single copy: where dest can read
+// this rank's memory in place (a shared-memory rail with CMA), it does,
+// at any size, whatever the policy says for point-to-point. Collectives
+// whose ranks each read from several peers at once ask so: their copies
+// are what costs, not one pair's pipelining.
+func (e *Engine) IsendPulled(ctxID uint64, dest, tag int, buf []byte) *Request {
+	r := e.tempRequest(opSend, dest, tag, buf)
+	r.wantPull = true
+	return e.isend(r, ctxID)
+}
+
 // IrecvTemp is Irecv with a pooled request, for a caller that waits at
 // once and then calls Release.
 func (e *Engine) IrecvTemp(ctxID uint64, src, tag int, buf []byte) *Request {
@@ -293,8 +305,9 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	c := e.ctxLocked(ctxID)
 	seq := c.sendSeq[dest]
 	c.sendSeq[dest]++
+	pull := r.wantPull && p.pullable && n > 0 && !r.vec
 	switch {
-	case n <= p.rndv && int64(n) <= p.credits:
+	case !pull && n <= p.rndv && int64(n) <= p.credits:
 		p.credits -= int64(n)
 		if r.temp && n < p.iovec && n <= smallEager-eagerHeaderLen {
 			// The caller waits anyway: a small copy goes behind the header
@@ -314,7 +327,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			r.move(evEager)
 		}
 	default:
-		if n <= p.rndv {
+		if n <= p.rndv && !pull {
 			e.stats.CreditFallbacks++
 		}
 		r.proto = protoRendezvous
@@ -324,7 +337,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		e.sends[r.id] = r
 		// Only a contiguous send can be pulled: an RTS-pull names one
 		// address. Others take the Put method for their size (pick).
-		if m := p.methods.pick(n, n > 0 && !r.vec); m >= 0 && p.methods[m].pull {
+		if m := p.methods.pick(n, n > 0 && !r.vec); pull || m >= 0 && p.methods[m].pull {
 			// The receiver reads buf in place: it must not move (Go
 			// stacks do). Until it begins to read, a withdraw (cancel)
 			// that it acknowledges takes the send back.

@@ -331,6 +331,16 @@ func (e *Engine) PutDone(peer int, region uint64, offset int64, n int) {
 	}
 }
 
+// Lost returns why peer was lost, or nil while it is not.
+func (e *Engine) Lost(peer int) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if peer < 0 || peer >= e.size || e.peers[peer].lost == nil {
+		return nil
+	}
+	return e.peers[peer].lost
+}
+
 // PeerLost fails everything that needs peer. After an orderly close
 // (driver.ErrPeerClosed) only operations naming peer fail; after a crash,
 // pending any-source receives and probes fail too, since the message they

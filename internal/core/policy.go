@@ -117,12 +117,12 @@ func (e *Engine) SetPolicy(peer int, p Policy) error {
 		}
 	}
 	var pm largeMethods
+	// A pull is the receiver's, through a rail that can.
+	pull := e.sched.CanPull(peer) && slices.ContainsFunc(rails, func(c driver.Caps) bool { return c.SingleCopy })
 	if len(p.Large) > 0 {
 		if len(rails) == 0 {
 			return fmt.Errorf("no rail reaches rank %d", peer)
 		}
-		// A pull is the receiver's, through a rail that can.
-		pull := e.sched.CanPull(peer) && slices.ContainsFunc(rails, func(c driver.Caps) bool { return c.SingleCopy })
 		var err error
 		if pm, err = resolveMethods(p.Large, rails, pull); err != nil {
 			return fmt.Errorf("rank %d: %w", peer, err)
@@ -130,6 +130,7 @@ func (e *Engine) SetPolicy(peer int, p Policy) error {
 	}
 	e.mu.Lock()
 	e.peers[peer].rndv, e.peers[peer].iovec, e.peers[peer].methods = p.Rendezvous, p.Iovec, pm
+	e.peers[peer].pullable = pull
 	e.peers[peer].policy = p
 	e.mu.Unlock()
 	return nil

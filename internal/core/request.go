@@ -63,6 +63,9 @@ type Request struct {
 	vec  bool
 	segs [][]byte
 	size int
+	// wantPull: the sender asks its receiver to read buf in place
+	// (IsendPulled).
+	wantPull bool
 
 	// state is where r is in its protocol (state.go): it moves only by
 	// r.move, under e.mu. The flags below are not protocol state and vary

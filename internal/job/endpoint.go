@@ -31,6 +31,9 @@ type Endpoint struct {
 	Profile *profile.Profile // the tuning profile, nil on defaults
 	Lottery *tune.Lottery    // draws collective algorithms; nil: the fixed table
 	Halo    halo.Settings    // how Halos select their implementation
+	// Shared is what the goroutine ranks of one process share (Local): the
+	// same value on each of their endpoints; nil for a process's rank.
+	Shared *Shared
 
 	transports []driver.Transport
 	release    func() error         // boot resources (the key-value connection)
@@ -42,6 +45,12 @@ type Endpoint struct {
 	closeOnce sync.Once
 	closeErr  error
 	closed    atomic.Bool // close has begun: every communicator fails
+}
+
+// Shared is the state the endpoints of goroutine ranks of one process
+// share: their communicators' teams (internal/comm), by their key.
+type Shared struct {
+	Teams sync.Map
 }
 
 // drainTimeout bounds how long Close waits for queued packets to leave.

@@ -70,12 +70,14 @@ func shareProcessors(localRanks, cpus int, set bool) {
 func Local(n int, cfg config.Config) ([]*Endpoint, error) {
 	cfg.DefaultSpin(n, runtime.GOMAXPROCS(0))
 	fabric := inproc.NewFabric(n)
+	shared := new(Shared)
 	eps := make([]*Endpoint, n)
 	for r := range n {
 		ep, err := NewEndpoint(r, n, cfg)
 		if err != nil {
 			return nil, err
 		}
+		ep.Shared = shared
 		ep.Attach(fabric.Attach(r, ep.Eng))
 		if err := ep.Ready(cfg); err != nil {
 			return nil, err
