@@ -96,6 +96,14 @@ var Segments = []int{0, 1 << 10, 4 << 10, 16 << 10, 64 << 10, 256 << 10}
 // family has.
 func (a Algorithm) family() *family { return lookupFamily(a.Op, a.Family) }
 
+// Pulls reports whether a's family gains from having its messages pulled
+// (Algorithms lists its pulled form): the decision table pulls those
+// alone.
+func (a Algorithm) Pulls() bool {
+	f := a.family()
+	return f != nil && f.pulled
+}
+
 // Commutative reports whether a needs a commutative reduction.
 func (a Algorithm) Commutative() bool {
 	f := a.family()

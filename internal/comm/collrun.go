@@ -80,7 +80,36 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		// passing messages comes near.
 		return a, false, nil
 	}
-	return coll.Decide(op, len(c.group), bytes, commutative), true, nil
+	a = coll.Decide(op, len(c.group), bytes, commutative)
+	if from := c.ep.Cfg.CollPullFrom(); from > 0 && bytes >= from && a.Pulls() && c.readsPeers() {
+		a.Pull = true
+	}
+	return a, true, nil
+}
+
+// readsPeers reports whether some member of c can read another's memory
+// in place (shared memory with CMA), so that pulled messages are worth
+// asking for; it asks the rails once.
+func (c *Comm) readsPeers() bool {
+	switch c.pullPeers.Load() {
+	case 1:
+		return true
+	case 2:
+		return false
+	}
+	can := false
+	for _, w := range c.group {
+		if w != c.ep.Eng.Rank() && c.ep.Sched.CanPull(w) {
+			can = true
+			break
+		}
+	}
+	known := int32(2)
+	if can {
+		known = 1
+	}
+	c.pullPeers.Store(known)
+	return can
 }
 
 // direct returns op's direct algorithm when the table would choose it: on

@@ -43,6 +43,9 @@ type Comm struct {
 	// team is this rank's member of the communicator's team, when its
 	// ranks share this process (team.go), made on first use.
 	team atomic.Pointer[teamMember]
+	// pullPeers: whether members read each other's memory in place
+	// (readsPeers): 0 not known yet, 1 yes, 2 no.
+	pullPeers atomic.Int32
 }
 
 // AnySource and AnyTag match any sender and any tag.

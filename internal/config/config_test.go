@@ -35,6 +35,9 @@ func TestConfigFromEnv(t *testing.T) {
 		{"aggregate size", map[string]string{EnvAggregate: "4K"}, func(c Config) bool { return c.Aggregation == 4096 }, ""},
 		{"aggregate off", map[string]string{EnvAggregate: "OFF"}, func(c Config) bool { return c.Aggregation < 0 }, ""},
 		{"aggregate zero", map[string]string{EnvAggregate: "0"}, nil, EnvAggregate},
+		{"coll pull size", map[string]string{EnvCollPull: "32K"}, func(c Config) bool { return c.CollPull == 32<<10 }, ""},
+		{"coll pull off", map[string]string{EnvCollPull: "off"}, func(c Config) bool { return c.CollPull < 0 }, ""},
+		{"bad coll pull", map[string]string{EnvCollPull: "soon"}, nil, EnvCollPull},
 		{"aggregate huge", map[string]string{EnvAggregate: "2M"}, nil, EnvAggregate},
 		{"aggregate junk", map[string]string{EnvAggregate: "often"}, nil, EnvAggregate},
 		{"blank is unset", map[string]string{EnvShmRing: " ", EnvSplit: "", EnvTransports: "\t"},
@@ -104,6 +107,27 @@ func TestDefaultSpin(t *testing.T) {
 		if c.SpinWait != tc.want || c.CoreConfig().YieldWait != tc.yield {
 			t.Errorf("SpinWait %v with %d ranks on %d cpus: got %v yield %v, want %v yield %v",
 				tc.set, tc.ranks, tc.cpus, c.SpinWait, c.yieldWait, tc.want, tc.yield)
+		}
+	}
+}
+
+// TestCollPullFrom: collectives pull from the set size, never when off,
+// and by default only where ranks outnumber processors.
+func TestCollPullFrom(t *testing.T) {
+	tests := []struct {
+		set, ranks, cpus, want int
+	}{
+		{0, 2, 2, 0},
+		{0, 4, 2, DefaultCollPull},
+		{64 << 10, 2, 2, 64 << 10},
+		{64 << 10, 4, 2, 64 << 10},
+		{-1, 4, 2, 0},
+	}
+	for _, tc := range tests {
+		c := Config{CollPull: tc.set}
+		c.DefaultSpin(tc.ranks, tc.cpus)
+		if got := c.CollPullFrom(); got != tc.want {
+			t.Errorf("CollPull %d, %d ranks on %d cpus: pull from %d, want %d", tc.set, tc.ranks, tc.cpus, got, tc.want)
 		}
 	}
 }

@@ -35,6 +35,22 @@ func (c *Config) DefaultSpin(localRanks, cpus int) {
 	}
 }
 
+// DefaultCollPull is CollPull's default where ranks outnumber
+// processors.
+const DefaultCollPull = 16 << 10
+
+// CollPullFrom returns the size from which the table's collective
+// algorithms pull their messages (CollPull), or 0 for never.
+func (c *Config) CollPullFrom() int {
+	switch {
+	case c.CollPull > 0:
+		return c.CollPull
+	case c.CollPull < 0 || !c.yieldWait:
+		return 0
+	}
+	return DefaultCollPull
+}
+
 // CoreConfig is what the matching core takes of c.
 func (c *Config) CoreConfig() core.Config {
 	return core.Config{

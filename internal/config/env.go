@@ -318,6 +318,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	if v, ok := e.oneOf(EnvSplit, splits...); ok {
 		c.Split = v
 	}
+	if n, ok := e.size(EnvCollPull, 1, 1<<40, "off"); ok {
+		c.CollPull = int(n) // off: -1
+	}
 	if n, ok := e.size(EnvAggregate, 1, MaxAggregation, "off"); ok {
 		c.Aggregation = int(n) // off: -1
 	}
