@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -12,7 +13,10 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/job"
+	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/setting"
+	"github.com/commtune/commtune/internal/units"
 )
 
 // collInfo is the coll section of `commtune info`: the fixed decision
@@ -23,6 +27,19 @@ type collInfo struct {
 	Forced     map[string]string `json:"forced,omitempty"`
 	Algorithms []collAlgorithm   `json:"algorithms"`
 	Lottery    *lotteryInfo      `json:"lottery,omitempty"`
+	// Pull is from which size the table's collectives are pulled (single
+	// copy) for a job with a rank per processor, and for one with twice
+	// as many ranks.
+	Pull []collPull `json:"pull"`
+}
+
+// collPull is the single-copy threshold of collectives for one kind of job.
+type collPull struct {
+	Ranks int    `json:"ranks"`
+	CPUs  int    `json:"cpus"`
+	From  int    `json:"from"`         // 0: never
+	To    int    `json:"to,omitempty"` // 0: no bound
+	Why   string `json:"why"`
 }
 
 // lotteryInfo is what the lottery learned on this machine, as saved
@@ -93,7 +110,37 @@ func collectColl(infoOptions) (infoReport, error) {
 		r.Algorithms = append(r.Algorithms, collAlgorithm{Name: e.Name, Attrs: e.AttrMap()})
 	}
 	r.Lottery = collectLottery()
+	pull, err := collectPull()
+	if err != nil {
+		return nil, err
+	}
+	r.Pull = pull
 	return &r, nil
+}
+
+// collectPull finds the collectives' single-copy threshold as Init would
+// for a job with a rank per processor and for one with twice as many,
+// from this environment and this platform's profile.
+func collectPull() ([]collPull, error) {
+	var prof *profile.Profile
+	if fp, path, err := config.Platform(); err == nil && os.Getenv(commtune.EnvProfile) != commtune.ProfileOff {
+		if v := os.Getenv(commtune.EnvProfile); v != "" {
+			path = v
+		}
+		prof, _ = profile.Load(path, fp) // missing or unusable: the defaults, as Init runs
+	}
+	cpus := runtime.NumCPU()
+	var out []collPull
+	for _, ranks := range []int{max(cpus, 2), 2 * cpus} {
+		cfg, err := config.Build(os.LookupEnv, nil)
+		if err != nil {
+			return nil, err
+		}
+		cfg.DefaultSpin(ranks, cpus)
+		r, why := job.CollPullFor(cfg, prof, ranks, cpus)
+		out = append(out, collPull{Ranks: ranks, CPUs: cpus, From: int(r.From), To: int(r.To), Why: why})
+	}
+	return out, nil
 }
 
 // collectLottery reads the lottery's saved learning. A file it cannot use
@@ -137,6 +184,17 @@ func (r *collInfo) writeText(w io.Writer) error {
 	fmt.Fprintf(w, "registered algorithms per operation, and their families (--json lists each with its attributes):\n")
 	for _, line := range registrySummary(r.Algorithms) {
 		fmt.Fprintln(w, line)
+	}
+	fmt.Fprintf(w, "single copy: the table's collectives over shared memory have their messages read in place (/pull) from\n")
+	for _, p := range r.Pull {
+		from := "never"
+		if p.From > 0 {
+			from = units.FormatSize(int64(p.From)) + " bytes"
+		}
+		if p.To > 0 {
+			from += " up to " + units.FormatSize(int64(p.To))
+		}
+		fmt.Fprintf(w, "  %d ranks on %d processors: %s (%s)\n", p.Ranks, p.CPUs, from, p.Why)
 	}
 	return r.Lottery.writeText(w)
 }

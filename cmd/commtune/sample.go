@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -22,6 +24,7 @@ import (
 func init() {
 	register(command{name: "sample", summary: "measure every transfer method of this machine and write its tuning profile", run: sampleMain})
 	register(command{name: "sample-rank", summary: "one rank of a sampling pass (started by sample)", run: sampleRankMain, hidden: true})
+	register(command{name: "sample-node-rank", summary: "one rank of a node pass (started by sample)", run: sampleNodeRankMain, hidden: true})
 }
 
 // sampleTransports are the transports a pass can sample, in order.
@@ -95,7 +98,12 @@ func runSampling(ctx context.Context, w io.Writer, transports []string, quick bo
 	start := time.Now()
 	plan := sample.NewPlan(quick)
 	per := plan.Units()
-	bar := newBar(w, "sampling", per*len(transports)+1)
+	counts := nodeCounts(runtime.NumCPU())
+	if !slices.Contains(transports, "shm") {
+		counts = nil
+	}
+	node := sample.NodeUnits(quick)
+	bar := newBar(w, "sampling", per*len(transports)+node*len(counts)+1)
 	defer bar.Finish()
 	p := &profile.Profile{Version: profile.Version, Fingerprint: fp, Created: start.UTC().Round(time.Second),
 		Quick: quick, Transports: map[string]*profile.Transport{}}
@@ -114,9 +122,24 @@ func runSampling(ctx context.Context, w io.Writer, transports []string, quick bo
 			return nil, fmt.Errorf("sampling %s: rank 0 reported no result", t)
 		}
 	}
+	done := per * len(transports)
+	for i, n := range counts {
+		curves, err := sampleNode(ctx, n, quick, func(r sample.Report) {
+			bar.Describe(r.What)
+			bar.Set(done + i*node + r.Done)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("sampling collectives of %d ranks: %w", n, err)
+		}
+		shm := p.Transports["shm"]
+		if shm.Node == nil {
+			shm.Node = map[string]map[string]profile.Curve{}
+		}
+		shm.Node[strconv.Itoa(n)], shm.NodeCPUs = curves, runtime.NumCPU()
+	}
 	bar.Describe("memcpy")
 	p.Host = map[string]profile.Curve{profile.Memcpy: sample.Memcpy(plan)}
-	bar.Set(per*len(transports) + 1)
+	bar.Set(done + node*len(counts) + 1)
 	p.Seconds = time.Since(start).Round(100 * time.Millisecond).Seconds()
 	return p, nil
 }
@@ -144,6 +167,75 @@ func sampleTransport(ctx context.Context, transport string, quick bool, fn func(
 		err = fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
 	}
 	return err
+}
+
+// nodeCounts are the rank counts of the node passes on a node of cpus
+// processors: as many ranks as processors (at least 2), and twice as many
+// where that stays small, since the crossing of single copy moves when
+// ranks outnumber processors.
+func nodeCounts(cpus int) []int {
+	var out []int
+	if cpus >= 2 {
+		out = append(out, min(cpus, maxNodeRanks))
+	}
+	if over := 2 * max(cpus, 1); over <= maxNodeRanks {
+		out = append(out, over)
+	}
+	return out
+}
+
+// maxNodeRanks bounds a node pass: an Alltoall of 1 MiB blocks moves
+// ranks² MiB a call.
+const maxNodeRanks = 8
+
+// sampleNode runs the node pass of n ranks over shared memory and returns
+// its curves.
+func sampleNode(ctx context.Context, n int, quick bool, fn func(sample.Report)) (map[string]profile.Curve, error) {
+	argv, err := launch.Self("sample-node-rank", fmt.Sprintf("--quick=%v", quick))
+	if err != nil {
+		return nil, err
+	}
+	env := []string{commtune.EnvTransports + "=shm,tcp", commtune.EnvProfile + "=" + commtune.ProfileOff}
+	var curves map[string]profile.Curve
+	rr := sample.NewReportReader(func(r sample.Report) {
+		if r.Node != nil {
+			curves = r.Node
+			return
+		}
+		fn(r)
+	})
+	var stderr strings.Builder
+	err = launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: rr, Stderr: &stderr})
+	if cerr := rr.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil && stderr.Len() > 0 {
+		err = fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
+	}
+	if err == nil && curves == nil {
+		err = fmt.Errorf("rank 0 reported no result")
+	}
+	return curves, err
+}
+
+// sampleNodeRankMain is the hidden `commtune sample-node-rank`: one rank
+// of a node pass.
+func sampleNodeRankMain(args []string) int {
+	fs := newFlagSet("sample-node-rank", "[--quick]")
+	quick := fs.Bool("quick", false, "a shorter pass")
+	if code, ok := parseFlags(fs, args); !ok {
+		return code
+	}
+	return runRank(func(ctx context.Context, c *commtune.Comm, _ control.Endpoint) (any, error) {
+		progress := func(done, total int, what string) {
+			sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
+		}
+		curves, err := sample.NodeRun(ctx, c, *quick, progress)
+		if c.Rank() != 0 || err != nil {
+			return nil, err
+		}
+		return sample.Report{Node: curves}, nil
+	})
 }
 
 // sampleRankMain is the hidden `commtune sample-rank`: one rank of a pass.

@@ -31,6 +31,12 @@ type Endpoint struct {
 	Profile *profile.Profile // the tuning profile, nil on defaults
 	Lottery *tune.Lottery    // draws collective algorithms; nil: the fixed table
 	Halo    halo.Settings    // how Halos select their implementation
+	// CollPull is the sizes where the decision table's collectives pull
+	// their messages (config.Config.CollPull): the configuration's, else
+	// the profile's node pass for a job like this one, else the default
+	// (CollPullFor). CollPullWhy says which.
+	CollPull    profile.NodePullAt
+	CollPullWhy string
 	// Shared is what the goroutine ranks of one process share (Local): the
 	// same value on each of their endpoints; nil for a process's rank.
 	Shared *Shared

@@ -37,6 +37,7 @@ func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
 		if hint != "" && job.Rank == 0 { // one line per job
 			fmt.Fprintln(os.Stderr, hint)
 		}
+		ep.CollPull, ep.CollPullWhy = CollPullFor(cfg, ep.Profile, job.LocalSize, runtime.NumCPU())
 		if err := connectJob(ctx, ep, job, cfg); err != nil {
 			return nil, errors.Join(fmt.Errorf("commtune: init: %w", err), ep.Close())
 		}

@@ -80,6 +80,15 @@ type Transport struct {
 	// than its messages (rounds sent both ways at once, the combining in
 	// between), and only its own curve predicts what a program sees.
 	Collectives map[string]map[string]Curve `json:"collectives,omitempty"`
+	// Node holds Alltoalls (NodeOp) of every rank of a node timed as one
+	// job, by how many ranks ran ("4") and how the messages moved
+	// (NodeRing, NodePull), each point a call's time on its slowest rank.
+	// A collective's single-copy crossing is its own (seed 004 §4.2: 4 KiB
+	// against a ping-pong's 64 KiB), and it depends on whether the ranks
+	// outnumber the processors (CollPull). NodeCPUs is how many processors
+	// the node had.
+	Node     map[string]map[string]Curve `json:"node,omitempty"`
+	NodeCPUs int                         `json:"node_cpus,omitempty"`
 }
 
 // Collective names the operations a pass times as programs call them: the
@@ -189,6 +198,9 @@ func (p *Profile) Validate() error {
 					return invalid("%s %s over %s: %v", name, op, path, err)
 				}
 			}
+		}
+		if err := t.validateNode(name); err != nil {
+			return err
 		}
 		for r, c := range t.Rails {
 			if r == "" || len(r) > maxRailName {

@@ -17,6 +17,8 @@ type Report struct {
 	What      string             `json:"what,omitempty"`
 	Transport string             `json:"transport,omitempty"`
 	Result    *profile.Transport `json:"result,omitempty"`
+	// Node is a node pass's result (NodeRun): its curves by path.
+	Node map[string]profile.Curve `json:"node,omitempty"`
 }
 
 // WriteReport writes r as one JSON line.
