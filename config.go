@@ -35,7 +35,10 @@ const (
 	// algorithm: COMMTUNE_COLL_BCAST, COMMTUNE_COLL_ALLREDUCE …
 	EnvCollPrefix = config.EnvCollPrefix
 	// EnvCollSelect chooses how collective algorithms are selected.
-	EnvCollSelect    = config.EnvCollSelect
+	EnvCollSelect = config.EnvCollSelect
+	// EnvCollPull sets from which size collectives over shared memory are
+	// pulled (single copy).
+	EnvCollPull      = config.EnvCollPull
 	EnvLotteryAlpha  = config.EnvLotteryAlpha
 	EnvLotteryWeight = config.EnvLotteryWeight
 	EnvLotteryMinTTL = config.EnvLotteryMinTTL

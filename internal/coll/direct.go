@@ -15,10 +15,12 @@ const Direct = "direct"
 // Team is what a direct algorithm sees of the ranks of its call.
 type Team interface {
 	// Meet publishes this rank's in and out for the call and returns once
-	// every rank has published its own. Inline says the call moves little:
-	// the team keeps a copy of in, so that the others may still read it
-	// after this rank has left.
-	Meet(ctx context.Context, in, out []byte, inline bool) error
+	// the ranks it reads have published theirs: every rank (All), one, or
+	// none (Nobody: a rank that only gives, as the root of an inline
+	// broadcast). Inline says the call moves little: the team keeps a
+	// copy of in, so that the others may still read it after this rank
+	// has left; a call that is not inline must wait for All.
+	Meet(ctx context.Context, in, out []byte, inline bool, from int) error
 	// In and Out return rank's published buffers (In: the copy, inline).
 	// Another rank's Out may be written only where the algorithm says so.
 	In(rank int) []byte
@@ -29,6 +31,12 @@ type Team interface {
 	// reads or writes this rank's buffers any more (a Fence).
 	Leave(ctx context.Context) error
 }
+
+// Whom Team.Meet waits for, besides a rank.
+const (
+	All    = -1
+	Nobody = -2
+)
 
 // InlineMax is the most bytes a rank publishes by copy (Team.Meet's
 // inline): below it a copy costs less than the fence at the end of the
@@ -72,7 +80,7 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 	p, r, n := l.Size, l.Rank, l.Bytes
 	switch op {
 	case OpBarrier:
-		if err := t.Meet(ctx, nil, nil, true); err != nil {
+		if err := t.Meet(ctx, nil, nil, true, All); err != nil {
 			return err
 		}
 		return t.Leave(ctx)
@@ -82,7 +90,7 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 		if r == l.Root {
 			mine = out
 		}
-		if err := t.Meet(ctx, mine, out, inline); err != nil {
+		if err := t.Meet(ctx, mine, out, inline, fromRoot(inline, r, l.Root)); err != nil {
 			return err
 		}
 		if r != l.Root {
@@ -90,7 +98,8 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 		}
 		return t.Leave(ctx)
 	case OpGather:
-		if err := t.Meet(ctx, in, out, n <= InlineMax); err != nil {
+		inline := n <= InlineMax
+		if err := t.Meet(ctx, in, out, inline, toRoot(inline, r, l.Root)); err != nil {
 			return err
 		}
 		if r == l.Root {
@@ -100,13 +109,14 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 		}
 		return t.Leave(ctx)
 	case OpScatter:
-		if err := t.Meet(ctx, in, out, n*p <= InlineMax); err != nil {
+		inline := n*p <= InlineMax
+		if err := t.Meet(ctx, in, out, inline, fromRoot(inline, r, l.Root)); err != nil {
 			return err
 		}
 		copy(out, t.In(l.Root)[r*n:(r+1)*n])
 		return t.Leave(ctx)
 	case OpAllgather:
-		if err := t.Meet(ctx, in, out, n <= InlineMax); err != nil {
+		if err := t.Meet(ctx, in, out, n <= InlineMax, All); err != nil {
 			return err
 		}
 		for j := range p {
@@ -114,7 +124,7 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 		}
 		return t.Leave(ctx)
 	case OpAlltoall:
-		if err := t.Meet(ctx, in, out, n*p <= InlineMax); err != nil {
+		if err := t.Meet(ctx, in, out, n*p <= InlineMax, All); err != nil {
 			return err
 		}
 		for j := range p {
@@ -136,7 +146,11 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 func reduceDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []byte, reduce Reducer) error {
 	p, r, n := l.Size, l.Rank, l.Bytes
 	if n <= InlineMax {
-		if err := t.Meet(ctx, in, out, true); err != nil {
+		from := All
+		if op == OpReduce {
+			from = toRoot(true, r, l.Root)
+		}
+		if err := t.Meet(ctx, in, out, true, from); err != nil {
 			return err
 		}
 		if op == OpAllreduce || r == l.Root {
@@ -144,7 +158,7 @@ func reduceDirect(ctx context.Context, t Team, op Operation, l Layout, in, out [
 		}
 		return t.Leave(ctx)
 	}
-	if err := t.Meet(ctx, in, out, false); err != nil {
+	if err := t.Meet(ctx, in, out, false, All); err != nil {
 		return err
 	}
 	lo, hi := part(n, l.Elem, p, r)
@@ -165,6 +179,27 @@ func reduceDirect(ctx context.Context, t Team, op Operation, l Layout, in, out [
 		}
 	}
 	return t.Leave(ctx)
+}
+
+// fromRoot is whom a rank of an operation that hands the root's data out
+// waits for: the root (the root: nobody), when inline.
+func fromRoot(inline bool, r, root int) int {
+	switch {
+	case !inline:
+		return All
+	case r == root:
+		return Nobody
+	}
+	return root
+}
+
+// toRoot is whom a rank of an operation that brings data to the root
+// waits for: all (the others: nobody), when inline.
+func toRoot(inline bool, r, root int) int {
+	if inline && r != root {
+		return Nobody
+	}
+	return All
 }
 
 // reduceAll sets dst to bytes [off, off+n) of every rank's input combined

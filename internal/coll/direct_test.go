@@ -48,7 +48,10 @@ type member struct {
 	r int
 }
 
-func (m member) Meet(_ context.Context, in, out []byte, inline bool) error {
+func (m member) Meet(_ context.Context, in, out []byte, inline bool, from int) error {
+	if from != All && !inline {
+		return fmt.Errorf("a meeting of rank %d waits for %d, not all, though not inline", m.r, from)
+	}
 	if inline {
 		in = bytes.Clone(in)
 	}

@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
@@ -23,9 +24,14 @@ import (
 // depend on its operation and size alone), so a slot's count is a clock
 // all ranks share: "every slot at s or beyond" means every rank has
 // reached fence s. A call starts with a meeting (a fence after
-// publishing), so a rank publishing for a call knows every rank has left
-// the call before the last: published buffers alternate between two
-// places by the parity of the call, and the place it writes is free.
+// publishing). Published buffers alternate between two places by the
+// parity of the call; before a rank writes one, every rank has met in the
+// call before (Meet waits for that when the last meeting did not), so
+// nobody still reads what the place held two calls ago.
+//
+// A place's first cache line holds what a waiting peer needs of a small
+// call: the step of the meeting, the call's signature and the first bytes
+// of the inline input. An 8-byte Allreduce thus moves one line per peer.
 
 // team is one communicator's shared state.
 type team struct {
@@ -37,34 +43,58 @@ type team struct {
 // teamFailure is why the team can no longer meet.
 type teamFailure struct{ err error }
 
-// teamSlot is one member's part of the team. step sits alone on its cache
-// line: the others spin reading it.
+// teamSlot is one member's part of the team, a whole number of cache
+// lines. step sits alone on its line: the others spin reading it.
 type teamSlot struct {
 	step atomic.Uint64 // fences reached
 	_    [56]byte
-	pub  [2]teamPub // by the call's parity; written before step
-	// parked says the member sleeps on wake (waitAll).
+	pub  [2]teamPub // by the call's parity
+	// parked says the member sleeps on wake (waitFor).
 	parked atomic.Bool
 	wake   chan struct{}
-	_      [64]byte
+	_      [48]byte
 }
 
-// teamPub is what a member publishes for one call.
+// teamPub is what a member publishes for one call. The line a peer reads
+// first: meet, sig, n and the first 32 bytes of data.
 type teamPub struct {
+	meet    atomic.Uint64 // the step of the call's meeting: written last
+	sig     callSig       // every member's must match
+	n       uint64        // inline: bytes of data in use
+	data    [coll.InlineMax]byte
 	in, out []byte
-	call    directCall // every member's must match
-	copied  [coll.InlineMax]byte
+	_       [48]byte
 }
 
-// directCall is what members of a team must agree on in a call.
-type directCall struct {
-	op                coll.Operation
-	root, bytes, elem int
+// callSig is what members of a team must agree on in a call, in two
+// words: the operation and root, the bytes and element size.
+type callSig [2]uint64
+
+func signatureOf(op coll.Operation, l coll.Layout) callSig {
+	return callSig{uint64(opIndex(op))<<32 | uint64(uint32(l.Root)), uint64(l.Bytes)<<8 | uint64(uint8(l.Elem))}
 }
 
-func (d directCall) String() string {
-	return fmt.Sprintf("%s of %d bytes (root %d)", d.op, d.bytes, d.root)
+func opIndex(op coll.Operation) int {
+	for i, o := range coll.Operations {
+		if o == op {
+			return i
+		}
+	}
+	return len(coll.Operations)
 }
+
+func (s callSig) String() string {
+	op := "an unknown operation"
+	if i := int(s[0] >> 32); i < len(coll.Operations) {
+		op = string(coll.Operations[i])
+	}
+	return fmt.Sprintf("%s of %d bytes (root %d)", op, s[1]>>8, int32(uint32(s[0])))
+}
+
+// teamSlotsMin is the fewest slots a team allocates: 32 KiB and more
+// are allocated whole pages, so every slot, and the first line of every
+// place in it, starts on a cache line.
+var teamSlotsMin = (32<<10)/int(unsafe.Sizeof(teamSlot{})) + 1
 
 // teamKey names a team among a process's: collective contexts may repeat
 // between communicators that share no rank (the colors of a Split), whose
@@ -85,7 +115,7 @@ func (c *Comm) teamOf() *teamMember {
 		return nil
 	}
 	p := len(c.group)
-	made := &team{slots: make([]teamSlot, p)}
+	made := &team{slots: make([]teamSlot, max(p, teamSlotsMin))[:p]}
 	for i := range made.slots {
 		made.slots[i].wake = make(chan struct{}, 1)
 	}
@@ -121,12 +151,12 @@ type teamMember struct {
 	served  atomic.Uint64 // calls run
 
 	// The running call's state.
-
-	step   uint64 // fences this member reached
-	calls  uint64 // calls run, whose parity picks the publishing place
-	call   directCall
-	inline bool
-	ctx    context.Context
+	step     uint64 // fences this member reached
+	calls    uint64 // calls run, whose parity picks the publishing place
+	sig      callSig
+	inline   bool
+	lastMeet uint64 // the step of the last meeting
+	metAll   bool   // it waited for every member
 }
 
 // teamWait is the longest a parked member sleeps before it looks whether
@@ -156,40 +186,72 @@ func (m *teamMember) run(ctx context.Context, k *Call) error {
 		m.fail(err) // the others would wait for this rank
 		return err
 	}
-	l := k.layout
-	m.call = directCall{k.op, l.Root, l.Bytes, l.Elem}
-	return coll.RunDirect(ctx, m, k.op, l, k.in, k.out, k.red)
+	m.sig = signatureOf(k.op, k.layout)
+	return coll.RunDirect(ctx, m, k.op, k.layout, k.in, k.out, k.red)
 }
 
 // Meet publishes this member's buffers for the call (a copy of in when
-// inline) and waits for every member to publish theirs.
-func (m *teamMember) Meet(ctx context.Context, in, out []byte, inline bool) error {
-	s := &m.t.slots[m.rank]
-	pub := &s.pub[m.calls&1]
+// inline) and waits for the members it reads from to publish theirs.
+func (m *teamMember) Meet(ctx context.Context, in, out []byte, inline bool, from int) error {
+	if !m.metAll && m.lastMeet > 0 {
+		// Some member may still read the place this call writes, from two
+		// calls ago, until it has met in the last call.
+		if err := m.waitFor(ctx, m.lastMeet, coll.All, false); err != nil {
+			return err
+		}
+	}
+	pub := &m.t.slots[m.rank].pub[m.calls&1]
 	m.calls++
 	if inline {
-		n := copy(pub.copied[:], in)
-		in = pub.copied[:n]
+		// Only the place's first lines: a peer reads nothing else.
+		pub.n = uint64(copy(pub.data[:], in))
+	} else {
+		pub.in, pub.out = in, out
 	}
-	pub.in, pub.out, pub.call, m.inline = in, out, m.call, inline
-	if err := m.fence(ctx); err != nil {
+	pub.sig, m.inline = m.sig, inline
+	m.step++
+	m.lastMeet, m.metAll = m.step, from == coll.All
+	pub.meet.Store(m.step)
+	m.t.slots[m.rank].step.Store(m.step)
+	m.wakeSleepers()
+	if from == coll.Nobody {
+		return nil
+	}
+	if err := m.waitFor(ctx, m.step, from, true); err != nil {
 		return err
 	}
-	// Every member compares: if any differs, each finds one that differs
-	// from its own, and all leave the call having met, so the team can
-	// meet again.
-	for j := range m.t.slots {
-		if other := m.t.slots[j].pub[(m.calls-1)&1].call; other != m.call {
+	// Every member compares: if any differs, each that waited for all
+	// finds one that differs from its own, and all leave the call having
+	// met, so the team can meet again.
+	lo, hi := 0, len(m.t.slots)
+	if from >= 0 {
+		lo, hi = from, from+1
+	}
+	for j := lo; j < hi; j++ {
+		if other := m.t.slots[j].pub[(m.calls-1)&1].sig; other != m.sig {
 			return fmt.Errorf("%w: rank %d calls %v, rank %d %v (do all ranks make the same collective calls in the same order?)",
-				core.ErrSizeMismatch, j, other, m.rank, m.call)
+				core.ErrSizeMismatch, j, other, m.rank, m.sig)
 		}
 	}
 	return nil
 }
 
-// In and Out return rank's buffers as published for the running call.
-func (m *teamMember) In(rank int) []byte  { return m.t.slots[rank].pub[(m.calls-1)&1].in }
-func (m *teamMember) Out(rank int) []byte { return m.t.slots[rank].pub[(m.calls-1)&1].out }
+// In and Out return rank's buffers as published for the running call: In
+// its copy when inline (Out has none then).
+func (m *teamMember) In(rank int) []byte {
+	pub := &m.t.slots[rank].pub[(m.calls-1)&1]
+	if m.inline {
+		return pub.data[:pub.n]
+	}
+	return pub.in
+}
+
+func (m *teamMember) Out(rank int) []byte {
+	if m.inline {
+		return nil
+	}
+	return m.t.slots[rank].pub[(m.calls-1)&1].out
+}
 
 // Fence waits until every member has reached this fence.
 func (m *teamMember) Fence(ctx context.Context) error { return m.fence(ctx) }
@@ -207,10 +269,15 @@ func (m *teamMember) Leave(ctx context.Context) error {
 func (m *teamMember) fence(ctx context.Context) error {
 	m.step++
 	m.t.slots[m.rank].step.Store(m.step)
+	m.wakeSleepers()
+	return m.waitFor(ctx, m.step, coll.All, false)
+}
+
+// wakeSleepers wakes the members parked, if any, to look again.
+func (m *teamMember) wakeSleepers() {
 	if m.t.sleepers.Load() > 0 {
 		m.t.wakeAll()
 	}
-	return m.waitAll(ctx, m.step)
 }
 
 // wakeAll wakes every parked member, which looks again.
@@ -225,18 +292,23 @@ func (t *team) wakeAll() {
 	}
 }
 
-// waitAll returns once every member has reached fence s: it polls (and
-// yields, when members outnumber processors) for m.spin, then parks until
-// a member reaching a fence wakes it.
-func (m *teamMember) waitAll(ctx context.Context, s uint64) error {
+// waitFor returns once member from (every member: coll.All) has reached
+// step s: at its meeting of the running call when meeting, else at any
+// fence. It polls (and yields, when members outnumber processors) for
+// m.spin, then parks until a member reaching a fence wakes it.
+func (m *teamMember) waitFor(ctx context.Context, s uint64, from int, meeting bool) error {
 	t := m.t
-	next := 0 // members below next have reached s
+	next, end := 0, len(t.slots) // members below next have reached s
+	if from >= 0 {
+		next, end = from, from+1
+	}
+	par := (m.calls - 1) & 1
 	var start time.Time
 	for polls := 0; ; polls++ {
-		for next < len(t.slots) && t.slots[next].step.Load() >= s {
+		for next < end && m.reached(next, s, par, meeting) {
 			next++
 		}
-		if next == len(t.slots) {
+		if next == end {
 			return nil
 		}
 		if f := t.broken.Load(); f != nil {
@@ -258,7 +330,11 @@ func (m *teamMember) waitAll(ctx context.Context, s uint64) error {
 		if time.Since(start) < m.spin {
 			continue
 		}
-		err := m.park(ctx, &t.slots[next], s)
+		waited := &t.slots[next].step
+		if meeting {
+			waited = &t.slots[next].pub[par].meet
+		}
+		err := m.park(ctx, waited, s)
 		if errors.Is(err, errParkTimeout) {
 			err = m.stillThere(t, s)
 		}
@@ -267,6 +343,15 @@ func (m *teamMember) waitAll(ctx context.Context, s uint64) error {
 			return err
 		}
 	}
+}
+
+// reached reports whether member j has reached step s: at the meeting of
+// the running call (its place par), or at any fence.
+func (m *teamMember) reached(j int, s, par uint64, meeting bool) bool {
+	if meeting {
+		return m.t.slots[j].pub[par].meet.Load() >= s
+	}
+	return m.t.slots[j].step.Load() >= s
 }
 
 // errParkTimeout says a parked wait saw no fence for teamWait.
@@ -289,7 +374,7 @@ func (m *teamMember) stillThere(t *team, s uint64) error {
 
 // park sleeps until woken, or teamWait has passed (errParkTimeout), or
 // ctx ends.
-func (m *teamMember) park(ctx context.Context, waited *teamSlot, s uint64) error {
+func (m *teamMember) park(ctx context.Context, waited *atomic.Uint64, s uint64) error {
 	t, me := m.t, &m.t.slots[m.rank]
 	me.parked.Store(true)
 	t.sleepers.Add(1)
@@ -297,7 +382,7 @@ func (m *teamMember) park(ctx context.Context, waited *teamSlot, s uint64) error
 		t.sleepers.Add(-1)
 		me.parked.Store(false)
 	}()
-	if waited.step.Load() >= s || t.broken.Load() != nil {
+	if waited.Load() >= s || t.broken.Load() != nil {
 		return nil // it came meanwhile: no wake-up will
 	}
 	m.timer.Reset(teamWait)

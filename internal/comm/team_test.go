@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
@@ -92,6 +93,130 @@ func TestTeamLostPeer(t *testing.T) {
 		err := allreduceF64(ctx, c, make([]byte, 4096), Options{})
 		if err == nil {
 			return fmt.Errorf("rank %d: allreduce with rank 0's context ended: no error", c.Rank())
+		}
+		return nil
+	})
+}
+
+// TestTeamRunAhead: roots of small broadcasts and the ranks of small
+// gathers and reductions that only give do not wait for the others, so a
+// rank runs ahead by a call; thousands of such calls, with the root
+// moving, mixed with calls read in place, each check their data.
+func TestTeamRunAhead(t *testing.T) {
+	const n, calls = 4, 3000
+	sum, err := coll.Kernel(coll.OpSum, reflect.Int64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, n, func(c *Comm) error {
+		ctx := context.Background()
+		do := func(op coll.Operation, l coll.Layout, in, out []byte) error {
+			k, err := c.Prepare(op, l, in, out, sum, true, Options{})
+			if err != nil {
+				return err
+			}
+			return k.Run(ctx, true)
+		}
+		for i := range calls {
+			root := i % n
+			switch i % 3 {
+			case 0: // an inline broadcast from root, or 4K read in place
+				size := 8
+				if i%30 == 0 {
+					size = 4096
+				}
+				buf := make([]byte, size)
+				if c.rank == root {
+					fill(buf, i)
+				}
+				if err := do(coll.OpBcast, coll.Layout{Root: root, Bytes: size, Elem: 8}, nil, buf); err != nil {
+					return err
+				}
+				if want := filled(size, i); string(buf) != string(want) {
+					return fmt.Errorf("call %d: broadcast from %d: wrong data", i, root)
+				}
+			case 1: // gather one int64 from each at root
+				in := int64Bytes(int64(i*10 + c.rank))
+				out := make([]byte, 8*n)
+				if err := do(coll.OpGather, coll.Layout{Root: root, Bytes: 8, Elem: 8}, in, out); err != nil {
+					return err
+				}
+				if c.rank == root {
+					for j := range n {
+						if got := int64(binaryLE(out[8*j:])); got != int64(i*10+j) {
+							return fmt.Errorf("call %d: gather at %d: %d from rank %d", i, root, got, j)
+						}
+					}
+				}
+			case 2: // reduce a sum of ints to root
+				in := int64Bytes(int64(i + c.rank))
+				out := make([]byte, 8)
+				if err := do(coll.OpReduce, coll.Layout{Root: root, Bytes: 8, Elem: 8}, in, out); err != nil {
+					return err
+				}
+				if want := int64(n*i + n*(n-1)/2); c.rank == root && int64(binaryLE(out)) != want {
+					return fmt.Errorf("call %d: reduce at %d: %d, want %d", i, root, int64(binaryLE(out)), want)
+				}
+			}
+		}
+		return nil
+	})
+}
+
+func fill(b []byte, seed int) {
+	for j := range b {
+		b[j] = byte(seed*7 + j)
+	}
+}
+
+func filled(n, seed int) []byte {
+	b := make([]byte, n)
+	fill(b, seed)
+	return b
+}
+
+func int64Bytes(v int64) []byte {
+	b := make([]byte, 8)
+	for j := range 8 {
+		b[j] = byte(uint64(v) >> (8 * j))
+	}
+	return b
+}
+
+func binaryLE(b []byte) uint64 {
+	var v uint64
+	for j := range 8 {
+		v |= uint64(b[j]) << (8 * j)
+	}
+	return v
+}
+
+// TestTeamLayout: slots and places are whole cache lines, and a place's
+// first line holds its meeting step, signature, length and the first
+// bytes of its data.
+func TestTeamLayout(t *testing.T) {
+	const line = 64
+	var s teamSlot
+	var p teamPub
+	for _, c := range []struct {
+		what string
+		v    uintptr
+	}{
+		{"slot size", unsafe.Sizeof(s)},
+		{"place size", unsafe.Sizeof(p)},
+		{"first place", unsafe.Offsetof(s.pub)},
+	} {
+		if c.v%line != 0 || c.v == 0 {
+			t.Errorf("%s: %d bytes, not a whole number of %d-byte lines", c.what, c.v, line)
+		}
+	}
+	if end := unsafe.Offsetof(p.data) + 8; end > line {
+		t.Errorf("a place's first line ends at %d: the first data is past it", end)
+	}
+	run(t, 2, func(c *Comm) error {
+		m := c.teamOf()
+		if at := uintptr(unsafe.Pointer(&m.t.slots[0])); at%line != 0 {
+			return fmt.Errorf("slots start at %#x, not on a line", at)
 		}
 		return nil
 	})
