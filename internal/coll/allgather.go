@@ -6,16 +6,26 @@ package coll
 // allgatherRing passes blocks around the ring: n−1 rounds, each rank
 // sending to its right neighbour the block it received the round before.
 // Bandwidth-optimal, latency n−1 messages.
+//
+// The first round sends this rank's block from the input, and the block
+// is copied into the output last: a copy of 1 MiB or more goes around the
+// caches (the runtime's memmove), so a send of the copy read it back from
+// memory — 2 ranks, 1 MiB blocks: 193 µs at the median against the 108
+// of an Alltoall moving the same bytes.
 func allgatherRing(l Layout) Schedule {
 	var s Schedule
 	n, b, me := l.Size, l.Bytes, l.Rank
-	s.add(0, Step{Kind: Copy, Buf: Out, Off: me * b, Len: b, From: In})
 	right, left := (me+1)%n, (me+n-1)%n
 	for k := 0; k < n-1; k++ {
 		send, recv := (me-k+n)%n, (me-k-1+2*n)%n
+		from, off := Out, send*b
+		if k == 0 {
+			from, off = In, 0
+		}
 		s.add(k+1, Step{Kind: Recv, Peer: left, Buf: Out, Off: recv * b, Len: b},
-			Step{Kind: Send, Peer: right, Buf: Out, Off: send * b, Len: b})
+			Step{Kind: Send, Peer: right, Buf: from, Off: off, Len: b})
 	}
+	s.add(max(n-1, 0), Step{Kind: Copy, Buf: Out, Off: me * b, Len: b, From: In})
 	return s
 }
 

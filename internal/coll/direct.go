@@ -94,7 +94,7 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 			return err
 		}
 		if r != l.Root {
-			copy(out, t.In(l.Root))
+			copyCached(out, t.In(l.Root))
 		}
 		return t.Leave(ctx)
 	case OpGather:
@@ -104,7 +104,7 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 		}
 		if r == l.Root {
 			for j := range p {
-				copy(out[j*n:(j+1)*n], t.In(j))
+				copyCached(out[j*n:(j+1)*n], t.In(j))
 			}
 		}
 		return t.Leave(ctx)
@@ -113,14 +113,14 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 		if err := t.Meet(ctx, in, out, inline, fromRoot(inline, r, l.Root)); err != nil {
 			return err
 		}
-		copy(out, t.In(l.Root)[r*n:(r+1)*n])
+		copyCached(out, t.In(l.Root)[r*n:(r+1)*n])
 		return t.Leave(ctx)
 	case OpAllgather:
 		if err := t.Meet(ctx, in, out, n <= InlineMax, All); err != nil {
 			return err
 		}
 		for j := range p {
-			copy(out[j*n:(j+1)*n], t.In(j))
+			copyCached(out[j*n:(j+1)*n], t.In(j))
 		}
 		return t.Leave(ctx)
 	case OpAlltoall:
@@ -128,7 +128,7 @@ func RunDirect(ctx context.Context, t Team, op Operation, l Layout, in, out []by
 			return err
 		}
 		for j := range p {
-			copy(out[j*n:(j+1)*n], t.In(j)[r*n:(r+1)*n])
+			copyCached(out[j*n:(j+1)*n], t.In(j)[r*n:(r+1)*n])
 		}
 		return t.Leave(ctx)
 	case OpReduce, OpAllreduce:
@@ -174,7 +174,7 @@ func reduceDirect(ctx context.Context, t Team, op Operation, l Layout, in, out [
 		for j := range p {
 			if j != r {
 				jlo, jhi := part(n, l.Elem, p, j)
-				copy(out[jlo:jhi], t.Out(j)[jlo:jhi])
+				copyCached(out[jlo:jhi], t.Out(j)[jlo:jhi])
 			}
 		}
 	}
@@ -205,7 +205,7 @@ func toRoot(inline bool, r, root int) int {
 // reduceAll sets dst to bytes [off, off+n) of every rank's input combined
 // in rank order.
 func reduceAll(t Team, dst []byte, off, n, p int, reduce Reducer) {
-	copy(dst, t.In(0)[off:off+n])
+	copyCached(dst, t.In(0)[off:off+n])
 	for j := 1; j < p; j++ {
 		reduce(dst, t.In(j)[off:off+n], false)
 	}

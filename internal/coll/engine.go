@@ -78,7 +78,7 @@ func (r *Runner) Run(ctx context.Context, x Exchanger, s *Schedule, in, out []by
 				return err
 			}
 			if st.Kind == Copy {
-				copy(dst, src)
+				copyCached(dst, src)
 			} else if reduce == nil {
 				return fmt.Errorf("coll: %v with no reduction operation", st)
 			} else {

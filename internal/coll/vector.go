@@ -44,14 +44,18 @@ func allgathervRing(l Layout) Schedule {
 	n, e, me := l.Size, l.Elem, l.Rank
 	blk := func(r int) (int, int) { return l.Displs[r] * e, l.Counts[r] * e }
 	o, c := blk(me)
-	s.add(0, Step{Kind: Copy, Buf: Out, Off: o, Len: c, From: In})
 	right, left := (me+1)%n, (me+n-1)%n
 	for k := 0; k < n-1; k++ {
 		so, sl := blk((me - k + n) % n)
 		ro, rl := blk((me - k - 1 + 2*n) % n)
+		from := Out
+		if k == 0 {
+			from, so = In, 0 // as allgatherRing: this rank's block from the input
+		}
 		s.add(k+1, Step{Kind: Recv, Peer: left, Buf: Out, Off: ro, Len: rl},
-			Step{Kind: Send, Peer: right, Buf: Out, Off: so, Len: sl})
+			Step{Kind: Send, Peer: right, Buf: from, Off: so, Len: sl})
 	}
+	s.add(max(n-1, 0), Step{Kind: Copy, Buf: Out, Off: o, Len: c, From: In})
 	return s
 }
 
