@@ -38,7 +38,9 @@ const (
 	EnvCollSelect = config.EnvCollSelect
 	// EnvCollPull sets from which size collectives over shared memory are
 	// pulled (single copy).
-	EnvCollPull      = config.EnvCollPull
+	EnvCollPull = config.EnvCollPull
+	// EnvBind says whether ranks bind to a processor each.
+	EnvBind          = config.EnvBind
 	EnvLotteryAlpha  = config.EnvLotteryAlpha
 	EnvLotteryWeight = config.EnvLotteryWeight
 	EnvLotteryMinTTL = config.EnvLotteryMinTTL

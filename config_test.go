@@ -137,6 +137,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{name: EnvSplit, value: "fastest", want: []string{`COMMTUNE_SPLIT="fastest": want curves, weighted, iso or off`}},
 		{name: EnvAggregate, value: "0", want: []string{`COMMTUNE_AGGREGATE="0": want a size from 1 to 1M bytes`, "or off"}},
 		{name: EnvAggregate, value: "often", want: []string{`COMMTUNE_AGGREGATE="often": want a size from 1 to 1M bytes`}},
+		{name: EnvBind, value: "socket", want: []string{`COMMTUNE_BIND="socket": want auto or none`}},
 		{name: EnvCollPull, value: "soon", want: []string{`COMMTUNE_COLL_PULL="soon": want a size of at least 1 bytes`, "or off"}},
 
 		// The launcher's job variables, with the others good.

@@ -156,6 +156,17 @@ func (c *Config) checkHalo() error {
 	return nil
 }
 
+// checkBind validates Bind and fills its default.
+func (c *Config) checkBind() error {
+	switch {
+	case c.Bind == "":
+		c.Bind = BindNone
+	case !slices.Contains(binds, c.Bind):
+		return setting.Bad(setting.Field("Config.Bind", c.Bind), "%s", orList(binds))
+	}
+	return nil
+}
+
 // checkMultirail validates the split and aggregation fields and fills
 // their defaults.
 func (c *Config) checkMultirail() error {

@@ -38,6 +38,8 @@ func TestConfigFromEnv(t *testing.T) {
 		{"coll pull size", map[string]string{EnvCollPull: "32K"}, func(c Config) bool { return c.CollPull == 32<<10 }, ""},
 		{"coll pull off", map[string]string{EnvCollPull: "off"}, func(c Config) bool { return c.CollPull < 0 }, ""},
 		{"bad coll pull", map[string]string{EnvCollPull: "soon"}, nil, EnvCollPull},
+		{"bind none", map[string]string{EnvBind: "None"}, func(c Config) bool { return c.Bind == BindNone }, ""},
+		{"bad bind", map[string]string{EnvBind: "socket"}, nil, EnvBind},
 		{"aggregate huge", map[string]string{EnvAggregate: "2M"}, nil, EnvAggregate},
 		{"aggregate junk", map[string]string{EnvAggregate: "often"}, nil, EnvAggregate},
 		{"blank is unset", map[string]string{EnvShmRing: " ", EnvSplit: "", EnvTransports: "\t"},

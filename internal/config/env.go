@@ -199,6 +199,7 @@ var (
 	collSelects  = []string{CollSelectTable, CollSelectLottery}
 	haloOrders   = []string{HaloOrderInterleaved, HaloOrderConsecutive}
 	splits       = []string{SplitCurves, SplitWeighted, SplitIso, SplitOff}
+	binds        = []string{BindAuto, BindNone}
 	onOff        = []string{"on", "off"}
 	transportSet = []string{"shm", "tcp"}
 )
@@ -317,6 +318,9 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	}
 	if v, ok := e.oneOf(EnvSplit, splits...); ok {
 		c.Split = v
+	}
+	if v, ok := e.oneOf(EnvBind, binds...); ok {
+		c.Bind = v
 	}
 	if n, ok := e.size(EnvCollPull, 1, 1<<40, "off"); ok {
 		c.CollPull = int(n) // off: -1

@@ -25,6 +25,10 @@ func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
 	}
 	cfg.DefaultSpin(job.LocalSize, runtime.NumCPU())
 	shareProcessors(job.LocalSize, runtime.NumCPU(), os.Getenv("GOMAXPROCS") != "")
+	if bindRank(cfg, job.LocalRank, job.LocalSize) >= 0 && os.Getenv("GOMAXPROCS") == "" {
+		// One processor: more Ps would only take turns on it.
+		runtime.GOMAXPROCS(1)
+	}
 	ep, err := NewEndpoint(job.Rank, job.Size, cfg)
 	if err != nil {
 		job.Close()
