@@ -44,6 +44,8 @@ var decisionTable = map[Operation][]Rule{
 	},
 	OpAllreduce: {
 		{anySize, 8 << 10, false, must(OpAllreduce, "recursive-doubling")},
+		{2, anySize, false, must(OpAllreduce, "recursive-doubling")},
+		{8, 2 << 20, true, must(OpAllreduce, "rabenseifner")},
 		{8, 2 << 20, false, must(OpAllreduce, "reduce-bcast:knomial")},
 		{8, anySize, true, must(OpAllreduce, "ring")},
 		{anySize, anySize, true, must(OpAllreduce, "rabenseifner")},

@@ -81,7 +81,7 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		return a, false, nil
 	}
 	a = coll.Decide(op, len(c.group), bytes, commutative)
-	if c.ep.CollPull.Pulls(int64(bytes)) && a.Pulls() && c.readsPeers() {
+	if c.ep.CollPull.Pulls(int64(bytes)) && !op.Reduces() && a.Pulls() && c.readsPeers() {
 		a.Pull = true
 	}
 	return a, true, nil
