@@ -78,14 +78,16 @@ type collRule struct {
 	MaxRanks    int    `json:"max_ranks,omitempty"` // absent: any
 	MaxBytes    int    `json:"max_bytes,omitempty"` // absent: any
 	Commutative bool   `json:"commutative_only,omitempty"`
+	Pulled      bool   `json:"pulled_only,omitempty"` // looked at first, for calls that pull their messages
 	Algorithm   string `json:"algorithm"`
 }
 
 func collectColl(infoOptions) (infoReport, error) {
 	var r collInfo
 	for _, op := range coll.Operations {
-		for _, rule := range coll.Rules(op) {
-			cr := collRule{Op: string(op), Commutative: rule.Commutative, Algorithm: rule.Algorithm.Name()}
+		pulled := len(coll.PulledRules(op))
+		for i, rule := range append(coll.PulledRules(op), coll.Rules(op)...) {
+			cr := collRule{Op: string(op), Commutative: rule.Commutative, Pulled: i < pulled, Algorithm: rule.Algorithm.Name()}
 			if rule.MaxRanks != coll.Unlimited {
 				cr.MaxRanks = rule.MaxRanks
 			}

@@ -57,7 +57,7 @@ const (
 	Tree              = "tree"               // barrier: up and down a tree
 	RecursiveHalving  = "recursive-halving"  // reduce-scatter
 	ReduceScatterv    = "reduce-scatterv"    // reduce-scatter: reduce to rank 0 on a tree, then scatter the blocks
-	Linear            = "linear"             // scan, exscan: a chain from rank 0 up
+	Linear            = "linear"             // scan, exscan: a chain from rank 0 up; allgather: every block straight to every rank
 )
 
 // Algorithm is one member of a family, described by its attributes (seed

@@ -105,3 +105,24 @@ func allgatherBruck(l Layout) Schedule {
 		Step{Kind: Copy, Buf: Out, Len: me * b, From: Tmp, FromOff: first})
 	return s
 }
+
+// allgatherLinear sends this rank's block to every other rank and
+// receives theirs, all in one round: no rank forwards what it received,
+// so every block moves once, straight from its owner's input — with its
+// messages pulled (Algorithm.Pull), each rank reads every peer's block in
+// place (seed 004 §4.2), and nobody waits for a neighbour's round before
+// its own. It posts n−1 messages each way at once, so it suits few ranks
+// or large blocks.
+func allgatherLinear(l Layout) Schedule {
+	var s Schedule
+	n, b, me := l.Size, l.Bytes, l.Rank
+	var steps []Step
+	for k := 1; k < n; k++ {
+		from, to := (me-k+n)%n, (me+k)%n
+		steps = append(steps, Step{Kind: Recv, Peer: from, Buf: Out, Off: from * b, Len: b},
+			Step{Kind: Send, Peer: to, Buf: In, Len: b})
+	}
+	steps = append(steps, Step{Kind: Copy, Buf: Out, Off: me * b, Len: b, From: In})
+	s.add(0, steps...)
+	return s
+}

@@ -214,3 +214,26 @@ func TestDirectAlgorithm(t *testing.T) {
 		}
 	}
 }
+
+// TestDecidePulled: a pulled call looks at the pulled rules first; one
+// that does not pull never gets them.
+func TestDecidePulled(t *testing.T) {
+	for _, tc := range []struct {
+		op          Operation
+		ranks, size int
+		pulled      bool
+		want        string
+	}{
+		{OpAllgather, 4, 64 << 10, true, "allgather/linear"},
+		{OpAllgather, 4, 64 << 10, false, Decide(OpAllgather, 4, 64<<10, false).Name()},
+		{OpAllgather, 16, 1 << 20, true, Decide(OpAllgather, 16, 1<<20, false).Name()},
+		{OpBcast, 4, 1 << 20, true, Decide(OpBcast, 4, 1<<20, false).Name()},
+	} {
+		if got := DecidePulled(tc.op, tc.ranks, tc.size, false, tc.pulled).Name(); got != tc.want {
+			t.Errorf("%s on %d ranks, %d bytes, pulled %v: %s, want %s", tc.op, tc.ranks, tc.size, tc.pulled, got, tc.want)
+		}
+	}
+	if Decide(OpAllgather, 4, 64<<10, false).Name() == "allgather/linear" {
+		t.Error("the table runs linear without pulling")
+	}
+}

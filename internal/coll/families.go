@@ -69,6 +69,7 @@ var familyTable = concat(
 		{op: OpAllgather, name: Ring, build: plain(allgatherRing)},
 		{op: OpAllgather, name: RecursiveDoubling, build: plain(allgatherDoubling)},
 		{op: OpAllgather, name: Bruck, build: plain(allgatherBruck)},
+		{op: OpAllgather, name: Linear, build: plain(allgatherLinear)},
 		{op: OpAlltoall, name: Pairwise, build: plain(alltoallPairwise)},
 		{op: OpAlltoall, name: Bruck, build: plain(alltoallBruck)},
 		// The v-variants have one family each. Flat is a tree shape, so
@@ -155,7 +156,7 @@ var pulledFamilies = []familyKey{
 	{OpAllreduce, RecursiveDoubling}, {OpAllreduce, Ring}, {OpAllreduce, Rabenseifner},
 	{OpScatter, string(Flat)}, {OpScatter, string(Binomial)},
 	{OpGather, string(Flat)}, {OpGather, string(Binomial)},
-	{OpAllgather, Ring}, {OpAllgather, RecursiveDoubling}, {OpAllgather, Bruck},
+	{OpAllgather, Ring}, {OpAllgather, RecursiveDoubling}, {OpAllgather, Bruck}, {OpAllgather, Linear},
 	{OpAlltoall, Pairwise},
 }
 

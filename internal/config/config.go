@@ -93,9 +93,9 @@ type Config struct {
 	// Env: COMMTUNE_COLL_<OP>, e.g. COMMTUNE_COLL_BCAST=binomial:seg=16K.
 	Collectives map[string]string
 	// CollPull is the size from which the decision table's collective
-	// algorithms that move data (not the reductions, whose ranks then copy
-	// and reduce on their own processor) have their messages read in
-	// place by their receivers
+	// algorithms that move data (the reductions from 1 MiB only: below,
+	// their ranks, copying and reducing on their own processor, lost)
+	// have their messages read in place by their receivers
 	// (single copy, seed 004 §4.2) where ranks can read each other's
 	// memory: the vector for bcast and the reductions, one block
 	// otherwise. 0 takes the default: DefaultCollPull when the node's
