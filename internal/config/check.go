@@ -160,7 +160,7 @@ func (c *Config) checkHalo() error {
 func (c *Config) checkBind() error {
 	switch {
 	case c.Bind == "":
-		c.Bind = BindNone
+		c.Bind = BindAuto
 	case !slices.Contains(binds, c.Bind):
 		return setting.Bad(setting.Field("Config.Bind", c.Bind), "%s", orList(binds))
 	}

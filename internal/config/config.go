@@ -64,13 +64,14 @@ type Config struct {
 	// local rank's among those it may run on, GOMAXPROCS 1 unless set)
 	// when every rank of the node can have one, and leaves the placement
 	// to the kernel otherwise (more ranks than processors, or a launcher
-	// that bound the rank already); "none" never binds. Measured here (2
-	// ranks on 2 processors, 64 KiB Bcasts back to back, six runs each),
-	// unbound ranks ran at 5-7 µs or at 31-33 µs a call as the kernel
-	// placed their threads, 14.9 µs on average, bound ones at 7.4-9.0,
-	// 8.2 on average; yet in the collective benchmark the two were within
-	// 0.84-1.12 of each other. Two jobs on one node that both bind would
-	// share processors, so the default stays none. Env: COMMTUNE_BIND.
+	// that bound the rank already); "none" never binds — for a node that
+	// several jobs share, whose ranks would otherwise take the same
+	// processors. Unbound, the kernel placed the threads of two ranks on
+	// two processors well in some runs and badly in others: 64 KiB
+	// Allgathers back to back averaged 13–64 µs a call over eight runs
+	// (31.8 on average), bound 16–24 (19.5), the median call 6.7 µs
+	// either way. Open MPI binds likewise by default. Default auto.
+	// Env: COMMTUNE_BIND.
 	Bind string
 	// Shm tunes the shared-memory transport.
 	Shm ShmConfig
