@@ -157,9 +157,16 @@ func sampleTransport(ctx context.Context, transport string, quick bool, fn func(
 	// The pass measures the methods themselves, not an older profile's
 	// choices among them.
 	env = append(env, commtune.EnvProfile+"="+commtune.ProfileOff)
+	return runPass(ctx, 2, argv, env, fn)
+}
+
+// runPass launches n ranks of argv with env over this node, handing each
+// report rank 0 writes to fn; a failure carries what the ranks said on
+// their standard error.
+func runPass(ctx context.Context, n int, argv, env []string, fn func(sample.Report)) error {
 	rr := sample.NewReportReader(fn)
 	var stderr strings.Builder
-	err = launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: env, Stdout: rr, Stderr: &stderr})
+	err := launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: rr, Stderr: &stderr})
 	if cerr := rr.Close(); err == nil {
 		err = cerr
 	}
@@ -197,21 +204,13 @@ func sampleNode(ctx context.Context, n int, quick bool, fn func(sample.Report)) 
 	}
 	env := []string{commtune.EnvTransports + "=shm,tcp", commtune.EnvProfile + "=" + commtune.ProfileOff}
 	var curves map[string]profile.Curve
-	rr := sample.NewReportReader(func(r sample.Report) {
+	err = runPass(ctx, n, argv, env, func(r sample.Report) {
 		if r.Node != nil {
 			curves = r.Node
 			return
 		}
 		fn(r)
 	})
-	var stderr strings.Builder
-	err = launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: rr, Stderr: &stderr})
-	if cerr := rr.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil && stderr.Len() > 0 {
-		err = fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
-	}
 	if err == nil && curves == nil {
 		err = fmt.Errorf("rank 0 reported no result")
 	}
@@ -221,16 +220,8 @@ func sampleNode(ctx context.Context, n int, quick bool, fn func(sample.Report)) 
 // sampleNodeRankMain is the hidden `commtune sample-node-rank`: one rank
 // of a node pass.
 func sampleNodeRankMain(args []string) int {
-	fs := newFlagSet("sample-node-rank", "[--quick]")
-	quick := fs.Bool("quick", false, "a shorter pass")
-	if code, ok := parseFlags(fs, args); !ok {
-		return code
-	}
-	return runRank(func(ctx context.Context, c *commtune.Comm, _ control.Endpoint) (any, error) {
-		progress := func(done, total int, what string) {
-			sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
-		}
-		curves, err := sample.NodeRun(ctx, c, *quick, progress)
+	return passRank("sample-node-rank", args, func(ctx context.Context, c *commtune.Comm, _ control.Endpoint, quick bool, progress sample.Progress) (any, error) {
+		curves, err := sample.NodeRun(ctx, c, quick, progress)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}
@@ -238,9 +229,10 @@ func sampleNodeRankMain(args []string) int {
 	})
 }
 
-// sampleRankMain is the hidden `commtune sample-rank`: one rank of a pass.
-func sampleRankMain(args []string) int {
-	fs := newFlagSet("sample-rank", "[--quick]")
+// passRank runs one rank of a pass started by sample: --quick, progress
+// as reports on standard output, then run's result.
+func passRank(name string, args []string, run func(ctx context.Context, c *commtune.Comm, ep control.Endpoint, quick bool, progress sample.Progress) (any, error)) int {
+	fs := newFlagSet(name, "[--quick]")
 	quick := fs.Bool("quick", false, "a shorter pass")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -249,7 +241,14 @@ func sampleRankMain(args []string) int {
 		progress := func(done, total int, what string) {
 			sample.WriteReport(os.Stdout, sample.Report{Done: done, Total: total, What: what})
 		}
-		transport, tr, err := sample.Run(ctx, c, ep, sample.NewPlan(*quick), progress)
+		return run(ctx, c, ep, *quick, progress)
+	})
+}
+
+// sampleRankMain is the hidden `commtune sample-rank`: one rank of a pass.
+func sampleRankMain(args []string) int {
+	return passRank("sample-rank", args, func(ctx context.Context, c *commtune.Comm, ep control.Endpoint, quick bool, progress sample.Progress) (any, error) {
+		transport, tr, err := sample.Run(ctx, c, ep, sample.NewPlan(quick), progress)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}

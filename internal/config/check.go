@@ -157,12 +157,16 @@ func (c *Config) checkHalo() error {
 }
 
 // checkBind validates Bind and fills its default.
-func (c *Config) checkBind() error {
+func (c *Config) checkBind() error { return oneOfField(&c.Bind, "Config.Bind", BindAuto, binds) }
+
+// oneOfField sets *v to def when empty, else checks that it is one of
+// valid; name is the field's, for the error.
+func oneOfField(v *string, name, def string, valid []string) error {
 	switch {
-	case c.Bind == "":
-		c.Bind = BindAuto
-	case !slices.Contains(binds, c.Bind):
-		return setting.Bad(setting.Field("Config.Bind", c.Bind), "%s", orList(binds))
+	case *v == "":
+		*v = def
+	case !slices.Contains(valid, *v):
+		return setting.Bad(setting.Field(name, *v), "%s", orList(valid))
 	}
 	return nil
 }
@@ -172,11 +176,8 @@ func (c *Config) checkBind() error {
 func (c *Config) checkMultirail() error {
 	// The environment's values were checked as they were read
 	// (applyEnv): an error here is an Option's, named by its field.
-	switch {
-	case c.Split == "":
-		c.Split = SplitCurves
-	case !slices.Contains(splits, c.Split):
-		return setting.Bad(setting.Field("Config.Split", c.Split), "%s", orList(splits))
+	if err := oneOfField(&c.Split, "Config.Split", SplitCurves, splits); err != nil {
+		return err
 	}
 	if c.Aggregation > MaxAggregation {
 		return setting.Bad(setting.Field("Config.Aggregation", c.Aggregation),
