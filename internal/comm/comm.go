@@ -232,6 +232,9 @@ func (c *Comm) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	if m := c.team.Load(); m != nil {
+		m.leave()
+	}
 	if c.world {
 		return c.ep.Close()
 	}

@@ -38,6 +38,7 @@ type team struct {
 	slots    []teamSlot
 	sleepers atomic.Int32                // members parked waiting
 	broken   atomic.Pointer[teamFailure] // why a rank left a call unfinished
+	members  atomic.Int32                // members that joined and have not closed their communicator
 }
 
 // teamFailure is why the team can no longer meet.
@@ -119,7 +120,8 @@ func (c *Comm) teamOf() *teamMember {
 	for i := range made.slots {
 		made.slots[i].wake = make(chan struct{}, 1)
 	}
-	t, _ := sh.Teams.LoadOrStore(teamKey{c.collCtx, c.group[0]}, made)
+	key := teamKey{c.collCtx, c.group[0]}
+	t, _ := sh.Teams.LoadOrStore(key, made)
 	spin := c.ep.Cfg.SpinWait
 	switch {
 	case spin == 0:
@@ -127,13 +129,25 @@ func (c *Comm) teamOf() *teamMember {
 	case spin < 0:
 		spin = 0
 	}
-	m := &teamMember{c: c, t: t.(*team), rank: c.rank, spin: spin, yield: p > runtime.GOMAXPROCS(0),
+	m := &teamMember{c: c, t: t.(*team), key: key, rank: c.rank, spin: spin, yield: p > runtime.GOMAXPROCS(0),
 		timer: time.NewTimer(time.Hour)}
 	m.timer.Stop()
 	if !c.team.CompareAndSwap(nil, m) {
 		return c.team.Load()
 	}
+	m.t.members.Add(1)
 	return m
+}
+
+// leave takes this member out of its team as its communicator closes; the
+// last to leave drops the team from the process's, so that communicators
+// made and closed over and over do not keep one each. (A member joins on
+// its first collective call, which no member completes before every member
+// has joined.)
+func (m *teamMember) leave() {
+	if m.t.members.Add(-1) == 0 {
+		m.c.ep.Shared.Teams.CompareAndDelete(m.key, m.t)
+	}
 }
 
 // teamMember is one rank's handle on its communicator's team: a
@@ -142,6 +156,7 @@ func (c *Comm) teamOf() *teamMember {
 type teamMember struct {
 	c     *Comm
 	t     *team
+	key   teamKey
 	rank  int
 	spin  time.Duration // how long to poll before parking
 	yield bool          // more members than processors: yield while polling

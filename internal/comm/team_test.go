@@ -12,6 +12,7 @@ import (
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/job"
 )
 
 // allreduceF64 runs a sum Allreduce of v in place with options o.
@@ -220,4 +221,31 @@ func TestTeamLayout(t *testing.T) {
 		}
 		return nil
 	})
+}
+
+// TestTeamLeave: communicators made and closed over and over leave no
+// team behind once every member has closed its own.
+func TestTeamLeave(t *testing.T) {
+	var shared *job.Shared
+	run(t, 3, func(c *Comm) error {
+		if c.rank == 0 {
+			shared = c.ep.Shared // the same on every rank
+		}
+		for range 20 {
+			d, err := c.Dup()
+			if err != nil {
+				return err
+			}
+			if err := allreduceF64(context.Background(), d, make([]byte, 64), Options{}); err != nil {
+				return err
+			}
+			d.Close()
+		}
+		return allreduceF64(context.Background(), c, make([]byte, 64), Options{})
+	})
+	left := 0
+	shared.Teams.Range(func(any, any) bool { left++; return true })
+	if left != 0 {
+		t.Errorf("%d teams left after every communicator closed", left)
+	}
 }
