@@ -116,12 +116,15 @@ func (c *Comm) teamOf() *teamMember {
 		return nil
 	}
 	p := len(c.group)
-	made := &team{slots: make([]teamSlot, max(p, teamSlotsMin))[:p]}
-	for i := range made.slots {
-		made.slots[i].wake = make(chan struct{}, 1)
-	}
 	key := teamKey{c.collCtx, c.group[0]}
-	t, _ := sh.Teams.LoadOrStore(key, made)
+	t, ok := sh.Teams.Load(key)
+	if !ok { // the first member here makes it
+		made := &team{slots: make([]teamSlot, max(p, teamSlotsMin))[:p]}
+		for i := range made.slots {
+			made.slots[i].wake = make(chan struct{}, 1)
+		}
+		t, _ = sh.Teams.LoadOrStore(key, made)
+	}
 	spin := c.ep.Cfg.SpinWait
 	switch {
 	case spin == 0:
