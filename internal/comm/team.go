@@ -38,7 +38,7 @@ type team struct {
 	slots    []teamSlot
 	sleepers atomic.Int32                // members parked waiting
 	broken   atomic.Pointer[teamFailure] // why a rank left a call unfinished
-	members  atomic.Int32                // members that joined and have not closed their communicator
+	left     atomic.Int32                // members that closed their communicator after joining
 }
 
 // teamFailure is why the team can no longer meet.
@@ -138,17 +138,17 @@ func (c *Comm) teamOf() *teamMember {
 	if !c.team.CompareAndSwap(nil, m) {
 		return c.team.Load()
 	}
-	m.t.members.Add(1)
 	return m
 }
 
 // leave takes this member out of its team as its communicator closes; the
-// last to leave drops the team from the process's, so that communicators
-// made and closed over and over do not keep one each. (A member joins on
-// its first collective call, which no member completes before every member
-// has joined.)
+// last of them drops the team from the process's, so that communicators
+// made and closed over and over do not keep one each. Every member must
+// have left, not just those that joined: a member that only gives (the
+// rank of a small Reduce that is not the root) can finish, and close, before
+// the root has even made its member, which must then find the same team.
 func (m *teamMember) leave() {
-	if m.t.members.Add(-1) == 0 {
+	if int(m.t.left.Add(1)) == len(m.t.slots) {
 		m.c.ep.Shared.Teams.CompareAndDelete(m.key, m.t)
 	}
 }

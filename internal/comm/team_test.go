@@ -249,3 +249,37 @@ func TestTeamLeave(t *testing.T) {
 		t.Errorf("%d teams left after every communicator closed", left)
 	}
 }
+
+// TestTeamGiversCloseFirst: the ranks of a small Reduce that only give
+// finish, and close their communicator, before the root has even joined:
+// the root still finds their team and their data.
+func TestTeamGiversCloseFirst(t *testing.T) {
+	sum, err := coll.Kernel(coll.OpSum, reflect.Int64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	run(t, 4, func(c *Comm) error {
+		for i := range 5 {
+			d, err := c.Dup()
+			if err != nil {
+				return err
+			}
+			if d.rank == 0 {
+				time.Sleep(2 * time.Millisecond) // the others give and close first
+			}
+			out := make([]byte, 8)
+			k, err := d.Prepare(coll.OpReduce, coll.Layout{Root: 0, Bytes: 8, Elem: 8}, int64Bytes(int64(d.rank+i)), out, sum, true, Options{})
+			if err != nil {
+				return err
+			}
+			if err := k.Run(context.Background(), true); err != nil {
+				return err
+			}
+			if want := int64(6 + 4*i); d.rank == 0 && int64(binaryLE(out)) != want {
+				return fmt.Errorf("call %d: sum %d, want %d", i, int64(binaryLE(out)), want)
+			}
+			d.Close()
+		}
+		return nil
+	})
+}
