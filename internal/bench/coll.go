@@ -254,6 +254,14 @@ func EvenCounts(elems, n int) []int {
 // its buffers allocated once.
 func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtune.Comm, []commtune.CollOption) error, error) {
 	bytes := func(k int) []byte { return make([]byte, k) }
+	// vector is the reductions' input: size bytes of float64s 0, 1, 2 …
+	vector := func() []float64 {
+		v := make([]float64, size/8)
+		for i := range v {
+			v[i] = float64(i)
+		}
+		return v
+	}
 	switch op {
 	case coll.OpBarrier:
 		return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
@@ -265,10 +273,7 @@ func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtu
 			return commtune.Bcast(ctx, c, buf, 0, o...)
 		}, nil
 	case coll.OpReduce, coll.OpAllreduce:
-		send, recv := make([]float64, size/8), make([]float64, size/8)
-		for i := range send {
-			send[i] = float64(i)
-		}
+		send, recv := vector(), make([]float64, size/8)
 		if op == coll.OpReduce {
 			return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
 				return commtune.Reduce(ctx, c, send, recv, commtune.Sum, 0, o...)
@@ -278,10 +283,7 @@ func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtu
 			return commtune.Allreduce(ctx, c, send, recv, commtune.Sum, o...)
 		}, nil
 	case coll.OpReduceScatterBlock, coll.OpReduceScatter:
-		send := make([]float64, size/8)
-		for i := range send {
-			send[i] = float64(i)
-		}
+		send := vector()
 		counts := EvenCounts(len(send), n)
 		recv := make([]float64, counts[me])
 		if op == coll.OpReduceScatterBlock {
@@ -293,10 +295,7 @@ func collCall(op coll.Operation, n, me, size int) (func(context.Context, *commtu
 			return commtune.ReduceScatter(ctx, c, send, recv, counts, commtune.Sum, o...)
 		}, nil
 	case coll.OpScan, coll.OpExscan:
-		send, recv := make([]float64, size/8), make([]float64, size/8)
-		for i := range send {
-			send[i] = float64(i)
-		}
+		send, recv := vector(), make([]float64, size/8)
 		if op == coll.OpScan {
 			return func(ctx context.Context, c *commtune.Comm, o []commtune.CollOption) error {
 				return commtune.Scan(ctx, c, send, recv, commtune.Sum, o...)

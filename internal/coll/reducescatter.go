@@ -134,20 +134,9 @@ func foldOut(s *Schedule, l Layout, f fold, off []int, r int) {
 // Halves are combined in partner order, not rank order: only commutative
 // operations.
 func reduceScatterHalving(l Layout) Schedule {
-	var s Schedule
-	n := l.Size
-	off := scatterBlocks(l)
-	total := off[n]
-	if n == 1 {
-		s.add(0, Step{Kind: Copy, Buf: Out, Len: total, From: In})
-		return s
-	}
-	f := newFold(n)
-	s.TmpSize = 2 * total
-	r := foldIn(&s, l, f, total)
-	nr := f.newRank(l.Rank)
-	if nr >= 0 {
+	return reduceScatterFolded(l, func(s *Schedule, f fold, off []int, nr, r int) int {
 		nOff := foldedBlocks(f, off)
+		total := off[l.Size]
 		lo, hi := 0, f.p
 		for m := f.p / 2; m >= 1; m /= 2 {
 			partner := nr ^ m
@@ -165,9 +154,8 @@ func reduceScatterHalving(l Layout) Schedule {
 			r++
 			lo, hi = keepLo, keepHi
 		}
-	}
-	foldOut(&s, l, f, off, r)
-	return s
+		return r
+	})
 }
 
 // reduceScatterDoubling is recursive doubling on the whole vector
@@ -177,18 +165,8 @@ func reduceScatterHalving(l Layout) Schedule {
 // whole vector, plus the fold's two: few rounds, much data, for small
 // vectors (MPICH's choice for non-commutative operations).
 func reduceScatterDoubling(l Layout) Schedule {
-	var s Schedule
-	n := l.Size
-	off := scatterBlocks(l)
-	total := off[n]
-	if n == 1 {
-		s.add(0, Step{Kind: Copy, Buf: Out, Len: total, From: In})
-		return s
-	}
-	f := newFold(n)
-	s.TmpSize = 2 * total
-	r := foldIn(&s, l, f, total)
-	if nr := f.newRank(l.Rank); nr >= 0 {
+	return reduceScatterFolded(l, func(s *Schedule, f fold, off []int, nr, r int) int {
+		total := off[l.Size]
 		for m := 1; m < f.p; m *= 2 {
 			partner := nr ^ m
 			peer := f.oldRank(partner)
@@ -197,6 +175,28 @@ func reduceScatterDoubling(l Layout) Schedule {
 				Step{Kind: Reduce, Buf: Tmp, Len: total, From: Tmp, FromOff: total, FromFirst: partner < nr})
 			r++
 		}
+		return r
+	})
+}
+
+// reduceScatterFolded builds a reduce-scatter whose ranks past the largest
+// power of two fold in first (foldIn) and get their block at the end
+// (foldOut), with 2 vectors of scratch: rounds adds the exchanges of
+// folded rank nr from round r, on the blocks at offsets off, and returns
+// the round after them. A rank alone copies its input.
+func reduceScatterFolded(l Layout, rounds func(s *Schedule, f fold, off []int, nr, r int) int) Schedule {
+	var s Schedule
+	off := scatterBlocks(l)
+	total := off[l.Size]
+	if l.Size == 1 {
+		s.add(0, Step{Kind: Copy, Buf: Out, Len: total, From: In})
+		return s
+	}
+	f := newFold(l.Size)
+	s.TmpSize = 2 * total
+	r := foldIn(&s, l, f, total)
+	if nr := f.newRank(l.Rank); nr >= 0 {
+		r = rounds(&s, f, off, nr, r)
 	}
 	foldOut(&s, l, f, off, r)
 	return s
