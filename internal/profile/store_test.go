@@ -2,6 +2,7 @@ package profile
 
 import (
 	"github.com/commtune/commtune/internal/sched"
+	"slices"
 
 	"encoding/json"
 	"errors"
@@ -189,6 +190,19 @@ func FuzzProfile(f *testing.F) {
 				}
 			}
 		}
+		// A valid node pass gives a pull range of sizes it sampled, for a
+		// rank count it ran.
+		for name, tr := range p.Transports {
+			for _, job := range [][2]int{{2, 2}, {4, 2}, {3, 64}} {
+				at, ok := tr.CollPull(job[0], job[1])
+				if !ok {
+					continue
+				}
+				if at.From < 0 || at.To != 0 && at.To <= at.From || !slices.Contains(tr.NodeRanks(), at.Ranks) {
+					t.Fatalf("%s: %d ranks on %d cpus: pull range %+v (passes of %v ranks)", name, job[0], job[1], at, tr.NodeRanks())
+				}
+			}
+		}
 	})
 }
 
@@ -229,8 +243,21 @@ func TestFuzzSeeds(t *testing.T) {
 	if _, err := Parse(railed); err != nil {
 		t.Fatalf("the seed with rails does not parse: %v", err)
 	}
+	withNode := *small
+	withNode.Transports = map[string]*Transport{}
+	for name, tr := range small.Transports {
+		c := *tr
+		c.NodeCPUs = 2
+		c.Node = map[string]map[string]Curve{"4": {NodeRing: tr.Methods[EagerCopy], NodePull: tr.Methods[EagerIovec]}}
+		withNode.Transports[name] = &c
+	}
+	noded, _ := json.Marshal(&withNode)
+	if _, err := Parse(noded); err != nil {
+		t.Fatalf("the seed with a node pass does not parse: %v", err)
+	}
 	seeds := []fuzzseed.Seed{
 		{Name: "valid", Values: []any{valid}},
+		{Name: "node", Values: []any{noded}},
 		{Name: "rails", Values: []any{railed}},
 		{Name: "minimal", Values: []any{minimal}},
 		{Name: "empty-object", Values: []any{[]byte("{}")}},
