@@ -15,7 +15,7 @@ import (
 const (
 	vsUsage     = "also run the same benchmark compiled against an installed MPI (mpi: the first of openmpi, mpich; or openmpi, mpich), alternating runs, and print both with ratios"
 	roundsUsage = "with --vs: runs of each side, alternating; the table gives the mean over all their calls, and the medians of their p50 and p99"
-	timingUsage = "back-to-back: per size 20 untimed calls, one barrier, then the timed calls one after another, as an application makes them " +
+	timingUsage = "back-to-back: per size untimed calls for 10 ms (20 at a time), one barrier, then the timed calls one after another, as an application makes them " +
 		"(a slow call delays the next, and the mean shows it); barrier: a barrier before each timed call, so that each starts with all ranks " +
 		"together (the call's own cost, the earlier default). Either way a call's time is the slowest rank's"
 )

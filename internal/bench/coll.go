@@ -78,7 +78,7 @@ const collBlocks = 5
 // rank 0 returns the results. Each rank times each call; a call's time is
 // the slowest rank's.
 //
-// BackToBack: per size and algorithm, WarmupCalls untimed calls, a
+// BackToBack: per size and algorithm, untimed calls for WarmupTime, a
 // barrier, then Iterations(size·(n−1), cfg.Iters) calls back to back, each
 // timed from the end of the one before (or the barrier) to its own; the
 // algorithms take turns going first from one size to the next.
@@ -164,10 +164,8 @@ func collBackToBack(ctx context.Context, c *commtune.Comm, algos, first, iters i
 	times := make([][]time.Duration, algos)
 	for k := range algos {
 		i := (k + first) % algos
-		for w := 0; w < WarmupCalls; w++ {
-			if err := run(i); err != nil {
-				return nil, err
-			}
+		if err := warmUp(ctx, c, func() error { return run(i) }); err != nil {
+			return nil, err
 		}
 		if err := c.Barrier(ctx); err != nil {
 			return nil, err

@@ -114,19 +114,20 @@ func TestParseTiming(t *testing.T) {
 }
 
 // TestCollTimings counts the calls each timing makes of each algorithm,
-// in order: back to back, WarmupCalls then the timed ones, one algorithm
-// after the other from the given one; with a barrier each, two warm-ups
-// per algorithm, then blocks of a fifth taken in turn.
+// in order: back to back, whole blocks of WarmupCalls then the timed ones,
+// one algorithm after the other from the given one; with a barrier each,
+// two warm-ups per algorithm, then blocks of a fifth taken in turn.
 func TestCollTimings(t *testing.T) {
 	tests := []struct {
 		name              string
 		barrier           bool
 		algos, first, its int
-		want              []int // the algorithm of each call, in order
+		want              []int // the algorithm of each call, in order (warm-ups once)
+		warmBlocks        bool  // back to back: each algorithm's warm-up is blocks of WarmupCalls
 		timed             int   // times per algorithm
 	}{
-		{"back to back", false, 2, 1, 3, append(slices.Repeat([]int{1}, WarmupCalls+3), slices.Repeat([]int{0}, WarmupCalls+3)...), 3},
-		{"barrier each", true, 2, 0, 10, []int{0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, 10},
+		{"back to back", false, 2, 1, 3, append(slices.Repeat([]int{1}, WarmupCalls+3), slices.Repeat([]int{0}, WarmupCalls+3)...), true, 3},
+		{"barrier each", true, 2, 0, 10, []int{0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, false, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -150,6 +151,9 @@ func TestCollTimings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			if tc.warmBlocks {
+				calls = oneWarmupBlock(t, calls, tc.its)
+			}
 			if !slices.Equal(calls, tc.want) {
 				t.Errorf("calls %v, want %v", calls, tc.want)
 			}
@@ -157,6 +161,66 @@ func TestCollTimings(t *testing.T) {
 				if len(ts) != tc.timed {
 					t.Errorf("algorithm %d: %d times, want %d", i, len(ts), tc.timed)
 				}
+			}
+		})
+	}
+}
+
+// oneWarmupBlock checks that each algorithm's run of calls is whole
+// blocks of WarmupCalls (at least one) and then its timed ones, and
+// returns the calls with one warm-up block per algorithm.
+func oneWarmupBlock(t *testing.T, calls []int, timed int) []int {
+	t.Helper()
+	var out []int
+	for len(calls) > 0 {
+		n := 1
+		for n < len(calls) && calls[n] == calls[0] {
+			n++
+		}
+		if warm := n - timed; warm < WarmupCalls || warm%WarmupCalls != 0 {
+			t.Errorf("algorithm %d: %d calls, want whole blocks of %d warm-ups and %d timed", calls[0], n, WarmupCalls, timed)
+		}
+		out = append(out, slices.Repeat(calls[:1], WarmupCalls+timed)...)
+		calls = calls[n:]
+	}
+	return out
+}
+
+// TestWarmUp checks that every rank makes the same warm-up calls, in
+// blocks of WarmupCalls, and that rank 0 spends at least WarmupTime in
+// them: fast calls take several blocks, slow ones one.
+func TestWarmUp(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		call     time.Duration
+		oneBlock bool
+	}{{"fast calls", 0, false}, {"slow calls", WarmupTime / WarmupCalls, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			calls := make([]int, 3)
+			var spent time.Duration
+			err := commtune.Local(3, func(c *commtune.Comm) error {
+				start := time.Now()
+				err := warmUp(context.Background(), c, func() error {
+					calls[c.Rank()]++
+					time.Sleep(tc.call)
+					return nil
+				})
+				if c.Rank() == 0 {
+					spent = time.Since(start)
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if calls[1] != calls[0] || calls[2] != calls[0] || calls[0]%WarmupCalls != 0 {
+				t.Errorf("calls per rank %v, want equal whole blocks of %d", calls, WarmupCalls)
+			}
+			if spent < WarmupTime {
+				t.Errorf("rank 0 warmed up for %v, want at least %v", spent, WarmupTime)
+			}
+			if tc.oneBlock != (calls[0] == WarmupCalls) {
+				t.Errorf("%d calls: one block is %v, want %v", calls[0], calls[0] == WarmupCalls, tc.oneBlock)
 			}
 		})
 	}

@@ -12,7 +12,8 @@
  *     one line per size summarizing half of each round trip.
  *   mpibench coll OP SIZES ITERS [back-to-back|barrier]
  *     every rank, N = Iterations(size*(n-1), ITERS) timed calls per size.
- *     back-to-back (the default): 20 untimed calls, one MPI_Barrier, then
+ *     back-to-back (the default): untimed calls 20 at a time until rank 0
+ *     has spent 10 ms in them, one MPI_Barrier, then
  *     the N calls one after another, each timed from the end of the one
  *     before to its own. barrier: two untimed calls, then per timed call
  *     an MPI_Barrier and the call, timed from leaving the barrier. Each
@@ -56,6 +57,7 @@
 #include <time.h>
 
 enum { maxSizes = 64, budget = 256 << 20, warmupCalls = 20, collBlocks = 5 };
+static const double warmupSeconds = 0.010; /* internal/bench WarmupTime */
 
 static int iterations(long size, int iters) {
 	long n = iters;
@@ -240,6 +242,20 @@ static int call(const char *op, long size, int n, void *send, void *recv) {
 	return 1;
 }
 
+/* warmUp makes untimed calls, warmupCalls at a time, until rank 0 has
+ * spent warmupSeconds in them, as internal/bench (WarmupTime). */
+static void warmUp(const char *op, long size, int n, void *send, void *recv, int me) {
+	double start = MPI_Wtime();
+	char more = 1;
+	while (more) {
+		for (int w = 0; w < warmupCalls; w++)
+			call(op, size, n, send, recv);
+		if (me == 0 && MPI_Wtime() - start >= warmupSeconds)
+			more = 0;
+		MPI_Bcast(&more, 1, MPI_CHAR, 0, MPI_COMM_WORLD);
+	}
+}
+
 static void collective(const char *op, long *sizes, int ns, int iters, int me, int n, int backToBack) {
 	int reduction = !strcmp(op, "reduce") || !strcmp(op, "allreduce") || !strcmp(op, "reducescatter") ||
 	                !strcmp(op, "reducescatterblock") || !strcmp(op, "scan") || !strcmp(op, "exscan");
@@ -267,8 +283,7 @@ static void collective(const char *op, long *sizes, int ns, int iters, int me, i
 			its = (its / collBlocks > 1 ? its / collBlocks : 1) * collBlocks;
 		double *t = timesBuf(its), *slowest = timesBuf(its);
 		if (backToBack) {
-			for (int w = 0; w < warmupCalls; w++)
-				call(op, size, n, send, recv);
+			warmUp(op, size, n, send, recv, me);
 			MPI_Barrier(MPI_COMM_WORLD);
 			double prev = MPI_Wtime();
 			for (int i = 0; i < its; i++) {
