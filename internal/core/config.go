@@ -49,9 +49,10 @@ type Config struct {
 	// Negative means always copy.
 	IovecThreshold int
 	// UnexpectedLimit bounds the bytes of eager payload buffered for
-	// receives not yet posted. Each sender gets an equal share as credits; a
-	// sender out of credits falls back to rendezvous, so nothing is lost and
-	// memory stays bounded. It must be the same on every rank.
+	// receives not yet posted. Each sender gets an equal share as credits,
+	// at most maxGrant; a sender out of credits falls back to rendezvous,
+	// so nothing is lost and memory stays bounded. It must be the same on
+	// every rank.
 	UnexpectedLimit int64
 	// SpinWait is how long Wait polls the network for a request, without
 	// progress, before parking its goroutine. Negative means never poll.

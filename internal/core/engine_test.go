@@ -199,39 +199,50 @@ func TestOrderingUnderReordering(t *testing.T) {
 }
 
 // TestFlowControl floods a receiver that posts nothing: buffered memory
-// stays within the limit, sends beyond the credit fall back to rendezvous,
-// and once receives are posted every message arrives, in order.
+// stays within the sender's share of the limit (at most maxGrant), sends
+// beyond the credit fall back to rendezvous, and once receives are posted
+// every message arrives, in order.
 func TestFlowControl(t *testing.T) {
-	const limit = 64 << 10
-	n := newNet(t, 2, 1, Config{UnexpectedLimit: limit, RendezvousThreshold: 8192, IovecThreshold: -1})
-	const count, size = 500, 1000
-	var sends []*Request
-	for i := 0; i < count; i++ {
-		m := payload(size, i)
-		m[0], m[1] = byte(i), byte(i>>8)
-		sends = append(sends, n.engines[0].Isend(0, 1, 0, m))
-		n.run(nil)
+	tests := []struct {
+		name        string
+		limit       int64
+		count, size int
+		share       int64
+	}{
+		{"share of the limit", 64 << 10, 500, 1000, 32 << 10}, // each of 2 ranks gets half
+		{"capped share", 64 << 20, 200, 8000, maxGrant},
 	}
-	s := n.engines[1].Stats()
-	if s.UnexpectedPeak > limit/2 { // each of 2 ranks gets half
-		t.Fatalf("unexpected peak %d exceeds the sender's share %d", s.UnexpectedPeak, limit/2)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			n := newNet(t, 2, 1, Config{UnexpectedLimit: tc.limit, RendezvousThreshold: 8192, IovecThreshold: -1})
+			var sends []*Request
+			for i := 0; i < tc.count; i++ {
+				m := payload(tc.size, i)
+				m[0], m[1] = byte(i), byte(i>>8)
+				sends = append(sends, n.engines[0].Isend(0, 1, 0, m))
+				n.run(nil)
+			}
+			if s := n.engines[1].Stats(); s.UnexpectedPeak > tc.share {
+				t.Fatalf("unexpected peak %d exceeds the sender's share %d", s.UnexpectedPeak, tc.share)
+			}
+			if n.engines[0].Stats().CreditFallbacks == 0 {
+				t.Fatal("no send fell back to rendezvous")
+			}
+			for i := 0; i < tc.count; i++ {
+				b := make([]byte, tc.size)
+				r := n.engines[1].Irecv(0, 0, 0, b)
+				n.run(nil)
+				mustDone(t, r)
+				if got := int(b[0]) | int(b[1])<<8; got != i {
+					t.Fatalf("receive %d got message %d", i, got)
+				}
+			}
+			for _, s := range sends {
+				mustDone(t, s)
+			}
+			t.Logf("peak unexpected %d bytes, %d fallbacks", n.engines[1].Stats().UnexpectedPeak, n.engines[0].Stats().CreditFallbacks)
+		})
 	}
-	if n.engines[0].Stats().CreditFallbacks == 0 {
-		t.Fatal("no send fell back to rendezvous")
-	}
-	for i := 0; i < count; i++ {
-		b := make([]byte, size)
-		r := n.engines[1].Irecv(0, 0, 0, b)
-		n.run(nil)
-		mustDone(t, r)
-		if got := int(b[0]) | int(b[1])<<8; got != i {
-			t.Fatalf("receive %d got message %d", i, got)
-		}
-	}
-	for _, s := range sends {
-		mustDone(t, s)
-	}
-	t.Logf("peak unexpected %d bytes, %d fallbacks", n.engines[1].Stats().UnexpectedPeak, n.engines[0].Stats().CreditFallbacks)
 }
 
 func TestPeerLost(t *testing.T) {
