@@ -104,7 +104,7 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			return nil, err
 		}
 		opts := make([][]commtune.CollOption, len(cfg.Algorithms))
-		var chosen commtune.CollChoice // what the table ran (goroutine ranks: direct)
+		var chosen commtune.CollChoice // what the table runs here
 		for i, a := range cfg.Algorithms {
 			if a != Auto {
 				opts[i] = []commtune.CollOption{commtune.WithAlgorithm(a)}
@@ -117,6 +117,13 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 				return fmt.Errorf("%s at %d bytes: %w", cfg.Algorithms[i], size, err)
 			}
 			return nil
+		}
+		if !slices.Contains(cfg.Algorithms, Auto) {
+			// One untimed call says what the table runs here (pulled or
+			// not, direct for goroutine ranks), to mark it in the results.
+			if err := call(ctx, c, []commtune.CollOption{commtune.WithChoice(&chosen)}); err != nil {
+				return nil, fmt.Errorf("the table's choice at %d bytes: %w", size, err)
+			}
 		}
 		iters := Iterations(size*max(n-1, 1), cfg.Iters)
 		var times [][]time.Duration
@@ -135,12 +142,6 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			}
 			if c.Rank() == 0 {
 				decided := chosen.Algorithm
-				if d, ok := coll.DirectAlgorithm(cfg.Op); decided == "" && ok && slices.Contains(cfg.Algorithms, d.Name()) {
-					decided = d.Name() // listed for goroutine ranks only, whose table chooses it
-				}
-				if decided == "" {
-					decided = coll.Decide(cfg.Op, n, size, true).Name()
-				}
 				r := collResult(a, size, SummaryOf(slowest))
 				r.Auto = a == decided
 				if a == Auto {

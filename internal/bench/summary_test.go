@@ -226,6 +226,47 @@ func TestWarmUp(t *testing.T) {
 	}
 }
 
+// TestCollMarksTableChoice checks that the results mark what the table
+// runs, whether or not auto is listed, and nothing else: on goroutine
+// ranks, the direct family.
+func TestCollMarksTableChoice(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		algos []string
+		want  []string // the algorithm of each result, its mark at the end
+	}{
+		{"auto listed", []string{Auto, "allreduce/ring"}, []string{"allreduce/direct+", "allreduce/ring"}},
+		{"auto not listed", []string{"allreduce/ring", "allreduce/direct"}, []string{"allreduce/ring", "allreduce/direct+"}},
+		{"choice not listed", []string{"allreduce/ring", "allreduce/recursive-doubling"}, []string{"allreduce/ring", "allreduce/recursive-doubling"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var res []CollResult
+			cfg := CollConfig{Op: "allreduce", Algorithms: tc.algos, Sizes: []int{64}, Iters: 5}
+			err := commtune.Local(2, func(c *commtune.Comm) error {
+				r, err := Coll(context.Background(), c, cfg)
+				if c.Rank() == 0 {
+					res = r
+				}
+				return err
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range res {
+				name := r.Algo
+				if r.Auto {
+					name += "+"
+				}
+				got = append(got, name)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Errorf("results %v, want %v", got, tc.want)
+			}
+		})
+	}
+}
+
 // TestCollReport runs the benchmark on goroutine ranks in both timings
 // and checks each result's shape: every call counted, the figures in a
 // distribution's order.
