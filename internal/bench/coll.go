@@ -108,9 +108,7 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 		for i, a := range cfg.Algorithms {
 			if a != Auto {
 				opts[i] = []commtune.CollOption{commtune.WithAlgorithm(a)}
-			} else {
-				opts[i] = []commtune.CollOption{commtune.WithChoice(&chosen)}
-			}
+			} // auto: no option, as an application calls
 		}
 		run := func(i int) error {
 			if err := call(ctx, c, opts[i]); err != nil {
@@ -118,12 +116,11 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			}
 			return nil
 		}
-		if !slices.Contains(cfg.Algorithms, Auto) {
-			// One untimed call says what the table runs here (pulled or
-			// not, direct for goroutine ranks), to mark it in the results.
-			if err := call(ctx, c, []commtune.CollOption{commtune.WithChoice(&chosen)}); err != nil {
-				return nil, fmt.Errorf("the table's choice at %d bytes: %w", size, err)
-			}
+		// One untimed call says what the table runs here (pulled or not,
+		// direct for goroutine ranks), to name auto and mark the results;
+		// the timed calls take no option, which would allocate.
+		if err := call(ctx, c, []commtune.CollOption{commtune.WithChoice(&chosen)}); err != nil {
+			return nil, fmt.Errorf("the table's choice at %d bytes: %w", size, err)
 		}
 		iters := Iterations(size*max(n-1, 1), cfg.Iters)
 		var times [][]time.Duration
