@@ -3,6 +3,8 @@ package bench
 import (
 	"fmt"
 	"io"
+	"strconv"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/commtune/commtune/internal/stats"
@@ -31,6 +33,10 @@ type VsRow struct {
 	RefP99US       float64 `json:"ref_p99_us"`
 	CommtuneMaxUS  float64 `json:"commtune_max_us"`
 	RefMaxUS       float64 `json:"ref_max_us"`
+	// The rounds' own means, in order: a round far from the others (a
+	// machine that was busy for one run) shows here, not in the medians.
+	CommtuneRoundMeansUS []float64 `json:"commtune_round_means_us"`
+	RefRoundMeansUS      []float64 `json:"ref_round_means_us"`
 }
 
 // VsReport is `commtune bench pingpong|coll --vs MPI`: commtune and an MPI
@@ -57,7 +63,8 @@ func VsRows(sizes []int, ours, ref [][]Summary) []VsRow {
 			CommtuneUS: a.P50, RefUS: b.P50, Ratio: ratio(a.P50, b.P50),
 			CommtuneMeanUS: a.Mean, RefMeanUS: b.Mean, MeanRatio: ratio(a.Mean, b.Mean),
 			CommtuneP90US: a.P90, RefP90US: b.P90, CommtuneP99US: a.P99, RefP99US: b.P99,
-			CommtuneMaxUS: a.Max, RefMaxUS: b.Max}
+			CommtuneMaxUS: a.Max, RefMaxUS: b.Max,
+			CommtuneRoundMeansUS: roundMeans(ours, i), RefRoundMeansUS: roundMeans(ref, i)}
 	}
 	return rows
 }
@@ -77,6 +84,15 @@ func overRounds(rounds [][]Summary, i int) Summary {
 	return out
 }
 
+// roundMeans returns each round's mean at size index i.
+func roundMeans(rounds [][]Summary, i int) []float64 {
+	out := make([]float64, len(rounds))
+	for k, r := range rounds {
+		out[k] = r[i].Mean
+	}
+	return out
+}
+
 func ratio(a, b float64) float64 {
 	if b <= 0 {
 		return 0
@@ -92,24 +108,33 @@ func WriteVsTable(w io.Writer, r *VsReport) error {
 	if r.Op != "" {
 		what = r.Op + " (" + r.Algo + ")"
 	}
-	fmt.Fprintf(w, "# commtune against %s: %s, %d ranks, transport %s, %s; %d alternating runs of each; times (us): mean over the runs' calls, p50 and p99 medians over the runs; ratio = commtune mean / %s mean (below 1: commtune is faster)\n",
-		r.Ref, what, r.Ranks, r.Transport, timingLine(r.Timing), r.Rounds, r.Ref)
+	fmt.Fprintf(w, "# commtune against %s: %s, %d ranks, transport %s, %s; %d alternating runs of each; times (us): mean over the runs' calls, p50 and p99 medians over the runs; ratio = commtune mean / %s mean (below 1: commtune is faster); then each run's mean, commtune | %s\n",
+		r.Ref, what, r.Ranks, r.Transport, timingLine(r.Timing), r.Rounds, r.Ref, r.Ref)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	pp := r.Bench == "pingpong"
 	fmt.Fprintf(tw, "size\tcommtune mean\tp50\tp99\t%s mean\tp50\tp99\tratio\t", r.Ref)
 	if pp {
 		fmt.Fprintf(tw, "commtune MB/s\t%s MB/s\t", r.Ref)
 	}
-	fmt.Fprintln(tw)
+	fmt.Fprintln(tw, "  runs' means")
 	for _, x := range r.Rows {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", units.FormatSize(int64(x.Bytes)),
 			x.CommtuneMeanUS, x.CommtuneUS, x.CommtuneP99US, x.RefMeanUS, x.RefUS, x.RefP99US, x.MeanRatio)
 		if pp {
 			fmt.Fprintf(tw, "%.1f\t%.1f\t", mbps(x.Bytes, x.CommtuneMeanUS), mbps(x.Bytes, x.RefMeanUS))
 		}
-		fmt.Fprintln(tw)
+		fmt.Fprintf(tw, "  %s | %s\n", joinUS(x.CommtuneRoundMeansUS), joinUS(x.RefRoundMeansUS))
 	}
 	return tw.Flush()
+}
+
+// joinUS prints times to two decimals, separated by spaces.
+func joinUS(us []float64) string {
+	parts := make([]string, len(us))
+	for i, v := range us {
+		parts[i] = strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	return strings.Join(parts, " ")
 }
 
 func mbps(bytes int, us float64) float64 {
