@@ -226,6 +226,24 @@ func TestWarmUp(t *testing.T) {
 	}
 }
 
+// collLocal runs Coll with cfg on n goroutine ranks and returns rank 0's
+// results.
+func collLocal(t *testing.T, n int, cfg CollConfig) []CollResult {
+	t.Helper()
+	var res []CollResult
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		r, err := Coll(context.Background(), c, cfg)
+		if c.Rank() == 0 {
+			res = r
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // TestCollMarksTableChoice checks that the results mark what the table
 // runs, whether or not auto is listed, and nothing else: on goroutine
 // ranks, the direct family.
@@ -240,18 +258,7 @@ func TestCollMarksTableChoice(t *testing.T) {
 		{"choice not listed", []string{"allreduce/ring", "allreduce/recursive-doubling"}, []string{"allreduce/ring", "allreduce/recursive-doubling"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var res []CollResult
-			cfg := CollConfig{Op: "allreduce", Algorithms: tc.algos, Sizes: []int{64}, Iters: 5}
-			err := commtune.Local(2, func(c *commtune.Comm) error {
-				r, err := Coll(context.Background(), c, cfg)
-				if c.Rank() == 0 {
-					res = r
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := collLocal(t, 2, CollConfig{Op: "allreduce", Algorithms: tc.algos, Sizes: []int{64}, Iters: 5})
 			var got []string
 			for _, r := range res {
 				name := r.Algo
@@ -273,18 +280,7 @@ func TestCollMarksTableChoice(t *testing.T) {
 func TestCollReport(t *testing.T) {
 	for _, timing := range Timings {
 		t.Run(string(timing), func(t *testing.T) {
-			var res []CollResult
-			cfg := CollConfig{Op: "allreduce", Algorithms: []string{Auto, "allreduce/ring"}, Sizes: []int{8, 1024}, Iters: 20, Timing: timing}
-			err := commtune.Local(3, func(c *commtune.Comm) error {
-				r, err := Coll(context.Background(), c, cfg)
-				if c.Rank() == 0 {
-					res = r
-				}
-				return err
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := collLocal(t, 3, CollConfig{Op: "allreduce", Algorithms: []string{Auto, "allreduce/ring"}, Sizes: []int{8, 1024}, Iters: 20, Timing: timing})
 			if len(res) != 4 {
 				t.Fatalf("%d results: %+v", len(res), res)
 			}
