@@ -47,21 +47,26 @@ func (f fold) oldRank(nr int) int {
 	return nr + f.rem
 }
 
-// in adds the rounds that fold the data into the odd ranks: Out holds
-// this rank's In afterwards; Tmp[0:Bytes] is the landing buffer. It
-// returns the next free round.
-func (f fold) in(s *Schedule, l Layout) int {
+// in adds the round that folds the data into the odd ranks, which
+// receive their neighbour's straight into Out and combine their own In
+// into it; the even ranks send their In. It returns the next free round,
+// and fromIn: this rank's data is still only in In (a rank the fold
+// passes by), so the caller's first round reads In and writes Out — no
+// copy of the vector into Out first. A lone rank copies In to Out.
+func (f fold) in(s *Schedule, l Layout) (next int, fromIn bool) {
 	me := l.Rank
-	s.add(0, Step{Kind: Copy, Buf: Out, Len: l.Bytes, From: In})
 	switch {
+	case f.p == 1:
+		s.add(0, Step{Kind: Copy, Buf: Out, Len: l.Bytes, From: In})
 	case me >= 2*f.rem:
+		return 0, true
 	case me%2 == 0:
-		s.add(1, Step{Kind: Send, Peer: me + 1, Buf: Out, Len: l.Bytes})
+		s.add(0, Step{Kind: Send, Peer: me + 1, Buf: In, Len: l.Bytes})
 	default:
-		s.add(1, Step{Kind: Recv, Peer: me - 1, Buf: Tmp, Len: l.Bytes},
-			Step{Kind: Reduce, Buf: Out, Len: l.Bytes, From: Tmp, FromFirst: true})
+		s.add(0, Step{Kind: Recv, Peer: me - 1, Buf: Out, Len: l.Bytes},
+			Step{Kind: Reduce, Buf: Out, Len: l.Bytes, From: In})
 	}
-	return s.next()
+	return s.next(), false
 }
 
 // out adds the round that gives the ranks that sat out the result.
@@ -84,15 +89,23 @@ func (f fold) out(s *Schedule, l Layout, r int) {
 func allreduceDoubling(l Layout) Schedule {
 	var s Schedule
 	f := newFold(l.Size)
-	s.TmpSize = l.Bytes
-	r := f.in(&s, l)
+	r, fromIn := f.in(&s, l)
 	if nr := f.newRank(l.Rank); nr >= 0 {
 		for m := 1; m < f.p; m *= 2 {
 			partner := nr ^ m
 			peer := f.oldRank(partner)
-			s.add(r, Step{Kind: Recv, Peer: peer, Buf: Tmp, Len: l.Bytes},
-				Step{Kind: Send, Peer: peer, Buf: Out, Len: l.Bytes},
-				Step{Kind: Reduce, Buf: Out, Len: l.Bytes, From: Tmp, FromFirst: partner < nr})
+			if fromIn && m == 1 {
+				// The partner's data lands in Out, and this rank's
+				// own joins it from In on its side of the operator.
+				s.add(r, Step{Kind: Recv, Peer: peer, Buf: Out, Len: l.Bytes},
+					Step{Kind: Send, Peer: peer, Buf: In, Len: l.Bytes},
+					Step{Kind: Reduce, Buf: Out, Len: l.Bytes, From: In, FromFirst: nr < partner})
+			} else {
+				s.TmpSize = l.Bytes
+				s.add(r, Step{Kind: Recv, Peer: peer, Buf: Tmp, Len: l.Bytes},
+					Step{Kind: Send, Peer: peer, Buf: Out, Len: l.Bytes},
+					Step{Kind: Reduce, Buf: Out, Len: l.Bytes, From: Tmp, FromFirst: partner < nr})
+			}
 			r++
 		}
 	}
@@ -130,17 +143,26 @@ func allreduceRing(l Layout) Schedule {
 		i = (i%n + n) % n
 		return off[i], off[i+1] - off[i]
 	}
-	maxLen := off[1] - off[0]
-	s.TmpSize = maxLen
-	s.add(0, Step{Kind: Copy, Buf: Out, Len: l.Bytes, From: In})
+	if n == 1 {
+		s.add(0, Step{Kind: Copy, Buf: Out, Len: l.Bytes, From: In})
+		return s
+	}
+	// Each block is combined into once, while Out holds nothing of it
+	// yet: the partial result lands in Out and this rank's In joins it —
+	// no copy of In into Out, no scratch. The first block sent is this
+	// rank's own, straight from In.
 	right, left := (me+1)%n, (me-1+n)%n
-	r := 1
+	r := 0
 	for k := 0; k < n-1; k++ {
 		so, sl := blk(me - k)
 		ro, rl := blk(me - k - 1)
-		s.add(r, Step{Kind: Recv, Peer: left, Buf: Tmp, Len: rl},
-			Step{Kind: Send, Peer: right, Buf: Out, Off: so, Len: sl},
-			Step{Kind: Reduce, Buf: Out, Off: ro, Len: rl, From: Tmp})
+		from := Out
+		if k == 0 {
+			from = In
+		}
+		s.add(r, Step{Kind: Recv, Peer: left, Buf: Out, Off: ro, Len: rl},
+			Step{Kind: Send, Peer: right, Buf: from, Off: so, Len: sl},
+			Step{Kind: Reduce, Buf: Out, Off: ro, Len: rl, From: In, FromOff: ro, FromFirst: true})
 		r++
 	}
 	// Rank me now holds block me+1 whole.
@@ -165,8 +187,7 @@ func allreduceRing(l Layout) Schedule {
 func allreduceRabenseifner(l Layout) Schedule {
 	var s Schedule
 	f := newFold(l.Size)
-	s.TmpSize = l.Bytes
-	r := f.in(&s, l)
+	r, fromIn := f.in(&s, l)
 	nr := f.newRank(l.Rank)
 	if nr < 0 {
 		f.out(&s, l, r)
@@ -188,9 +209,18 @@ func allreduceRabenseifner(l Layout) Schedule {
 		}
 		ko, kl := span(h.keepLo, h.keepHi)
 		so, sl := span(h.sendLo, h.sendHi)
-		s.add(r, Step{Kind: Recv, Peer: h.peer, Buf: Tmp, Off: ko, Len: kl},
-			Step{Kind: Send, Peer: h.peer, Buf: Out, Off: so, Len: sl},
-			Step{Kind: Reduce, Buf: Out, Off: ko, Len: kl, From: Tmp, FromOff: ko})
+		if fromIn && m == f.p/2 {
+			// The first halving reads In: the partner's half lands
+			// in Out, the half given away is filled at the end.
+			s.add(r, Step{Kind: Recv, Peer: h.peer, Buf: Out, Off: ko, Len: kl},
+				Step{Kind: Send, Peer: h.peer, Buf: In, Off: so, Len: sl},
+				Step{Kind: Reduce, Buf: Out, Off: ko, Len: kl, From: In, FromOff: ko})
+		} else {
+			s.TmpSize = l.Bytes
+			s.add(r, Step{Kind: Recv, Peer: h.peer, Buf: Tmp, Off: ko, Len: kl},
+				Step{Kind: Send, Peer: h.peer, Buf: Out, Off: so, Len: sl},
+				Step{Kind: Reduce, Buf: Out, Off: ko, Len: kl, From: Tmp, FromOff: ko})
+		}
 		r++
 		steps = append(steps, h)
 		lo, hi = h.keepLo, h.keepHi

@@ -25,7 +25,9 @@ func reduceSchedule(l Layout, shape Shape, fanout, seg int, commutative bool) Sc
 	segs := segments(l.Bytes, seg, l.Elem)
 	maxSeg := segs[0][1]
 	top := nd.parent < 0
-	// Where this rank's partial result builds up.
+	// Where this rank's partial result builds up. The first child's
+	// segment lands there and this rank's own input joins it from In, on
+	// the left: no copy of In first.
 	acc, slots := Tmp, l.Bytes
 	switch {
 	case top && l.Rank == l.Root:
@@ -33,18 +35,22 @@ func reduceSchedule(l Layout, shape Shape, fanout, seg int, commutative bool) Sc
 	case len(nd.children) == 0:
 		acc, slots = In, 0 // a leaf sends its own data as it is
 	}
-	s.TmpSize = slots + len(nd.children)*maxSeg
-	if acc != In {
-		s.add(0, Step{Kind: Copy, Buf: acc, Len: l.Bytes, From: In})
-	}
+	s.TmpSize = slots + max(len(nd.children)-1, 0)*maxSeg
 	for i := 0; i <= len(segs); i++ {
 		if i < len(segs) {
 			sg := segs[i]
 			for j, c := range nd.children {
-				s.add(i, Step{Kind: Recv, Peer: rankOf(c, treeRoot, n), Buf: Tmp, Off: slots + j*maxSeg, Len: sg[1]})
+				if j == 0 {
+					s.add(i, Step{Kind: Recv, Peer: rankOf(c, treeRoot, n), Buf: acc, Off: sg[0], Len: sg[1]})
+				} else {
+					s.add(i, Step{Kind: Recv, Peer: rankOf(c, treeRoot, n), Buf: Tmp, Off: slots + (j-1)*maxSeg, Len: sg[1]})
+				}
 			}
-			for j := range nd.children {
-				s.add(i, Step{Kind: Reduce, Buf: acc, Off: sg[0], Len: sg[1], From: Tmp, FromOff: slots + j*maxSeg})
+			if len(nd.children) > 0 {
+				s.add(i, Step{Kind: Reduce, Buf: acc, Off: sg[0], Len: sg[1], From: In, FromOff: sg[0], FromFirst: true})
+			}
+			for j := 1; j < len(nd.children); j++ {
+				s.add(i, Step{Kind: Reduce, Buf: acc, Off: sg[0], Len: sg[1], From: Tmp, FromOff: slots + (j-1)*maxSeg})
 			}
 		}
 		if i >= 1 && !top {

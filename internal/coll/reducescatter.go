@@ -52,7 +52,9 @@ func reduceScatterRing(l Layout) Schedule {
 	// Two landing slots: round k receives into one while it sends the
 	// partial block received in round k−1 from the other.
 	slot := largestBlock(off)
-	s.TmpSize = 2 * slot
+	if n > 2 {
+		s.TmpSize = 2 * slot
+	}
 	right, left := (me+1)%n, (me-1+n)%n
 	for k := 0; k < n-1; k++ {
 		so, sl := blk(me - k - 1)
@@ -62,13 +64,13 @@ func reduceScatterRing(l Layout) Schedule {
 		if k == 0 {
 			send = Step{Kind: Send, Peer: right, Buf: In, Off: so, Len: sl}
 		}
-		s.add(k, Step{Kind: Recv, Peer: left, Buf: Tmp, Off: in, Len: rl}, send)
 		if k < n-2 {
-			s.add(k, Step{Kind: Reduce, Buf: Tmp, Off: in, Len: rl, From: In, FromOff: ro})
+			s.add(k, Step{Kind: Recv, Peer: left, Buf: Tmp, Off: in, Len: rl}, send,
+				Step{Kind: Reduce, Buf: Tmp, Off: in, Len: rl, From: In, FromOff: ro})
 			continue
 		}
-		// The last block received is this rank's own.
-		s.add(k, Step{Kind: Copy, Buf: Out, Len: ml, From: Tmp, FromOff: in},
+		// The last block received is this rank's own: it lands in Out.
+		s.add(k, Step{Kind: Recv, Peer: left, Buf: Out, Len: ml}, send,
 			Step{Kind: Reduce, Buf: Out, Len: ml, From: In, FromOff: mo})
 	}
 	return s
@@ -102,10 +104,9 @@ func foldIn(s *Schedule, l Layout, f fold, total int) int {
 		s.add(0, Step{Kind: Copy, Buf: Tmp, Len: total, From: In})
 	case me%2 == 0:
 		s.add(0, Step{Kind: Send, Peer: me + 1, Buf: In, Len: total})
-	default:
-		s.add(0, Step{Kind: Recv, Peer: me - 1, Buf: Tmp, Off: total, Len: total},
-			Step{Kind: Copy, Buf: Tmp, Len: total, From: In},
-			Step{Kind: Reduce, Buf: Tmp, Len: total, From: Tmp, FromOff: total, FromFirst: true})
+	default: // the neighbour's lands in the accumulator, this In joins on the right
+		s.add(0, Step{Kind: Recv, Peer: me - 1, Buf: Tmp, Len: total},
+			Step{Kind: Reduce, Buf: Tmp, Len: total, From: In})
 	}
 	return s.next()
 }

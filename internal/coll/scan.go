@@ -14,19 +14,20 @@ package coll
 func scanLinear(l Layout, seg int) Schedule {
 	var s Schedule
 	n, me := l.Size, l.Rank
-	s.add(0, Step{Kind: Copy, Buf: Out, Len: l.Bytes, From: In})
+	if me == 0 {
+		s.add(0, Step{Kind: Copy, Buf: Out, Len: l.Bytes, From: In})
+	}
 	if n == 1 {
 		return s
 	}
 	segs := segments(l.Bytes, seg, l.Elem)
-	if me > 0 {
-		s.TmpSize = segs[0][1]
-	}
 	for i := 0; i <= len(segs); i++ {
 		if i < len(segs) && me > 0 {
+			// The prefix lands in Out and this rank's In joins it on
+			// the right: no copy of In first.
 			sg := segs[i]
-			s.add(i, Step{Kind: Recv, Peer: me - 1, Buf: Tmp, Len: sg[1]},
-				Step{Kind: Reduce, Buf: Out, Off: sg[0], Len: sg[1], From: Tmp, FromFirst: true})
+			s.add(i, Step{Kind: Recv, Peer: me - 1, Buf: Out, Off: sg[0], Len: sg[1]},
+				Step{Kind: Reduce, Buf: Out, Off: sg[0], Len: sg[1], From: In, FromOff: sg[0]})
 		}
 		if i >= 1 && me < n-1 {
 			sg := segs[i-1]
