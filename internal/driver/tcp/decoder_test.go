@@ -258,6 +258,44 @@ func TestPeerLoss(t *testing.T) {
 			recv(t, nodes[1-rank].rec.packets, "Packet")
 		}
 	})
+	// A packet a polling waiter reads may be answered at once on the same
+	// socket, and that write may find the peer gone: the rail then fails
+	// from inside the poll's hold on the descriptor, and the poll must
+	// still return (closing there waited for the poll itself).
+	t.Run("failed inside a poll", func(t *testing.T) {
+		nodes := mesh(t, 2, 1, nil)
+		a, b := nodes[0], nodes[1]
+		ra := a.tr.Rails(1)[0]
+		a.rec.onPacket = func(int) { ra.(*rail).fail(errors.New("the answer's write failed")) }
+		p := ra.(driver.Poller)
+		p.StartPolling()
+		send(t, b.rec, b.tr.Rails(0)[0], &driver.Frame{Kind: driver.Packet, Iov: [][]byte{[]byte("question")}})
+		delivered := make(chan bool, 1)
+		go func() {
+			for deadline := time.Now().Add(wait); time.Now().Before(deadline); time.Sleep(100 * time.Microsecond) {
+				p.Poll()
+				select {
+				case <-a.rec.packets:
+					delivered <- true
+					return
+				default:
+				}
+			}
+			delivered <- false
+		}()
+		select {
+		case ok := <-delivered:
+			if !ok {
+				t.Fatal("the packet never reached the polling waiter")
+			}
+		case <-time.After(2 * wait):
+			t.Fatal("a poll whose delivery failed its rail never returned")
+		}
+		p.StopPolling(false)
+		if _, err := ra.Post(&driver.Frame{Kind: driver.Packet}); err == nil {
+			t.Error("Post on the failed rail succeeded")
+		}
+	})
 	// A goroutine polling the rails when the peer dies reads the end of the
 	// stream itself; the reader goroutine, which left the input to it, got
 	// the only readiness event and must still learn of the end.

@@ -57,9 +57,10 @@ type recorder struct {
 	mu      sync.Mutex
 	regions map[uint64][]byte
 
-	rejectPackets atomic.Bool   // Packet returns an error
-	gate          chan struct{} // when non-nil, Region waits for it to close
-	piece         atomic.Int64  // when > 0, Region hands out at most this many bytes a call
+	onPacket      func(peer int) // when set (before any traffic), Packet calls it first
+	rejectPackets atomic.Bool    // Packet returns an error
+	gate          chan struct{}  // when non-nil, Region waits for it to close
+	piece         atomic.Int64   // when > 0, Region hands out at most this many bytes a call
 }
 
 func newRecorder() *recorder {
@@ -92,6 +93,9 @@ func (h *recorder) holds(handle uint64, offset int, want []byte) bool {
 }
 
 func (h *recorder) Packet(peer int, body []byte) error {
+	if h.onPacket != nil {
+		h.onPacket(peer)
+	}
 	if h.rejectPackets.Load() {
 		return errors.New("test handler rejects packets")
 	}

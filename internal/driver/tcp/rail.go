@@ -276,10 +276,16 @@ func (r *rail) finish(j job) {
 // fail drops the connection because of cause (the first cause sticks):
 // closing it stops the reader and any write, and the writer exits after
 // reporting Idle for a frame it had.
+//
+// The close runs in a goroutine of its own: a close waits until no call
+// holds the descriptor, and fail may run inside one — a packet that a
+// waiter's poll read from this socket (raw Control) is answered on it,
+// and that write finds the peer dead. Closing there waited for the poll
+// to return, forever.
 func (r *rail) fail(cause error) {
 	r.failOnce.Do(func() {
 		r.cause.Store(&cause)
-		r.nc.Close()
+		go r.nc.Close()
 	})
 	r.wmu.Lock()
 	defer r.wmu.Unlock()
