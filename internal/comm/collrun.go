@@ -80,7 +80,7 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		// passing messages comes near.
 		return a, false, nil
 	}
-	pull := c.ep.CollPull.Pulls(int64(bytes)) && (!op.Reduces() || bytes >= reducePullMin) && c.readsPeers()
+	pull := c.ep.CollPull.Pulls(int64(bytes)) && pullsOp(op, bytes) && c.readsPeers()
 	a = coll.DecidePulled(op, len(c.group), bytes, commutative, pull)
 	a.Pull = pull && a.Pulls()
 	return a, true, nil
@@ -89,8 +89,24 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 // reducePullMin is the smallest vector a reduction pulls where pulling
 // pays: below it the receiver, which copies and reduces on its own
 // processor, lost (4 ranks on 2 processors: Rabenseifner pulled 1.2–1.7×
-// the time of the ring one from 16K to 256K, 0.89× at 1M).
+// the time of the ring one from 16K to 256K, 0.89× at 1M). Reduce never
+// pulls: its root would read every child's vector alone, and not pulling
+// took 0.73× the time at 1M (three paired runs of 4 ranks on 2
+// processors), 0.85× at 4M, and 0.88× at 1M on 8 ranks.
 const reducePullMin = 1 << 20
+
+// pullsOp reports whether the table's algorithm for op pulls its messages
+// at bytes, where the job's pull range takes bytes: the operations that
+// only move data do, reductions from reducePullMin, Reduce never.
+func pullsOp(op coll.Operation, bytes int) bool {
+	switch {
+	case op == coll.OpReduce:
+		return false
+	case op.Reduces():
+		return bytes >= reducePullMin
+	}
+	return true
+}
 
 // readsPeers reports whether some member of c can read another's memory
 // in place (shared memory with CMA), so that pulled messages are worth

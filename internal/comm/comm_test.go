@@ -313,3 +313,26 @@ func TestPrepareRepeats(t *testing.T) {
 		return nil
 	})
 }
+
+// TestPullsOp: within the job's pull range, operations that only move
+// data pull, reductions from reducePullMin, Reduce never.
+func TestPullsOp(t *testing.T) {
+	for _, tc := range []struct {
+		op    coll.Operation
+		bytes int
+		want  bool
+	}{
+		{coll.OpBcast, 64 << 10, true},
+		{coll.OpAlltoall, 16 << 10, true},
+		{coll.OpAllgather, 1 << 20, true},
+		{coll.OpAllreduce, reducePullMin - 8, false},
+		{coll.OpAllreduce, reducePullMin, true},
+		{coll.OpReduceScatterBlock, 4 << 20, true},
+		{coll.OpReduce, reducePullMin, false},
+		{coll.OpReduce, 4 << 20, false},
+	} {
+		if got := pullsOp(tc.op, tc.bytes); got != tc.want {
+			t.Errorf("pullsOp(%s, %d) = %v, want %v", tc.op, tc.bytes, got, tc.want)
+		}
+	}
+}
