@@ -219,8 +219,11 @@ func TestWarmUp(t *testing.T) {
 			if spent < WarmupTime {
 				t.Errorf("rank 0 warmed up for %v, want at least %v", spent, WarmupTime)
 			}
-			if tc.oneBlock != (calls[0] == WarmupCalls) {
-				t.Errorf("%d calls: one block is %v, want %v", calls[0], calls[0] == WarmupCalls, tc.oneBlock)
+			// Fast calls usually take several blocks, but a loaded
+			// machine may spend WarmupTime in the first: only slow
+			// calls have a block count to hold.
+			if tc.oneBlock && calls[0] != WarmupCalls {
+				t.Errorf("%d calls, want one block of %d", calls[0], WarmupCalls)
 			}
 		})
 	}
