@@ -10,6 +10,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/collcall"
 	"github.com/commtune/commtune/internal/stats"
 	"github.com/commtune/commtune/internal/units"
 )
@@ -106,9 +107,9 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 	var out []LotteryRun
 	for si, size := range cfg.Sizes {
 		if cfg.Op.Reduces() {
-			size = CollSize(cfg.Op, n, size)
+			size = collcall.Size(cfg.Op, n, size)
 		}
-		call, err := collCall(cfg.Op, n, c.Rank(), size)
+		call, err := collcall.New(cfg.Op, n, c.Rank(), size)
 		if err != nil {
 			return nil, err
 		}

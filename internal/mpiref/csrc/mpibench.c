@@ -208,7 +208,7 @@ static void pingpong(long *sizes, int ns, int iters, int me) {
 
 /* rsCounts are MPI_Reduce_scatter's blocks, in doubles, for the size
  * being measured: as even as they go, the first ones one longer
- * (bench.EvenCounts). */
+ * (collcall.EvenCounts). */
 static int *rsCounts;
 
 static int call(const char *op, long size, int n, void *send, void *recv) {
