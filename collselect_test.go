@@ -236,7 +236,7 @@ func TestCollSelectConfig(t *testing.T) {
 	}{
 		{EnvCollSelect, "", "", CollSelectTable},
 		{EnvCollSelect, "Lottery", "", CollSelectLottery},
-		{EnvCollSelect, "best", "want table or lottery", ""},
+		{EnvCollSelect, "best", "want table, fixed or lottery", ""},
 		{EnvLotteryAlpha, "0.9", "", CollSelectTable},
 		{EnvLotteryAlpha, "1.5", "want a number in (0, 1]", ""},
 		{EnvLotteryWeight, "x", "COMMTUNE_LOTTERY_WEIGHT", ""},

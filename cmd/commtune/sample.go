@@ -102,7 +102,7 @@ func runSampling(ctx context.Context, w io.Writer, transports []string, quick bo
 	if !slices.Contains(transports, "shm") {
 		counts = nil
 	}
-	node := sample.NodeUnits(quick)
+	node := sample.NodeUnits(quick) + sample.TableUnits(quick)
 	bar := newBar(w, "sampling", per*len(transports)+node*len(counts)+1)
 	defer bar.Finish()
 	p := &profile.Profile{Version: profile.Version, Fingerprint: fp, Created: start.UTC().Round(time.Second),
@@ -124,7 +124,7 @@ func runSampling(ctx context.Context, w io.Writer, transports []string, quick bo
 	}
 	done := per * len(transports)
 	for i, n := range counts {
-		curves, err := sampleNode(ctx, n, quick, func(r sample.Report) {
+		curves, table, err := sampleNode(ctx, n, quick, func(r sample.Report) {
 			bar.Describe(r.What)
 			bar.Set(done + i*node + r.Done)
 		})
@@ -136,6 +136,10 @@ func runSampling(ctx context.Context, w io.Writer, transports []string, quick bo
 			shm.Node = map[string]map[string]profile.Curve{}
 		}
 		shm.Node[strconv.Itoa(n)], shm.NodeCPUs = curves, runtime.NumCPU()
+		if shm.Coll == nil {
+			shm.Coll = map[string]profile.CollTable{}
+		}
+		shm.Coll[strconv.Itoa(n)] = table
 	}
 	bar.Describe("memcpy")
 	p.Host = map[string]profile.Curve{profile.Memcpy: sample.Memcpy(plan)}
@@ -196,25 +200,26 @@ func nodeCounts(cpus int) []int {
 const maxNodeRanks = 8
 
 // sampleNode runs the node pass of n ranks over shared memory and returns
-// its curves.
-func sampleNode(ctx context.Context, n int, quick bool, fn func(sample.Report)) (map[string]profile.Curve, error) {
+// its curves and its collective table.
+func sampleNode(ctx context.Context, n int, quick bool, fn func(sample.Report)) (map[string]profile.Curve, profile.CollTable, error) {
 	argv, err := launch.Self("sample-node-rank", fmt.Sprintf("--quick=%v", quick))
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	env := []string{commtune.EnvTransports + "=shm,tcp", commtune.EnvProfile + "=" + commtune.ProfileOff}
 	var curves map[string]profile.Curve
+	var table profile.CollTable
 	err = runPass(ctx, n, argv, env, func(r sample.Report) {
 		if r.Node != nil {
-			curves = r.Node
+			curves, table = r.Node, r.Coll
 			return
 		}
 		fn(r)
 	})
-	if err == nil && curves == nil {
+	if err == nil && (curves == nil || table == nil) {
 		err = fmt.Errorf("rank 0 reported no result")
 	}
-	return curves, err
+	return curves, table, err
 }
 
 // sampleNodeRankMain is the hidden `commtune sample-node-rank`: one rank
@@ -222,10 +227,17 @@ func sampleNode(ctx context.Context, n int, quick bool, fn func(sample.Report)) 
 func sampleNodeRankMain(args []string) int {
 	return passRank("sample-node-rank", args, func(ctx context.Context, c *commtune.Comm, _ control.Endpoint, quick bool, progress sample.Progress) (any, error) {
 		curves, err := sample.NodeRun(ctx, c, quick, progress)
+		if err != nil {
+			return nil, err
+		}
+		base := sample.NodeUnits(quick)
+		table, err := sample.TableRun(ctx, c, quick, func(done, total int, what string) {
+			progress(base+done, base+total, what)
+		})
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}
-		return sample.Report{Node: curves}, nil
+		return sample.Report{Node: curves, Coll: table}, nil
 	})
 }
 

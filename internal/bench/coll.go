@@ -79,10 +79,10 @@ const collBlocks = 5
 // rank 0 returns the results. Each rank times each call; a call's time is
 // the slowest rank's.
 //
-// BackToBack: per size and algorithm, untimed calls for WarmupTime, a
-// barrier, then Iterations(size·(n−1), cfg.Iters) calls back to back, each
-// timed from the end of the one before (or the barrier) to its own; the
-// algorithms take turns going first from one size to the next.
+// BackToBack: per size and algorithm, untimed calls for WarmupTime, then
+// Iterations(size·(n−1), cfg.Iters) calls back to back, each timed from
+// the end of the one before (or a barrier) to its own; several algorithms
+// take turns in blocks (collBackToBack).
 // BarrierEach: two untimed calls per algorithm, then per timed call a
 // barrier and the call, timed from leaving the barrier to returning, the
 // calls split into blocks the algorithms take in turn.
@@ -157,32 +157,70 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 
 // collBackToBack times iters calls of each of algos algorithms back to
 // back (Coll's BackToBack) and returns this rank's times per algorithm.
-// The algorithms run in turn from the first-th (mod algos), so that none
-// is always the one a size starts on.
+//
+// Several algorithms take turns in blocks (backToBackBlocks), each
+// warmed up first (WarmupTime) and each block after a barrier and
+// blockWarmup untimed calls, the order rotating from block to block and
+// starting from the first-th (mod algos) algorithm: this machine drifts
+// over seconds (the same algorithm's mean moved 1.5x between stretches of
+// one run), and only turns taken often give every algorithm the same
+// share of each stretch. A single algorithm runs its calls in one block,
+// as the reference's back-to-back run does.
 func collBackToBack(ctx context.Context, c *commtune.Comm, algos, first, iters int, run func(int) error) ([][]time.Duration, error) {
+	blocks := 1
+	if algos > 1 {
+		blocks = min(backToBackBlocks, iters)
+	}
 	times := make([][]time.Duration, algos)
 	for k := range algos {
 		i := (k + first) % algos
 		if err := warmUp(ctx, c, func() error { return run(i) }); err != nil {
 			return nil, err
 		}
-		if err := c.Barrier(ctx); err != nil {
-			return nil, err
-		}
-		t := make([]time.Duration, iters)
-		// One clock reading between calls: each call is timed from the
-		// end of the one before, so the times add up to the run.
-		prev := time.Now()
-		for it := range t {
-			if err := run(i); err != nil {
+		times[i] = make([]time.Duration, 0, iters)
+	}
+	for b := range blocks {
+		calls := iters/blocks + btoi(b < iters%blocks)
+		for k := range algos {
+			i := (k + first + b) % algos
+			if blocks > 1 {
+				for range blockWarmup {
+					if err := run(i); err != nil {
+						return nil, err
+					}
+				}
+			}
+			if err := c.Barrier(ctx); err != nil {
 				return nil, err
 			}
-			now := time.Now()
-			t[it], prev = now.Sub(prev), now
+			// One clock reading between calls: each call is timed from
+			// the end of the one before, so the times add up to the run.
+			prev := time.Now()
+			for range calls {
+				if err := run(i); err != nil {
+					return nil, err
+				}
+				now := time.Now()
+				times[i], prev = append(times[i], now.Sub(prev)), now
+			}
 		}
-		times[i] = t
 	}
 	return times, nil
+}
+
+// backToBackBlocks is how many turns algorithms compared back to back
+// take; blockWarmup the untimed calls before each turn, since the first
+// call after another algorithm ran pays for the switch (buffers, caches).
+const (
+	backToBackBlocks = 8
+	blockWarmup      = 2
+)
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // collBarrierEach times iters calls of each of algos algorithms, each

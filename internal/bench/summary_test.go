@@ -114,20 +114,25 @@ func TestParseTiming(t *testing.T) {
 }
 
 // TestCollTimings counts the calls each timing makes of each algorithm,
-// in order: back to back, whole blocks of WarmupCalls then the timed ones,
-// one algorithm after the other from the given one; with a barrier each,
-// two warm-ups per algorithm, then blocks of a fifth taken in turn.
+// in order. Back to back: each algorithm's warm-up (whole blocks of
+// WarmupCalls) from the given one, then blocks taken in turn, the order
+// rotating, each with blockWarmup untimed calls first (none for a single
+// algorithm, whose timed calls run as one block). With a barrier each: two
+// warm-ups per algorithm, then blocks of a fifth taken in turn.
 func TestCollTimings(t *testing.T) {
+	w := slices.Repeat[[]int]
+	turn := func(alg int) []int { return w([]int{alg}, blockWarmup+1) }
 	tests := []struct {
 		name              string
 		barrier           bool
 		algos, first, its int
-		want              []int // the algorithm of each call, in order (warm-ups once)
-		warmBlocks        bool  // back to back: each algorithm's warm-up is blocks of WarmupCalls
+		want              []int // the algorithm of each call after the warm-ups (one block of WarmupCalls each)
 		timed             int   // times per algorithm
 	}{
-		{"back to back", false, 2, 1, 3, append(slices.Repeat([]int{1}, WarmupCalls+3), slices.Repeat([]int{0}, WarmupCalls+3)...), true, 3},
-		{"barrier each", true, 2, 0, 10, []int{0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, false, 10},
+		{"back to back", false, 2, 1, 3, slices.Concat(w([]int{1}, WarmupCalls), w([]int{0}, WarmupCalls),
+			turn(1), turn(0), turn(0), turn(1), turn(1), turn(0)), 3},
+		{"back to back, one algorithm", false, 1, 0, 3, w([]int{0}, WarmupCalls+3), 3},
+		{"barrier each", true, 2, 0, 10, []int{0, 0, 1, 1, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1, 1, 1, 0, 0, 0, 0, 1, 1}, 10},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -151,8 +156,8 @@ func TestCollTimings(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if tc.warmBlocks {
-				calls = oneWarmupBlock(t, calls, tc.its)
+			if !tc.barrier {
+				calls = oneWarmupBlock(t, calls, tc.algos)
 			}
 			if !slices.Equal(calls, tc.want) {
 				t.Errorf("calls %v, want %v", calls, tc.want)
@@ -166,24 +171,31 @@ func TestCollTimings(t *testing.T) {
 	}
 }
 
-// oneWarmupBlock checks that each algorithm's run of calls is whole
-// blocks of WarmupCalls (at least one) and then its timed ones, and
+// oneWarmupBlock checks that the calls begin with each of algos
+// algorithms' warm-up, whole blocks of WarmupCalls (at least one), and
 // returns the calls with one warm-up block per algorithm.
-func oneWarmupBlock(t *testing.T, calls []int, timed int) []int {
+func oneWarmupBlock(t *testing.T, calls []int, algos int) []int {
 	t.Helper()
 	var out []int
-	for len(calls) > 0 {
+	for range algos {
+		if len(calls) == 0 {
+			t.Errorf("calls end before every algorithm warmed up")
+			break
+		}
 		n := 1
 		for n < len(calls) && calls[n] == calls[0] {
 			n++
 		}
-		if warm := n - timed; warm < WarmupCalls || warm%WarmupCalls != 0 {
-			t.Errorf("algorithm %d: %d calls, want whole blocks of %d warm-ups and %d timed", calls[0], n, WarmupCalls, timed)
+		// What follows a warm-up is another algorithm's, or (one
+		// algorithm) fewer timed calls than a block.
+		warm := n - n%WarmupCalls
+		if warm < WarmupCalls {
+			t.Errorf("algorithm %d: %d warm-up calls, want whole blocks of %d", calls[0], n, WarmupCalls)
 		}
-		out = append(out, slices.Repeat(calls[:1], WarmupCalls+timed)...)
-		calls = calls[n:]
+		out = append(out, slices.Repeat(calls[:1], WarmupCalls)...)
+		calls = calls[warm:]
 	}
-	return out
+	return append(out, calls...)
 }
 
 // TestWarmUp checks that every rank makes the same warm-up calls, in

@@ -53,8 +53,9 @@ func (c *Comm) nextCollCall() (seq uint64, tag int) {
 }
 
 // Algorithm chooses op's algorithm for a call: the caller's option, else
-// the configuration's forced one (COMMTUNE_COLL_<OP>), else the fixed
-// decision table. A forced algorithm that cannot reduce a non-commutative
+// the configuration's forced one (COMMTUNE_COLL_<OP>), else the profile's
+// sampled decision table where it has the call, else the fixed decision
+// table. A forced algorithm that cannot reduce a non-commutative
 // operation in rank order yields to the table; an option does not.
 // It reports whether the choice was the table's (auto): a selector may
 // then choose instead.
@@ -80,10 +81,41 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		// passing messages comes near.
 		return a, false, nil
 	}
+	if t := c.sampledTable(); t != nil {
+		if a, _, ok := t.Decide(op, len(c.group), bytes, commutative); ok {
+			// Pulled where it was sampled pulled, unless the ranks cannot
+			// read each other or the configuration says not at this size.
+			a.Pull = a.Pull && c.readsPeers() && (c.ep.Cfg.CollPull == 0 || c.ep.CollPull.Pulls(int64(bytes)))
+			return a, true, nil
+		}
+	}
 	pull := c.ep.CollPull.Pulls(int64(bytes)) && pullsOp(op, bytes) && c.readsPeers()
 	a = coll.DecidePulled(op, len(c.group), bytes, commutative, pull)
 	a.Pull = pull && a.Pulls()
 	return a, true, nil
+}
+
+// sampledTable returns the profile's sampled decision table where it
+// applies to c: every member reaches the others through shared memory, as
+// on the node the table was sampled on; nil elsewhere.
+func (c *Comm) sampledTable() *coll.Table {
+	if c.ep.CollTable == nil {
+		return nil
+	}
+	switch c.onNode.Load() {
+	case 1:
+		return c.ep.CollTable
+	case 2:
+		return nil
+	}
+	on := int32(1)
+	for _, w := range c.group {
+		if w != c.ep.Eng.Rank() && c.ep.Transport(w) != "shm" {
+			on = 2
+		}
+	}
+	c.onNode.Store(on)
+	return c.sampledTable()
 }
 
 // reducePullMin is the smallest vector a reduction pulls where pulling

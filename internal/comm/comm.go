@@ -46,6 +46,10 @@ type Comm struct {
 	// pullPeers: whether members read each other's memory in place
 	// (readsPeers): 0 not known yet, 1 yes, 2 no.
 	pullPeers atomic.Int32
+	// onNode: whether every member reaches the others through shared
+	// memory, where the profile's sampled table applies (0 not yet known,
+	// 1 yes, 2 no).
+	onNode atomic.Int32
 }
 
 // AnySource and AnyTag match any sender and any tag.

@@ -108,11 +108,14 @@ type Config struct {
 	// Env: COMMTUNE_COLL_PULL (bytes, K/M suffixes, or "off").
 	CollPull int
 	// CollSelect is how a blocking collective call whose algorithm is not
-	// forced (Collectives, WithAlgorithm) gets one: "table", the fixed
-	// decision table; or "lottery", the lottery scheduler (seed 001 §6),
-	// which rank 0 of the communicator draws among a few candidates, the
-	// table's choice first, learning from the calls' times while the
-	// program runs. Every rank must set the same. Default table.
+	// forced (Collectives, WithAlgorithm) gets one: "table", the decision
+	// table `commtune sample` measured on this machine (the profile's)
+	// where it has the call's operation and ranks, the fixed table in code
+	// elsewhere; "fixed", the fixed table alone; or "lottery", the lottery
+	// scheduler (seed 001 §6), which rank 0 of the communicator draws
+	// among a few candidates, the table's choice first, learning from the
+	// calls' times while the program runs. Every rank must set the same.
+	// Default table.
 	// Env: COMMTUNE_COLL_SELECT.
 	CollSelect string
 	// LotteryAlpha is the share of the lottery's tickets held by the
@@ -248,6 +251,7 @@ const MaxTTL = 1 << 16
 // Config.CollSelect values.
 const (
 	CollSelectTable   = "table"
+	CollSelectFixed   = "fixed"
 	CollSelectLottery = "lottery"
 )
 

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
@@ -37,6 +38,12 @@ type Endpoint struct {
 	// (CollPullFor). CollPullWhy says which.
 	CollPull    profile.NodePullAt
 	CollPullWhy string
+	// CollTable is the decision table the profile's node passes sampled,
+	// which decides before the fixed one where it has a call's operation
+	// and ranks (CollTableFor); nil: the fixed table alone. CollTableWhy
+	// says which.
+	CollTable    *coll.Table
+	CollTableWhy string
 	// Shared is what the goroutine ranks of one process share (Local): the
 	// same value on each of their endpoints; nil for a process's rank.
 	Shared *Shared

@@ -42,6 +42,7 @@ func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
 			fmt.Fprintln(os.Stderr, hint)
 		}
 		ep.CollPull, ep.CollPullWhy = CollPullFor(cfg, ep.Profile, job.LocalSize, runtime.NumCPU())
+		ep.CollTable, ep.CollTableWhy = CollTableFor(cfg, ep.Profile)
 		if err := connectJob(ctx, ep, job, cfg); err != nil {
 			return nil, errors.Join(fmt.Errorf("commtune: init: %w", err), ep.Close())
 		}

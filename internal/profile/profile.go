@@ -89,6 +89,10 @@ type Transport struct {
 	// the node had.
 	Node     map[string]map[string]Curve `json:"node,omitempty"`
 	NodeCPUs int                         `json:"node_cpus,omitempty"`
+	// Coll holds the collective decision tables node passes sampled, by
+	// how many ranks ran ("4"): each operation's candidate algorithms
+	// timed back to back at a ladder of sizes, on NodeCPUs processors.
+	Coll map[string]CollTable `json:"coll,omitempty"`
 }
 
 // Collective names the operations a pass times as programs call them: the
@@ -200,6 +204,9 @@ func (p *Profile) Validate() error {
 			}
 		}
 		if err := t.validateNode(name); err != nil {
+			return err
+		}
+		if err := t.validateColl(name); err != nil {
 			return err
 		}
 		for r, c := range t.Rails {

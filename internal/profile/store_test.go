@@ -249,6 +249,7 @@ func TestFuzzSeeds(t *testing.T) {
 		c := *tr
 		c.NodeCPUs = 2
 		c.Node = map[string]map[string]Curve{"4": {NodeRing: tr.Methods[EagerCopy], NodePull: tr.Methods[EagerIovec]}}
+		c.Coll = map[string]CollTable{"4": testCollTable()}
 		withNode.Transports[name] = &c
 	}
 	noded, _ := json.Marshal(&withNode)

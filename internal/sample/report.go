@@ -19,6 +19,8 @@ type Report struct {
 	Result    *profile.Transport `json:"result,omitempty"`
 	// Node is a node pass's result (NodeRun): its curves by path.
 	Node map[string]profile.Curve `json:"node,omitempty"`
+	// Coll is the same job's collective table (TableRun).
+	Coll profile.CollTable `json:"coll,omitempty"`
 }
 
 // WriteReport writes r as one JSON line.
