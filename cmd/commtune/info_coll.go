@@ -31,6 +31,23 @@ type collInfo struct {
 	// copy) for a job with a rank per processor, and for one with twice
 	// as many ranks.
 	Pull []collPull `json:"pull"`
+	// Table says which decision table is in force over shared memory:
+	// the profile's sampled one or the fixed one, and why; Sampled lists
+	// the sampled table's points.
+	Table   string        `json:"table"`
+	Sampled []sampledRule `json:"sampled,omitempty"`
+}
+
+// sampledRule is one point of the profile's sampled table: the choice and
+// the runner-up, with their mean calls.
+type sampledRule struct {
+	Op        string  `json:"op"`
+	Ranks     int     `json:"ranks"`
+	Bytes     int     `json:"bytes"`
+	Algorithm string  `json:"algorithm"`
+	MeanUS    float64 `json:"mean_us"`
+	RunnerUp  string  `json:"runner_up,omitempty"`
+	RunnerUS  float64 `json:"runner_up_us,omitempty"`
 }
 
 // collPull is the single-copy threshold of collectives for one kind of job.
@@ -117,20 +134,45 @@ func collectColl(infoOptions) (infoReport, error) {
 		return nil, err
 	}
 	r.Pull = pull
+	cfg, err := config.Build(os.LookupEnv, nil)
+	if err != nil {
+		return nil, err
+	}
+	table, why := job.CollTableFor(cfg, infoProfile())
+	r.Table = why
+	for _, n := range table.Ranks() {
+		for _, op := range coll.Operations {
+			for _, p := range table.Points(op, n) {
+				sr := sampledRule{Op: string(op), Ranks: n, Bytes: p.Bytes, Algorithm: p.Ranked[0].Name(), MeanUS: p.MeanUS[0]}
+				if len(p.Ranked) > 1 {
+					sr.RunnerUp, sr.RunnerUS = p.Ranked[1].Name(), p.MeanUS[1]
+				}
+				r.Sampled = append(r.Sampled, sr)
+			}
+		}
+	}
 	return &r, nil
+}
+
+// infoProfile is this platform's profile as Init would load it, or nil
+// (missing or unusable: the defaults, as Init runs).
+func infoProfile() *profile.Profile {
+	fp, path, err := config.Platform()
+	if err != nil || os.Getenv(commtune.EnvProfile) == commtune.ProfileOff {
+		return nil
+	}
+	if v := os.Getenv(commtune.EnvProfile); v != "" {
+		path = v
+	}
+	prof, _ := profile.Load(path, fp)
+	return prof
 }
 
 // collectPull finds the collectives' single-copy threshold as Init would
 // for a job with a rank per processor and for one with twice as many,
 // from this environment and this platform's profile.
 func collectPull() ([]collPull, error) {
-	var prof *profile.Profile
-	if fp, path, err := config.Platform(); err == nil && os.Getenv(commtune.EnvProfile) != commtune.ProfileOff {
-		if v := os.Getenv(commtune.EnvProfile); v != "" {
-			path = v
-		}
-		prof, _ = profile.Load(path, fp) // missing or unusable: the defaults, as Init runs
-	}
+	prof := infoProfile()
 	cpus := runtime.NumCPU()
 	var out []collPull
 	for _, ranks := range []int{max(cpus, 2), 2 * cpus} {
@@ -176,7 +218,26 @@ func collectLottery() *lotteryInfo {
 func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
 
 func (r *collInfo) writeText(w io.Writer) error {
-	fmt.Fprintln(w, "collectives: the fixed decision table (first matching line wins; bytes = the vector, or one rank's block)")
+	fmt.Fprintf(w, "collectives: decision table in force over shared memory: %s\n", r.Table)
+	if len(r.Sampled) > 0 {
+		fmt.Fprintln(w, "the sampled table (per operation and ranks, the sampled size nearest a call's decides; bytes = the vector, or one rank's block):")
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "  op\tranks\tbytes\tchoice\tmean us\trunner-up\tmean us\tmargin")
+		for _, p := range r.Sampled {
+			runner, margin := "-", "-"
+			if p.RunnerUp != "" {
+				runner = fmt.Sprintf("%s\t%.1f", p.RunnerUp, p.RunnerUS)
+				margin = fmt.Sprintf("%+.0f%%", 100*(p.RunnerUS/p.MeanUS-1))
+			} else {
+				runner += "\t-"
+			}
+			fmt.Fprintf(tw, "  %s\t%d\t%s\t%s\t%.1f\t%s\t%s\n", p.Op, p.Ranks, units.FormatSize(int64(p.Bytes)), p.Algorithm, p.MeanUS, runner, margin)
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(w, "the fixed decision table (first matching line wins; bytes = the vector, or one rank's block):")
 	fmt.Fprint(w, coll.DecisionTable())
 	for _, op := range coll.Operations {
 		if a, ok := r.Forced[string(op)]; ok {

@@ -12,6 +12,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/config"
+	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/tune"
 )
 
@@ -118,6 +119,46 @@ func TestInfoCollLottery(t *testing.T) {
 			for _, want := range tc.text {
 				if !strings.Contains(text.String(), want) {
 					t.Errorf("text lacks %q:\n%s", want, text.String())
+				}
+			}
+		})
+	}
+}
+
+// TestInfoCollSampled: the coll section says which decision table is in
+// force, and lists a sampled table's points with their runner-ups.
+func TestInfoCollSampled(t *testing.T) {
+	p := lineProfile(t)
+	p.Transports["shm"].NodeCPUs = 2
+	p.Transports["shm"].Coll = map[string]profile.CollTable{"4": {"allreduce": {
+		{Bytes: 1 << 20, Ranked: []profile.CollTime{{Algo: "allreduce/ring", MeanUS: 500, Blocks: 9}, {Algo: "allreduce/rabenseifner", MeanUS: 550, Blocks: 9}}},
+	}}}
+	path := filepath.Join(t.TempDir(), "p.json")
+	if err := p.Save(path); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name, sel string
+		want      []string
+	}{
+		{"sampled", "", []string{"in force over shared memory: sampled table for 4 ranks on 2 processors",
+			"allreduce  4      1M     allreduce/ring  500.0    allreduce/rabenseifner  550.0    +10%"}},
+		{"fixed", "fixed", []string{"in force over shared memory: fixed table (COMMTUNE_COLL_SELECT=fixed)"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Setenv(commtune.EnvProfile, path)
+			t.Setenv(commtune.EnvCollSelect, tc.sel)
+			rep, err := collectColl(infoOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var text bytes.Buffer
+			if err := rep.(*collInfo).writeText(&text); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(text.String(), w) {
+					t.Errorf("text lacks %q:\n%s", w, text.String())
 				}
 			}
 		})

@@ -46,6 +46,8 @@ const (
 	tableMinCalls   = 6
 	tableMaxCalls   = 200
 	tableWarmup     = 2 // untimed calls before each block: the first after another algorithm pays for the switch
+	tableScreens    = 2
+	tableBlockTime  = 3 * time.Millisecond
 	// tableScreen: an algorithm whose first block took more than this
 	// times the fastest's is not timed again (one block here strays by a
 	// third).
@@ -79,13 +81,23 @@ func TableSizes(op coll.Operation, quick bool) []int {
 	return out
 }
 
+// tableKeepLeast is how many of the screen's fastest go on to the rounds
+// however far behind: one lucky block of the fastest (a third below its
+// usual) would otherwise leave it alone, unchallenged.
+func tableKeepLeast(quick bool) int {
+	if quick {
+		return 2
+	}
+	return 3
+}
+
 // tableRounds is the most rounds the algorithms kept after screening
 // take.
 func tableRounds(quick bool) int {
 	if quick {
 		return 6
 	}
-	return 24
+	return 16
 }
 
 // TableUnits is the steps TableRun reports to Progress.
@@ -179,16 +191,27 @@ func tablePoint(ctx context.Context, c *commtune.Comm, op coll.Operation, size i
 		}
 		return nil
 	}
-	// The screen: one block each; those far behind the fastest are out.
-	if err := round(0); err != nil {
-		return profile.CollPoint{}, err
+	// The screen: two blocks each, the lower counting, since a stall only
+	// ever adds; those far behind the fastest are out.
+	for r := range tableScreens {
+		if err := round(r); err != nil {
+			return profile.CollPoint{}, err
+		}
+	}
+	for _, cd := range cands {
+		cd.blocks = append([]float64{min(cd.blocks[0], cd.blocks[1])}, cd.blocks[tableScreens:]...)
 	}
 	order := make([]*candidate, len(cands))
 	copy(order, cands)
 	slices.SortStableFunc(order, func(a, b *candidate) int { return cmpFloat(a.blocks[0], b.blocks[0]) })
+	least := tableKeepLeast(quick)
 	for i, cd := range order {
-		cd.out = i >= tableKeep || cd.blocks[0] > tableScreen*order[0].blocks[0]
+		cd.out = i >= tableKeep || i >= least && cd.blocks[0] > tableScreen*order[0].blocks[0]
 	}
+	// Rounds run blocks of at least tableBlockTime of the fastest: a
+	// block shorter than the scheduler's slices, with ranks outnumbering
+	// processors, measures how the slices fell.
+	calls = min(max(calls, int(tableBlockTime.Nanoseconds()/int64(order[0].blocks[0]))+1), tableMaxCalls)
 	for r := 1; r <= tableRounds(quick) && inRounds(cands) > 1; r++ {
 		if err := round(r); err != nil {
 			return profile.CollPoint{}, err

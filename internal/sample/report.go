@@ -21,6 +21,9 @@ type Report struct {
 	Node map[string]profile.Curve `json:"node,omitempty"`
 	// Coll is the same job's collective table (TableRun).
 	Coll profile.CollTable `json:"coll,omitempty"`
+	// Slow is set, to LaunchRatio's figure, when a node pass found its
+	// launch slow (SlowLaunchRatio) and kept nothing.
+	Slow float64 `json:"slow,omitempty"`
 }
 
 // WriteReport writes r as one JSON line.
