@@ -12,7 +12,9 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/job"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -94,6 +96,15 @@ func lotteryRankMain(args []string) int {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
 	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, Sizes: sizes, Progress: rankProgress()}
+	if *transport != "tcp" {
+		// The ranks share this node's memory: their lottery draws from
+		// the profile's sampled table, as the ranks' Init loads it.
+		c, err := config.Build(os.LookupEnv, nil)
+		if err != nil {
+			return usageError("bench-rank", "%v", err)
+		}
+		cfg.Table, _ = job.CollTableFor(c, infoProfile())
+	}
 	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		runs, err := bench.CollLottery(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {

@@ -73,6 +73,9 @@ type LotteryConfig struct {
 	Op    coll.Operation
 	Sizes []int
 	Calls int // calls through the lottery, and of each candidate alone
+	// Table is the sampled decision table the ranks' lottery draws from,
+	// where it has the call (coll.Table.Rivals); nil: the fixed list.
+	Table *coll.Table
 	// Progress, if set, is called on rank 0 after each block of calls.
 	Progress func(done, total int, what string)
 }
@@ -114,6 +117,9 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 			return nil, err
 		}
 		cands := coll.Candidates(cfg.Op, n, size, true)
+		if len(cfg.Table.Points(cfg.Op, n)) > 0 {
+			cands = cfg.Table.Rivals(cfg.Op, n, size, true)
+		}
 		if len(cands) < 2 {
 			return nil, fmt.Errorf("bench: %s at %d bytes on %d ranks has one algorithm: nothing to choose", cfg.Op, size, n)
 		}

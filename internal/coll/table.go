@@ -104,3 +104,44 @@ func Sampled(op Operation, bytes int) []Algorithm {
 	}
 	return out
 }
+
+// Candidates returns the algorithms of the point Decide reads that can
+// run the call and ran within within times the fastest (1.5: half as slow
+// again), fastest first, at most most of them: the sampled rivals a
+// run-time selector draws among.
+func (t *Table) Candidates(op Operation, ranks, bytes int, commutative bool, within float64, most int) []Algorithm {
+	points := t.Points(op, ranks)
+	if len(points) == 0 {
+		return nil
+	}
+	p := points[nearest(points, bytes)]
+	var out []Algorithm
+	first := 0.0
+	for i, a := range p.Ranked {
+		if !commutative && a.Commutative() {
+			continue
+		}
+		if first == 0 {
+			first = p.MeanUS[i]
+		}
+		if len(out) == most || p.MeanUS[i] > within*first {
+			break
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// A run-time selector draws among the algorithms sampled within
+// RivalsWithin of the fastest, at most RivalsMost of them (Rivals).
+const (
+	RivalsWithin = 1.25
+	RivalsMost   = 4
+)
+
+// Rivals returns Candidates within RivalsWithin, at most RivalsMost: what
+// the lottery draws among where t has the call. One that is clearly
+// fastest leaves nothing to draw.
+func (t *Table) Rivals(op Operation, ranks, bytes int, commutative bool) []Algorithm {
+	return t.Candidates(op, ranks, bytes, commutative, RivalsWithin, RivalsMost)
+}

@@ -75,3 +75,38 @@ func TestSampledDropsWholeMessageSegments(t *testing.T) {
 		t.Errorf("1 MiB samples %d of %d algorithms: every segment is below it", n, all)
 	}
 }
+
+func TestTableCandidates(t *testing.T) {
+	tab := NewTable()
+	ring, rd := must(OpAllreduce, "ring"), must(OpAllreduce, "recursive-doubling")
+	raben, rb := must(OpAllreduce, "rabenseifner"), must(OpAllreduce, "reduce-bcast:knomial")
+	tab.Add(OpAllreduce, 4, []TablePoint{
+		{Bytes: 1 << 20, Ranked: []Algorithm{raben, ring, rd, rb}, MeanUS: []float64{100, 120, 140, 200}},
+	})
+	names := func(as []Algorithm) string {
+		s := ""
+		for _, a := range as {
+			s += a.Name() + " "
+		}
+		return s
+	}
+	for _, c := range []struct {
+		name        string
+		commutative bool
+		within      float64
+		most        int
+		want        []Algorithm
+	}{
+		{"within half again", true, 1.5, 8, []Algorithm{raben, ring, rd}},
+		{"at most two", true, 1.5, 2, []Algorithm{raben, ring}},
+		{"non-commutative measured from its first", false, 1.5, 8, []Algorithm{rd, rb}},
+		{"non-commutative, narrower", false, 1.4, 8, []Algorithm{rd}},
+	} {
+		if got := tab.Candidates(OpAllreduce, 4, 1<<20, c.commutative, c.within, c.most); names(got) != names(c.want) {
+			t.Errorf("%s: %s, want %s", c.name, names(got), names(c.want))
+		}
+	}
+	if got := tab.Candidates(OpBcast, 4, 1<<20, true, 1.5, 8); got != nil {
+		t.Errorf("no point: %s", names(got))
+	}
+}

@@ -83,9 +83,7 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 	}
 	if t := c.sampledTable(); t != nil {
 		if a, _, ok := t.Decide(op, len(c.group), bytes, commutative); ok {
-			// Pulled where it was sampled pulled, unless the ranks cannot
-			// read each other or the configuration says not at this size.
-			a.Pull = a.Pull && c.readsPeers() && (c.ep.Cfg.CollPull == 0 || c.ep.CollPull.Pulls(int64(bytes)))
+			a.Pull = a.Pull && c.pullsSampled(bytes)
 			return a, true, nil
 		}
 	}
@@ -116,6 +114,13 @@ func (c *Comm) sampledTable() *coll.Table {
 	}
 	c.onNode.Store(on)
 	return c.sampledTable()
+}
+
+// pullsSampled reports whether an algorithm the sampled table has pulled
+// pulls on c at bytes: unless the ranks cannot read each other or the
+// configuration (COMMTUNE_COLL_PULL) says not at this size.
+func (c *Comm) pullsSampled(bytes int) bool {
+	return c.readsPeers() && (c.ep.Cfg.CollPull == 0 || c.ep.CollPull.Pulls(int64(bytes)))
 }
 
 // reducePullMin is the smallest vector a reduction pulls where pulling

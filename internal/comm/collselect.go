@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
@@ -135,7 +136,7 @@ func (k *Call) selection() *selection {
 	}
 	s := sl.keys[key]
 	if s == nil {
-		cands := coll.Candidates(k.op, len(c.group), k.layout.Bytes, k.commutative)
+		cands := c.candidates(k.op, k.layout.Bytes, k.commutative)
 		if len(cands) < 2 {
 			return nil
 		}
@@ -146,6 +147,27 @@ func (k *Call) selection() *selection {
 		sl.keys[key] = s
 	}
 	return s
+}
+
+// candidates returns the lottery's candidates for a call of op moving
+// bytes: where the sampled table applies, the algorithms it measured close
+// to the fastest (coll.Table.Rivals), pulled as Algorithm would pull them,
+// since measured rivals beat a fixed list; else the fixed list
+// (coll.Candidates).
+func (c *Comm) candidates(op coll.Operation, bytes int, commutative bool) []coll.Algorithm {
+	t := c.sampledTable()
+	if t == nil || len(t.Points(op, len(c.group))) == 0 {
+		return coll.Candidates(op, len(c.group), bytes, commutative)
+	}
+	cands := t.Rivals(op, len(c.group), bytes, commutative)
+	out := make([]coll.Algorithm, 0, len(cands))
+	for _, a := range cands {
+		a.Pull = a.Pull && c.pullsSampled(bytes)
+		if !slices.Contains(out, a) {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 // callHash is the FNV-1a hash of what ranks must agree on in k besides
