@@ -285,20 +285,38 @@ func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
 		a.watch(global[0])
 		return false, nil
 	}
+	if a.brute != nil && a.brute.Dropping() {
+		dropped, probes, err := a.brute.Drop(global)
+		if err != nil {
+			return false, err
+		}
+		a.pending = reduceNone
+		parts := make([]string, len(dropped))
+		for i, n := range dropped {
+			a.means[n] = probes[i]
+			parts[i] = n + " " + secs(probes[i])
+		}
+		if len(dropped) > 0 {
+			a.logf("dropped after %d calls, their quickest probe (max over ranks) %gx the fastest's or more: %s",
+				a.calls, a.brute.cfg.DropRatio, strings.Join(parts, ", "))
+		}
+		return false, nil
+	}
 	if a.brute != nil {
+		names := a.brute.Names()
 		w, err := a.brute.Decide(global)
 		if err != nil {
 			return false, err
 		}
 		a.pending = reduceNone
-		parts := make([]string, len(a.names))
-		for i, n := range a.names {
+		parts := make([]string, len(names))
+		for i, n := range names {
 			a.means[n] = global[i]
 			parts[i] = n + " " + secs(global[i])
 		}
 		a.logf("reduced (max over ranks of the filtered means): %s", strings.Join(parts, ", "))
 		a.logf("%s wins after %d calls", w, a.calls)
-		a.decide(w, global[slices.Index(a.names, w)])
+		a.decide(w, global[slices.Index(names, w)])
 		return true, nil
 	}
 	w, done, err := a.hyp.Evaluate(global)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 )
 
 // DefaultSamples is the default number of measurements of each
@@ -37,7 +38,21 @@ type BruteConfig struct {
 	// Consecutive measures each implementation Samples times in a row,
 	// ADCL's order, instead of round robin (see campaign).
 	Consecutive bool
+	// Probe is how many of each implementation's samples a round-robin
+	// campaign takes before it drops the hopeless (default 3); DropRatio
+	// how many times the fastest's an implementation's quickest probe
+	// must take on its slowest rank to be dropped (default 2; +Inf never
+	// drops). Dropping costs one more reduction. Probe must not be
+	// negative; DropRatio must exceed 1.
+	Probe     int
+	DropRatio float64
 }
+
+// Defaults of BruteConfig's early drop.
+const (
+	DefaultProbe     = 3
+	DefaultDropRatio = 2.0
+)
 
 // Validate reports every field outside its range, or nil. Zero fields are
 // valid: they take their defaults.
@@ -46,6 +61,12 @@ func (c BruteConfig) Validate() error {
 	if c.Samples < 0 {
 		errs = append(errs, fmt.Errorf("tune: Samples %d is negative", c.Samples))
 	}
+	if c.Probe < 0 {
+		errs = append(errs, fmt.Errorf("tune: Probe %d is negative", c.Probe))
+	}
+	if math.IsNaN(c.DropRatio) || c.DropRatio != 0 && c.DropRatio <= 1 {
+		errs = append(errs, fmt.Errorf("tune: DropRatio %v does not exceed 1", c.DropRatio))
+	}
 	errs = append(errs, c.Filter.Validate())
 	return errors.Join(errs...)
 }
@@ -53,6 +74,12 @@ func (c BruteConfig) Validate() error {
 func (c BruteConfig) withDefaults() BruteConfig {
 	if c.Samples == 0 {
 		c.Samples = DefaultSamples
+	}
+	if c.Probe == 0 {
+		c.Probe = DefaultProbe
+	}
+	if c.DropRatio == 0 {
+		c.DropRatio = DefaultDropRatio
 	}
 	c.Filter = c.Filter.withDefaults()
 	return c
@@ -69,16 +96,70 @@ func (c BruteConfig) withDefaults() BruteConfig {
 // against that one alone. In a row, each implementation is measured after
 // itself: what one leaves behind (skew between the ranks, messages still
 // unexpected, caches) is its own, not its predecessor's.
+//
+// A round-robin campaign with a probe drops the hopeless early: after
+// probe samples of each implementation it waits for a reduction of each
+// one's quickest probe (the least a stall can spoil), and those whose
+// maximum over the ranks reaches dropRatio times the least go no further
+// (seed 003's selections spent most of their calls on implementations
+// 4–8 times the best).
 type campaign struct {
 	names       []string
 	samples     [][]float64
 	n           int // samples per implementation
 	k           int // calls recorded
 	consecutive bool
+	probe       int     // samples before the drop; 0: no drop
+	dropRatio   float64 // how far behind the fastest a probe drops
+	probed      bool    // the drop's reduction has been made
+	spent       int     // calls recorded of implementations dropped
 }
 
-func newCampaign(names []string, n int, consecutive bool) campaign {
-	return campaign{names: names, samples: make([][]float64, len(names)), n: n, consecutive: consecutive}
+func newCampaign(names []string, cfg BruteConfig) campaign {
+	c := campaign{names: names, samples: make([][]float64, len(names)), n: cfg.Samples, consecutive: cfg.Consecutive}
+	if !cfg.Consecutive && cfg.Probe < cfg.Samples && len(names) > 1 && !math.IsInf(cfg.DropRatio, 1) {
+		c.probe, c.dropRatio = cfg.Probe, cfg.DropRatio
+	}
+	return c
+}
+
+// probing reports whether the campaign waits for its drop's reduction.
+func (c *campaign) probing() bool {
+	return c.probe > 0 && !c.probed && c.k == c.probe*len(c.names)
+}
+
+// probes returns each implementation's quickest probe on this rank: the
+// vector reduced with MAX before drop.
+func (c *campaign) probes() []float64 {
+	out := make([]float64, len(c.names))
+	for i, s := range c.samples {
+		out[i] = slices.Min(s)
+	}
+	return out
+}
+
+// drop takes out the implementations whose reduced probe reaches
+// dropRatio times the least, and returns their names with their probes.
+func (c *campaign) drop(globalMax []float64) (dropped []string, probes []float64, err error) {
+	if !c.probing() {
+		return nil, nil, fmt.Errorf("%w: no drop is due", ErrNotReady)
+	}
+	if err := checkReduced(globalMax, len(c.names)); err != nil {
+		return nil, nil, err
+	}
+	best := slices.Min(globalMax)
+	names, samples := c.names[:0:0], c.samples[:0:0]
+	for i, x := range globalMax {
+		if x >= c.dropRatio*best && x > 0 {
+			dropped, probes = append(dropped, c.names[i]), append(probes, x)
+			continue
+		}
+		names, samples = append(names, c.names[i]), append(samples, c.samples[i])
+	}
+	c.names, c.samples, c.probed = names, samples, true
+	c.spent += c.probe * len(dropped)
+	c.k = c.probe * len(names)
+	return dropped, probes, nil
 }
 
 // index returns the position in names of call k's implementation.
@@ -95,9 +176,10 @@ func (c *campaign) total() int { return c.n * len(c.names) }
 // done reports whether every call has been recorded.
 func (c *campaign) done() bool { return c.k >= c.total() }
 
-// pending returns the implementation of the next call, or "" when done.
+// pending returns the implementation of the next call, or "" when done
+// or waiting for the drop's reduction.
 func (c *campaign) pending() string {
-	if c.done() {
+	if c.done() || c.probing() {
 		return ""
 	}
 	return c.names[c.index(c.k)]
@@ -187,7 +269,7 @@ func NewBruteForce(names []string, cfg BruteConfig) (*BruteForce, error) {
 		return nil, err
 	}
 	cfg = cfg.withDefaults()
-	b := &BruteForce{cfg: cfg, m: newCampaign(append([]string(nil), names...), cfg.Samples, cfg.Consecutive)}
+	b := &BruteForce{cfg: cfg, m: newCampaign(append([]string(nil), names...), cfg)}
 	if len(names) == 1 {
 		b.winner = names[0]
 	}
@@ -221,11 +303,28 @@ func (b *BruteForce) Next() (name string, done bool) {
 	if b.winner != "" {
 		return b.winner, false
 	}
-	if b.m.done() {
+	if b.m.done() || b.m.probing() {
 		return "", true
 	}
 	return b.m.pending(), false
 }
+
+// Dropping reports whether the reduction due is the early drop's: reduce
+// Local with MAX and pass the result to Drop, not Decide.
+func (b *BruteForce) Dropping() bool { return b.winner == "" && b.m.probing() }
+
+// Drop takes out of the campaign the implementations whose quickest probe
+// (maximum over the ranks) reaches DropRatio times the least, from
+// globalMax, the element-wise maximum of every rank's Local, and returns
+// them with their probes. Every rank passes the same vector, so every
+// rank goes on with the same names (Names).
+func (b *BruteForce) Drop(globalMax []float64) (dropped []string, probes []float64, err error) {
+	return b.m.drop(globalMax)
+}
+
+// Names returns the implementations still in the campaign, in the order
+// of Local's vector.
+func (b *BruteForce) Names() []string { return slices.Clone(b.m.names) }
 
 // Record reports that the call Next asked for, name, took seconds on this
 // rank. It refuses (ErrUnexpectedRecord) a name other than Next's and a
@@ -239,9 +338,15 @@ func (b *BruteForce) Record(name string, seconds float64) error {
 }
 
 // Local returns this rank's filtered mean of each implementation, in the
-// order of the names: the vector every rank reduces with MAX before
-// Decide. An implementation not yet measured has NaN.
-func (b *BruteForce) Local() []float64 { return b.m.local(b.cfg.Filter) }
+// order of Names: the vector every rank reduces with MAX before Decide;
+// while Dropping, each one's quickest probe instead. An implementation
+// not yet measured has NaN.
+func (b *BruteForce) Local() []float64 {
+	if b.Dropping() {
+		return b.m.probes()
+	}
+	return b.m.local(b.cfg.Filter)
+}
 
 // Decide picks the implementation of the least reduced maximum, the first
 // of equals, from globalMax, the element-wise maximum of every rank's
@@ -264,4 +369,4 @@ func (b *BruteForce) Decide(globalMax []float64) (winner string, err error) {
 }
 
 // Calls returns the number of calls recorded during selection.
-func (b *BruteForce) Calls() int { return b.m.k }
+func (b *BruteForce) Calls() int { return b.m.k + b.m.spent }

@@ -54,7 +54,7 @@ func runBrute(t testing.TB, names []string, cost func(string) float64, cfg Brute
 		}
 		sel[r] = b
 	}
-	for range cfg.withDefaults().Samples*len(names) + 1 {
+	for range cfg.withDefaults().Samples*len(names) + 2 {
 		name, done := sel[0].Next()
 		for r, b := range sel[1:] {
 			if n, d := b.Next(); n != name || d != done {
@@ -77,6 +77,14 @@ func runBrute(t testing.TB, names []string, cost func(string) float64, cfg Brute
 			locals[r] = b.Local()
 		}
 		g := reduceMax(locals)
+		if sel[0].Dropping() {
+			for r, b := range sel {
+				if _, _, err := b.Drop(g); err != nil || !slices.Equal(b.Names(), sel[0].Names()) {
+					t.Fatalf("rank %d: Drop: %v; goes on with %v, rank 0 with %v", r, err, b.Names(), sel[0].Names())
+				}
+			}
+			continue
+		}
 		var winner string
 		for r, b := range sel {
 			w, err := b.Decide(g)
@@ -94,7 +102,8 @@ func runBrute(t testing.TB, names []string, cost func(string) float64, cfg Brute
 // TestBruteForceFindsBest: 20 implementations of known times, 5% noise
 // and 10× spikes in 2% of the calls on each of 4 ranks; over 1000 seeds
 // brute force picks the best, or one within 5% of it, in at least 99%,
-// always in exactly 20·N calls.
+// in 20·N calls or, where some were dropped early, Probe·20 and N for
+// each of the others; with the early drop off, always 20·N.
 func TestBruteForceFindsBest(t *testing.T) {
 	const seeds, impls, ranks = 1000, 20, 4
 	names := make([]string, impls)
@@ -107,11 +116,12 @@ func TestBruteForceFindsBest(t *testing.T) {
 	}{
 		{"default N", BruteConfig{}},
 		{"N=5", BruteConfig{Samples: 5}},
+		{"no early drop", BruteConfig{DropRatio: math.Inf(1)}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			n := tt.cfg.withDefaults().Samples
-			good, exact := 0, 0
+			good, exact, dropped := 0, 0, 0
 			for seed := range uint64(seeds) {
 				rng := rand.New(rand.NewPCG(seed, 3))
 				means := map[string]float64{}
@@ -120,9 +130,12 @@ func TestBruteForceFindsBest(t *testing.T) {
 				}
 				c := &cluster{ranks: ranks, noise: 0.05, spikeP: 0.02, spike: 10, rng: rng}
 				w, calls := runBrute(t, names, func(nm string) float64 { return means[nm] }, tt.cfg, c)
-				if calls != impls*n {
-					t.Fatalf("seed %d: %d calls, want %d", seed, calls, impls*n)
+				cfg := tt.cfg.withDefaults()
+				kept := impls - (impls*n-calls)/(n-cfg.Probe)
+				if (impls*n-calls)%(n-cfg.Probe) != 0 || calls > impls*n || math.IsInf(cfg.DropRatio, 1) && calls != impls*n {
+					t.Fatalf("seed %d: %d calls, want %d, or %d probes and %d for those kept", seed, calls, impls*n, cfg.Probe, n)
 				}
+				dropped += impls - kept
 				best := slices.MinFunc(names, func(a, b string) int { return cmpFloat(means[a], means[b]) })
 				if w == best {
 					exact++
@@ -131,7 +144,7 @@ func TestBruteForceFindsBest(t *testing.T) {
 					good++
 				}
 			}
-			t.Logf("N=%d: best or within 5%% in %d of %d seeds, the best itself in %d; %d calls each", n, good, seeds, exact, impls*n)
+			t.Logf("N=%d: best or within 5%% in %d of %d seeds, the best itself in %d; %d dropped early", n, good, seeds, exact, dropped)
 			if good < seeds*99/100 {
 				t.Fatalf("best or within 5%% in %d of %d seeds, want at least 99%%", good, seeds)
 			}
@@ -291,5 +304,86 @@ func TestNewBruteForce(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestBruteForceDropsHopeless: after Probe samples of each, those whose
+// quickest probe (max over ranks) reaches DropRatio times the fastest's
+// go no further; one stalled probe of a good one does not drop it; a
+// consecutive campaign, or DropRatio +Inf, drops nothing.
+func TestBruteForceDropsHopeless(t *testing.T) {
+	cost := map[string]float64{"fast": 1, "near": 1.5, "slow": 2.5, "awful": 8}
+	names := []string{"fast", "near", "slow", "awful"}
+	for _, tc := range []struct {
+		name    string
+		cfg     BruteConfig
+		stall   string // its first probe on rank 1 takes 100x
+		kept    []string
+		calls   int
+		winners []string
+	}{
+		{"default", BruteConfig{}, "", []string{"fast", "near"}, 3*4 + 7*2, []string{"fast"}},
+		{"stalled probe kept", BruteConfig{}, "fast", []string{"fast", "near"}, 3*4 + 7*2, []string{"fast"}},
+		{"wider ratio", BruteConfig{DropRatio: 3}, "", []string{"fast", "near", "slow"}, 3*4 + 7*3, []string{"fast"}},
+		{"consecutive", BruteConfig{Consecutive: true}, "", names, 10 * 4, []string{"fast"}},
+		{"off", BruteConfig{DropRatio: math.Inf(1)}, "", names, 10 * 4, []string{"fast"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sel := make([]*BruteForce, 2)
+			for r := range sel {
+				b, err := NewBruteForce(names, tc.cfg)
+				if err != nil {
+					t.Fatal(err)
+				}
+				sel[r] = b
+			}
+			seen := map[string]int{}
+			for {
+				name, done := sel[0].Next()
+				if done && sel[0].Dropping() {
+					g := reduceMax([][]float64{sel[0].Local(), sel[1].Local()})
+					for _, b := range sel {
+						if _, _, err := b.Drop(g); err != nil {
+							t.Fatal(err)
+						}
+					}
+					if got := sel[0].Names(); !slices.Equal(got, tc.kept) {
+						t.Errorf("kept %v, want %v", got, tc.kept)
+					}
+					continue
+				}
+				if done {
+					g := reduceMax([][]float64{sel[0].Local(), sel[1].Local()})
+					w, err := sel[0].Decide(g)
+					if err != nil || !slices.Contains(tc.winners, w) {
+						t.Errorf("Decide = %q, %v", w, err)
+					}
+					break
+				}
+				seen[name]++
+				for r, b := range sel {
+					d := cost[name]
+					if r == 1 && name == tc.stall && seen[name] == 1 {
+						d *= 100
+					}
+					if err := b.Record(name, d); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			if c := sel[0].Calls(); c != tc.calls {
+				t.Errorf("%d calls, want %d", c, tc.calls)
+			}
+			if tc.name == "consecutive" || tc.name == "off" {
+				if sel[0].Dropping() || len(sel[0].Names()) != len(names) {
+					t.Errorf("dropped some: %v", sel[0].Names())
+				}
+			}
+		})
+	}
+	for _, bad := range []BruteConfig{{Probe: -1}, {DropRatio: 1}, {DropRatio: 0.5}, {DropRatio: math.NaN()}} {
+		if err := bad.Validate(); err == nil {
+			t.Errorf("%+v: valid", bad)
+		}
 	}
 }

@@ -586,7 +586,7 @@ func (h *Hypothesis) start(pick []bool, why string) {
 			names = append(names, h.names[c])
 		}
 	}
-	h.batch = newCampaign(names, h.cfg.Samples, h.cfg.Consecutive)
+	h.batch = newCampaign(names, BruteConfig{Samples: h.cfg.Samples, Consecutive: h.cfg.Consecutive, DropRatio: math.Inf(1)})
 	h.logf("batch %d: %s; measuring %d implementations × %d calls: %s",
 		h.batches+1, why, len(names), h.cfg.Samples, strings.Join(names, ", "))
 }

@@ -181,7 +181,7 @@ func TestHypothesisSeparable(t *testing.T) {
 		cost := func(nm string) float64 { return means[nm] }
 		best := fastest(means)
 		hr := runHypothesis(t, entries, cost, cfg, &cluster{ranks: ranks, noise: 0.05, spikeP: 0.02, spike: 10, rng: rng})
-		bw, bc := runBrute(t, names, cost, BruteConfig{Samples: n}, &cluster{ranks: ranks, noise: 0.05, spikeP: 0.02, spike: 10, rng: rng})
+		bw, bc := runBrute(t, names, cost, BruteConfig{Samples: n, DropRatio: math.Inf(1)}, &cluster{ranks: ranks, noise: 0.05, spikeP: 0.02, spike: 10, rng: rng})
 		hcalls, bcalls = append(hcalls, hr.calls), append(bcalls, bc)
 		if hr.calls > n*len(entries) || hr.evaluates > len(entries)-1 {
 			t.Fatalf("seed %d: %d calls, %d reductions: beyond the bound", seed, hr.calls, hr.evaluates)
