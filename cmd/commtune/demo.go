@@ -228,7 +228,7 @@ func demoConfig(p *profile.Profile) demo.Config {
 	}
 	sizes = slices.DeleteFunc(sizes, func(n int64) bool { return n < 1 || n > 16<<20 })
 	slices.Sort(sizes)
-	return demo.Config{PingPong: slices.Compact(sizes), Allreduce: []int64{8 << 10, 256 << 10, 4 << 20}}
+	return demo.Config{PingPong: slices.Compact(sizes), Allreduce: []int64{8 << 10, 256 << 10, 4 << 20}, Table: []int64{1 << 10, 64 << 10, 1 << 20}}
 }
 
 // demoJob runs the program through the launcher with COMMTUNE_PROFILE set
@@ -241,7 +241,7 @@ func demoJob(ctx context.Context, ranks int, cfg demo.Config, profilePath string
 		}
 		return strings.Join(s, ",")
 	}
-	argv, err := launch.Self("demo-rank", "--pingpong", join(cfg.PingPong), "--allreduce", join(cfg.Allreduce))
+	argv, err := launch.Self("demo-rank", "--pingpong", join(cfg.PingPong), "--allreduce", join(cfg.Allreduce), "--table", join(cfg.Table))
 	if err != nil {
 		return nil, err
 	}
@@ -299,9 +299,10 @@ func writeDemoTable(w io.Writer, v *demo.Verdict, rounds int, p *profile.Profile
 		leftOut += c.LeftOut
 	}
 	_, err := fmt.Fprintf(w, "(µs; ping-pong: one-way time; allreduce: the whole operation; the path is how each\n"+
-		"message, or allreduce chunk, is sent; %d runs each, taken in turns, leaving out runs whose median is more than\n"+
-		"%.1f times the operation's fastest, which other work slowed (%d of %d here), as the sampling pass leaves out\n"+
-		"such blocks; mean: over the runs' repetitions; p50 and p99: medians of the runs'; predicted: a median, by the\n"+
+		"message, or allreduce chunk, is sent; (table): calls back to back whose algorithm the decision table chose,\n"+
+		"the sampled table under the profile, the fixed one on the defaults, the path naming it; %d runs each, taken\n"+
+		"in turns, leaving out runs whose median is more than %.1f times the operation's fastest, which other work slowed\n"+
+		"(%d of %d here), as the sampling pass leaves out such blocks; mean: over the runs' repetitions; p50 and p99: medians of the runs'; predicted: a median, by the\n"+
 		"profile's curve of that path, for ping-pong, and of the allreduce over it, for allreduce. The verdict below\n"+
 		"compares the p50s, as the profile's curves are medians.\n"+
 		"Noise: where both took the same path their runs' p50s differed by up to %.0f%%.)\n"+
@@ -347,9 +348,10 @@ func lostError(v *demo.Verdict, p *profile.Profile, ranks int) error {
 
 // demoRankMain is one rank of the demo program.
 func demoRankMain(args []string) int {
-	fs := newFlagSet("demo-rank", "--pingpong SIZES --allreduce SIZES")
+	fs := newFlagSet("demo-rank", "--pingpong SIZES --allreduce SIZES --table SIZES")
 	pp := fs.String("pingpong", "", "ping-pong sizes in bytes")
 	ar := fs.String("allreduce", "", "allreduce sizes in bytes")
+	tb := fs.String("table", "", "sizes in bytes of the collectives the decision table chooses for")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -357,7 +359,7 @@ func demoRankMain(args []string) int {
 	for _, f := range []struct {
 		s   string
 		dst *[]int64
-	}{{*pp, &cfg.PingPong}, {*ar, &cfg.Allreduce}} {
+	}{{*pp, &cfg.PingPong}, {*ar, &cfg.Allreduce}, {*tb, &cfg.Table}} {
 		sizes, err := units.ParseSizes(f.s)
 		if err != nil {
 			return usageError("demo-rank", "%v", err)

@@ -36,7 +36,15 @@ type Result struct {
 type Config struct {
 	PingPong  []int64 // message sizes
 	Allreduce []int64 // vector sizes in bytes (multiples of 8)
+	// Table is the vector sizes (bytes, multiples of 8) of the
+	// collectives whose algorithm the decision table chooses (TableOps):
+	// the sampled table under the profile, the fixed one on the defaults.
+	Table []int64
 }
+
+// TableOps are the collectives the program runs as the decision table
+// chooses, by the name its results give them.
+var TableOps = []string{"bcast (table)", "allreduce (table)"}
 
 const tagPing = 1
 
@@ -132,12 +140,63 @@ func Run(ctx context.Context, c *commtune.Comm, ep control.Endpoint, cfg Config)
 		}
 		out = append(out, timed("allreduce", n, d, sendPath(c, ep, (c.Rank()+1)%c.Size(), n/int64(c.Size()))))
 	}
+	for _, op := range TableOps {
+		for _, n := range cfg.Table {
+			r, err := tableCalls(ctx, c, op, n)
+			if err != nil {
+				return nil, fmt.Errorf("%s of %d bytes: %w", op, n, err)
+			}
+			out = append(out, r)
+		}
+	}
 	rep.Results = out
 	if probes[2], err = StateProbe(ctx, c, ep); err != nil {
 		return nil, err
 	}
 	rep.Probe = stats.Median(probes[:])
 	return rep, nil
+}
+
+// tableCalls times op (one of TableOps) on a vector of n bytes, as the
+// decision table chooses its algorithm, back to back as programs call
+// collectives, each call timed from the end of the one before: its path is
+// the algorithm that ran.
+func tableCalls(ctx context.Context, c *commtune.Comm, op string, n int64) (Result, error) {
+	v, sum := make([]float64, n/8), make([]float64, n/8)
+	for j := range v {
+		v[j] = float64(c.Rank() + j)
+	}
+	call := func(opts ...commtune.CollOption) error {
+		if op == TableOps[0] {
+			return commtune.Bcast(ctx, c, v, 0, opts...)
+		}
+		return commtune.Allreduce(ctx, c, v, sum, commtune.Sum, opts...)
+	}
+	var chosen commtune.CollChoice
+	if err := call(commtune.WithChoice(&chosen)); err != nil {
+		return Result{}, err
+	}
+	r := reps(n)
+	// Settle as long as the timed calls will run: an idle Go process has
+	// its runtime's monitor wake often for a few milliseconds.
+	for range r {
+		if err := call(); err != nil {
+			return Result{}, err
+		}
+	}
+	if err := c.Barrier(ctx); err != nil {
+		return Result{}, err
+	}
+	d := make([]time.Duration, r)
+	prev := time.Now()
+	for i := range d {
+		if err := call(); err != nil {
+			return Result{}, err
+		}
+		now := time.Now()
+		d[i], prev = now.Sub(prev), now
+	}
+	return timed(op, n, d, chosen.Algorithm), nil
 }
 
 // timed is the result of op on n bytes taking times d, sent as path.
