@@ -43,6 +43,16 @@ func TestBlockingCallsDoNotAllocate(t *testing.T) {
 			calls = append(calls, k)
 		}
 	}
+	// An option made once and passed to every call: applying it, and
+	// telling the choice, allocate nothing either.
+	var chosen [2]CollChoice
+	withChoice := [2][]CollOption{{WithChoice(&chosen[0])}, {WithChoice(&chosen[1])}}
+	calls = append(calls, struct {
+		name string
+		call func(ctx context.Context, c *Comm, in, out []float64) error
+	}{"allreduce-choice", func(ctx context.Context, c *Comm, in, out []float64) error {
+		return Allreduce(ctx, c, in, out[:len(in)], Sum, withChoice[c.Rank()]...)
+	}})
 	type variant struct {
 		elems int
 		slow  time.Duration // the other rank's pause before each call

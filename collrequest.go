@@ -7,7 +7,11 @@ import (
 )
 
 // CollOption adjusts one collective call.
-type CollOption func(*comm.Options)
+type CollOption struct {
+	// set holds what the option sets, the rest left zero: a value, not a
+	// function, so that reading a call's options allocates nothing.
+	set comm.Options
+}
 
 // WithAlgorithm runs the call with the named algorithm rather than the
 // one the decision table picks: a name as `commtune bench coll` prints
@@ -16,7 +20,7 @@ type CollOption func(*comm.Options)
 // name, or an algorithm that reorders a non-commutative reduction, is an
 // error.
 func WithAlgorithm(name string) CollOption {
-	return func(o *comm.Options) { o.Algorithm = name }
+	return CollOption{set: comm.Options{Algorithm: name}}
 }
 
 // CollChoice tells how a collective call chose its algorithm (see
@@ -47,16 +51,19 @@ const (
 // algorithm it ran and who chose it: for logs, benchmarks and tests that
 // follow a selector's decisions.
 func WithChoice(dst *CollChoice) CollOption {
-	return func(o *comm.Options) { o.Choice = func(ch comm.Choice) { *dst = CollChoice(ch) } }
+	return CollOption{set: comm.Options{Choice: func(ch comm.Choice) { *dst = CollChoice(ch) }}}
 }
 
-// readOptions applies opts. It is apart from the call's preparation
-// because its options escape: a call without options then allocates
-// nothing.
+// readOptions merges opts, the later winning.
 func readOptions(opts []CollOption) comm.Options {
 	var o comm.Options
 	for _, f := range opts {
-		f(&o)
+		if f.set.Algorithm != "" {
+			o.Algorithm = f.set.Algorithm
+		}
+		if f.set.Choice != nil {
+			o.Choice = f.set.Choice
+		}
 	}
 	return o
 }

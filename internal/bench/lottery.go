@@ -120,9 +120,9 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		if len(cfg.Table.Points(cfg.Op, n)) > 0 {
 			cands = cfg.Table.Rivals(cfg.Op, n, size, true)
 		}
-		if len(cands) < 2 {
-			return nil, fmt.Errorf("bench: %s at %d bytes on %d ranks has one algorithm: nothing to choose", cfg.Op, size, n)
-		}
+		if len(cands) == 0 {
+			return nil, fmt.Errorf("bench: %s at %d bytes on %d ranks has no algorithm to choose from", cfg.Op, size, n)
+		} // one: the sampled table found a clear winner, which the lottery runs without drawing
 		// Series 0 is the lottery's; series i > 0 is candidate i-1 forced.
 		opts := make([][]commtune.CollOption, len(cands)+1)
 		var choice commtune.CollChoice

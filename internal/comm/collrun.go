@@ -222,6 +222,7 @@ func (k *Call) release() {
 type plan struct {
 	sched coll.Schedule
 	sig   Sig
+	name  string  // the algorithm's name, for Choice without building it per call
 	key   planKey // what it was built for (Comm.lastPlan)
 	// counts and displs are copies of the layout's per-rank counts and
 	// displacements, which key holds by their hash alone.
@@ -290,7 +291,7 @@ func (c *Comm) plan(op coll.Operation, alg coll.Algorithm, l coll.Layout, commut
 	if err != nil {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
-	p := &plan{sched: s, sig: signature(op, alg, l), key: key, counts: slices.Clone(l.Counts), displs: slices.Clone(l.Displs)}
+	p := &plan{sched: s, sig: signature(op, alg, l), key: key, counts: slices.Clone(l.Counts), displs: slices.Clone(l.Displs), name: alg.Name()}
 	if cacheable {
 		c.lastPlan.Store(p)
 		c.plansMu.Lock()
@@ -412,7 +413,9 @@ func (k *Call) run(ctx context.Context) error {
 		case sel.settle:
 			sel.settle = false
 		default:
-			sel.spent += time.Since(t0)
+			if sel.calls < windowTimes {
+				sel.times[sel.calls] = time.Since(t0)
+			}
 			sel.calls++
 		}
 		if sel != nil && mismatched(err) {
@@ -433,7 +436,10 @@ func (k *Call) run(ctx context.Context) error {
 		k.Post()
 	}
 	if k.choice != nil {
-		ch := Choice{Algorithm: k.alg.Name(), By: k.by}
+		ch := Choice{Algorithm: k.plan.name, By: k.by}
+		if ch.Algorithm == "" {
+			ch.Algorithm = k.alg.Name()
+		}
 		if sel != nil {
 			ch.By = ChosenByLottery
 			if c.rank == 0 {
@@ -454,13 +460,25 @@ func (k *Call) runDirect(ctx context.Context) error {
 		k.Post()
 	}
 	if k.choice != nil {
-		k.choice(Choice{Algorithm: k.alg.Name(), By: k.by})
+		k.choice(Choice{Algorithm: directNames[k.op], By: k.by})
 	}
 	return nil
 }
 
 // directPlan is the plan of every direct call: it has no schedule.
 var directPlan plan
+
+// directNames names each operation's direct algorithm, made once: a
+// name is built anew by each Algorithm.Name.
+var directNames = func() map[coll.Operation]string {
+	m := map[coll.Operation]string{}
+	for _, op := range coll.Operations {
+		if a, ok := coll.DirectAlgorithm(op); ok {
+			m[op] = a.Name()
+		}
+	}
+	return m
+}()
 
 // Run runs k and hands it back to the pool; blocking says whether the
 // caller waits for it (a selector draws only for blocking calls).

@@ -62,8 +62,8 @@ import (
 // record.
 const tagSelectFirst = tagCollFirst + tagCollSpan
 
-// Draw messages, little-endian: a report [spent ns u64][calls u64] from
-// each rank to rank 0, a choice [candidate u32][count u32][TTL u32]
+// Draw messages, little-endian: a report [median ns u64][calls u64][longest
+// ns u64] of its timed calls in a window from each rank to rank 0, a choice [candidate u32][count u32][TTL u32]
 // [size class u32][call u64] from rank 0 to each rank. count, the number
 // of candidates rank 0 drew among, lets a rank with another list fail
 // instead of running something else; the size class and the call's hash
@@ -73,17 +73,67 @@ const tagSelectFirst = tagCollFirst + tagCollSpan
 // operation than rank 0 reads a choice meant for another key, or none:
 // the signature watch ends that wait (collcheck.go).
 const (
-	reportSize = 16
+	reportSize = 24
 	choiceSize = 24
 	// windowsKept is how many windows' records rank 0 keeps: the window
 	// being drawn for, the one running, the one whose reports are due.
 	windowsKept = 3
 )
 
+// A window of short calls stands for windowSpan / (its candidate's
+// average) times the lottery's TTL: each window costs a choice sent to
+// every rank and a report back, which against 1 µs bcasts cost a quarter
+// of the time at a TTL of 8.
+//
+// A window's figure, on each rank, is the median of its timed calls, and
+// the group's the largest of the ranks' medians: robust to the odd call
+// that a descheduled rank or a page fault stretched, which a mean would
+// charge to the algorithm (on 4 ranks over 2 processors one call in a few
+// hundred took 10–100× the median). A window in which some rank's longest
+// call took stallRatio times its median, and stallMin more, held a stall
+// and is not recorded at all: what it measured was the stall.
+//
+// A rival's window is judged against the leader's latest window (paired,
+// at most pairedWindows windows apart): its figure is scaled by the
+// leader's average over that window's figure before it is recorded, so a
+// slow spell of the machine that covered both does not count against the
+// rival, nor a quick one for it.
+const (
+	windowSpan    = 50 * time.Microsecond
+	windowTimes   = 32
+	stallRatio    = 4
+	stallMin      = 50 * time.Microsecond
+	pairedWindows = 4
+)
+
+// windowFigure is one rank's report of one window.
+type windowFigure struct {
+	median, longest time.Duration
+	calls           int
+}
+
+// figure returns this rank's report of its current window.
+func (s *selection) figure() windowFigure {
+	n := min(s.calls, windowTimes)
+	if n == 0 {
+		return windowFigure{}
+	}
+	var sorted [windowTimes]time.Duration
+	copy(sorted[:], s.times[:n])
+	slices.Sort(sorted[:n])
+	return windowFigure{median: sorted[(n-1)/2], longest: sorted[n-1], calls: s.calls}
+}
+
+// stalled reports whether f's window held a stall.
+func (f windowFigure) stalled() bool {
+	return f.longest > stallRatio*f.median && f.longest-f.median > stallMin
+}
+
 // collSelector is a communicator's selection state.
 type collSelector struct {
 	keys      map[tune.Key]*selection
-	transport string // the transports the communicator's members reach each other by
+	single    map[tune.Key]bool // keys with one candidate: the lottery does not draw
+	transport string            // the transports the communicator's members reach each other by
 	recvs     []coll.Msg
 	sends     []coll.Msg
 }
@@ -102,20 +152,23 @@ type selection struct {
 	// settle is set for a window whose algorithm differs from the last
 	// window's: its first call runs but is not timed (see tagSelectFirst).
 	settle bool
-	spent  time.Duration // this rank's time in the current window's calls
-	calls  int
+	calls  int // this rank's timed calls in the current window
+	// times holds the first windowTimes of them.
+	times [windowTimes]time.Duration
 	// Rank 0: per window (mod windowsKept) the candidate drawn, its TTL,
 	// its own time and calls; the choices in flight, with their sends;
 	// the reports due.
-	plan [windowsKept]struct{ idx, ttl int }
-	own  [windowsKept]struct {
-		spent time.Duration
-		calls int
-	}
+	plan    [windowsKept]struct{ idx, ttl int }
+	own     [windowsKept]windowFigure
 	choice  [2][]byte
 	pending [2][]*core.Request
 	reports []byte
 	warm    []bool // per candidate: a window of it has run (see tagSelectFirst)
+	// lead is the figure of the leader's latest recorded window, and
+	// which window that was: what a rival's window is paired with.
+	lead     time.Duration
+	leadName string
+	leadWin  int
 	// Other ranks: the reports in flight, with their sends; the choice
 	// received is read into choice[0].
 	report     [2][]byte
@@ -136,8 +189,12 @@ func (k *Call) selection() *selection {
 	}
 	s := sl.keys[key]
 	if s == nil {
+		if sl.single[key] {
+			return nil
+		}
 		cands := c.candidates(k.op, k.layout.Bytes, k.commutative)
 		if len(cands) < 2 {
+			sl.single[key] = true // nothing to draw: the table's choice runs
 			return nil
 		}
 		s = &selection{key: key, tag: tagSelectFirst + len(sl.keys), sigName: string(k.op) + "/lottery", call: callHash(key), cands: cands}
@@ -189,7 +246,7 @@ func (c *Comm) selector() *collSelector {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.sel == nil {
-		c.sel = &collSelector{keys: map[tune.Key]*selection{}, transport: c.TransportMix()}
+		c.sel = &collSelector{keys: map[tune.Key]*selection{}, single: map[tune.Key]bool{}, transport: c.TransportMix()}
 	}
 	return c.sel
 }
@@ -235,7 +292,7 @@ func (k *Call) draw(ctx context.Context, s *selection) error {
 		return err
 	}
 	s.window++
-	s.spent, s.calls = 0, 0
+	s.calls = 0
 	s.settle = s.window == 1 || s.drawn != prev
 	return nil
 }
@@ -253,10 +310,7 @@ func (s *selection) drawAhead(ctx context.Context, c *Comm, x *exchanger) error 
 		}
 	}
 	if w >= 1 {
-		s.own[(w-1)%windowsKept] = struct {
-			spent time.Duration
-			calls int
-		}{s.spent, s.calls}
+		s.own[(w-1)%windowsKept] = s.figure()
 	}
 	if w >= 2 {
 		if err := s.record(ctx, c, x, w-2); err != nil {
@@ -299,19 +353,30 @@ func (s *selection) record(ctx context.Context, c *Comm, x *exchanger, v int) er
 		s.warm[idx] = true
 		return nil // the candidate's first window: warming up
 	}
-	if own.calls == 0 {
+	if own.calls == 0 || own.stalled() {
 		return nil
 	}
-	worst := own.spent / time.Duration(own.calls)
+	worst := own.median
 	for r := 1; r < len(c.group); r++ {
 		b := s.reports[reportSize*r:]
-		spent, calls := time.Duration(binary.LittleEndian.Uint64(b)), int(binary.LittleEndian.Uint64(b[8:]))
-		if calls != own.calls {
-			return nil // a failed call on some rank: no figure for the whole group
+		f := windowFigure{median: time.Duration(binary.LittleEndian.Uint64(b)), calls: int(binary.LittleEndian.Uint64(b[8:])),
+			longest: time.Duration(binary.LittleEndian.Uint64(b[16:]))}
+		if f.calls != own.calls || f.stalled() {
+			return nil // a failed call on some rank, or a stall: no figure for the whole group
 		}
-		worst = max(worst, spent/time.Duration(calls))
+		worst = max(worst, f.median)
 	}
-	c.ep.Lottery.Record(s.key, s.names[idx], worst)
+	name := s.names[idx]
+	leader, ok := c.ep.Lottery.Best(s.key, s.names)
+	switch {
+	case ok && name == leader:
+		s.lead, s.leadName, s.leadWin = worst, name, v
+	case ok && s.leadName == leader && s.lead > 0 && v-s.leadWin <= pairedWindows:
+		if avg, ok := c.ep.Lottery.Average(s.key, leader); ok {
+			worst = time.Duration(float64(worst) * float64(avg) / float64(s.lead))
+		}
+	}
+	c.ep.Lottery.Record(s.key, name, worst)
 	return nil
 }
 
@@ -326,7 +391,13 @@ func (s *selection) drawFor(ctx context.Context, c *Comm, v int) error {
 			idx = i
 		}
 	}
-	ttl := min(max(ch.TTL, 1), config.MaxTTL)
+	ttl := max(ch.TTL, 1)
+	if avg, ok := c.ep.Lottery.Average(s.key, ch.Impl); ok && avg > 0 && avg < windowSpan {
+		// Short calls: a window of the lottery's TTL lasts windowSpan
+		// or so, since each window costs the agreement's messages.
+		ttl *= int(windowSpan / avg)
+	}
+	ttl = min(ttl, config.MaxTTL)
 	s.plan[v%windowsKept] = struct{ idx, ttl int }{idx, ttl}
 	buf, sends := s.choice[v%2], s.pending[v%2]
 	if err := settle(ctx, c, sends); err != nil {
@@ -365,8 +436,10 @@ func (s *selection) follow(ctx context.Context, c *Comm, x *exchanger) error {
 				return err
 			}
 		}
-		binary.LittleEndian.PutUint64(s.report[i], uint64(s.spent))
-		binary.LittleEndian.PutUint64(s.report[i][8:], uint64(s.calls))
+		f := s.figure()
+		binary.LittleEndian.PutUint64(s.report[i], uint64(f.median))
+		binary.LittleEndian.PutUint64(s.report[i][8:], uint64(f.calls))
+		binary.LittleEndian.PutUint64(s.report[i][16:], uint64(f.longest))
 		q, err := c.isendTemp(s.report[i], 0, s.tag, c.collCtx, false)
 		if err != nil {
 			return err

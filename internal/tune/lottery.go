@@ -680,3 +680,19 @@ func (l *Lottery) Best(k Key, candidates []string) (string, bool) {
 	}
 	return best.name, true
 }
+
+// Average returns the running average of impl's time for k, and false
+// when impl has no sample there.
+func (l *Lottery) Average(k Key, impl string) (time.Duration, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ks := l.keys[k]
+	if ks == nil {
+		return 0, false
+	}
+	c := ks.impls[impl]
+	if c == nil || c.Calls == 0 {
+		return 0, false
+	}
+	return time.Duration(c.Avg * float64(time.Second)), true
+}
