@@ -99,7 +99,7 @@ const (
 // slow spell of the machine that covered both does not count against the
 // rival, nor a quick one for it.
 const (
-	windowSpan    = 50 * time.Microsecond
+	windowSpan    = 100 * time.Microsecond
 	windowTimes   = 32
 	stallRatio    = 4
 	stallMin      = 50 * time.Microsecond
