@@ -29,6 +29,10 @@ type HypothesisConfig struct {
 	// Consecutive measures each implementation of a batch Samples times
 	// in a row (BruteConfig.Consecutive).
 	Consecutive bool
+	// Probe and DropRatio drop the hopeless from a batch early, as
+	// BruteConfig's do from a brute-force campaign.
+	Probe     int
+	DropRatio float64
 }
 
 // Validate reports every field outside its range, or nil. Zero fields are
@@ -44,12 +48,12 @@ func (c HypothesisConfig) Validate() error {
 // measuring is the part of c a brute-force campaign shares: how each
 // implementation is measured.
 func (c HypothesisConfig) measuring() BruteConfig {
-	return BruteConfig{Samples: c.Samples, Filter: c.Filter, Consecutive: c.Consecutive}
+	return BruteConfig{Samples: c.Samples, Filter: c.Filter, Consecutive: c.Consecutive, Probe: c.Probe, DropRatio: c.DropRatio}
 }
 
 func (c HypothesisConfig) withDefaults() HypothesisConfig {
 	m := c.measuring().withDefaults()
-	c.Samples, c.Filter = m.Samples, m.Filter
+	c.Samples, c.Filter, c.Probe, c.DropRatio = m.Samples, m.Filter, m.Probe, m.DropRatio
 	if c.ReqConfidence == 0 {
 		c.ReqConfidence = DefaultReqConfidence
 	}
@@ -93,7 +97,11 @@ func (c HypothesisConfig) withDefaults() HypothesisConfig {
 // every set it belongs to. Selection therefore costs at most
 // Samples·len(entries) calls — never more than BruteForce — and at most
 // len(entries)−1 reductions (every batch measures a new implementation,
-// the first at least two); a single entry wins at once.
+// the first at least two); a single entry wins at once. A batch of two or
+// more, round robin, drops the hopeless after Probe samples each as a
+// brute-force campaign does (one more reduction; the quickest probe then
+// stands as the implementation's time): at most 2·(len(entries)−1)
+// reductions, and fewer calls.
 //
 // The protocol is BruteForce's: Next, run, Record; when Next reports the
 // batch done, reduce Local with MAX across the ranks and pass it to
@@ -212,7 +220,7 @@ func (h *Hypothesis) Next() (name string, batchDone bool) {
 	if h.winner >= 0 {
 		return h.names[h.winner], false
 	}
-	if h.batch.done() {
+	if h.batch.done() || h.batch.probing() {
 		return "", true
 	}
 	return h.batch.pending(), false
@@ -236,6 +244,9 @@ func (h *Hypothesis) Local() (names []string, means []float64) {
 	if h.winner >= 0 {
 		return nil, nil
 	}
+	if h.batch.probing() {
+		return slices.Clone(h.batch.names), h.batch.probes()
+	}
 	return slices.Clone(h.batch.names), h.batch.local(h.cfg.Filter)
 }
 
@@ -251,6 +262,8 @@ func (h *Hypothesis) Evaluate(globalMax []float64) (winner string, done bool, er
 	switch {
 	case h.winner >= 0:
 		return "", false, fmt.Errorf("%w: selection over, %s won", ErrNotReady, h.names[h.winner])
+	case h.batch.probing():
+		return "", false, h.drop(globalMax)
 	case !h.batch.done():
 		return "", false, fmt.Errorf("%w: %d of %d calls of the batch measured", ErrNotReady, h.batch.k, h.batch.total())
 	}
@@ -258,7 +271,7 @@ func (h *Hypothesis) Evaluate(globalMax []float64) (winner string, done bool, er
 		return "", false, err
 	}
 	h.batches++
-	h.calls += h.batch.k
+	h.calls += h.batch.k + h.batch.spent
 	parts := make([]string, len(h.members))
 	for i, c := range h.members {
 		h.global[c] = globalMax[i]
@@ -275,8 +288,38 @@ func (h *Hypothesis) Evaluate(globalMax []float64) (winner string, done bool, er
 	return "", false, nil
 }
 
+// drop takes out of the batch the members whose quickest probe reaches
+// DropRatio times the batch's least (campaign.drop): their probe stands as
+// their reduced time, enough to lose every comparison they take part in.
+func (h *Hypothesis) drop(globalMax []float64) error {
+	before := slices.Clone(h.batch.names)
+	dropped, probes, err := h.batch.drop(globalMax)
+	if err != nil {
+		return err
+	}
+	h.batches++
+	members := h.members[:0]
+	for i, c := range h.members {
+		if j := slices.Index(dropped, before[i]); j >= 0 {
+			h.global[c] = probes[j]
+			continue
+		}
+		members = append(members, c)
+	}
+	h.members = members
+	if len(dropped) > 0 {
+		parts := make([]string, len(dropped))
+		for i, n := range dropped {
+			parts[i] = n + " " + secs(probes[i])
+		}
+		h.logf("batch %d: dropped after %d calls each, their quickest probe (max over ranks) %gx the fastest's or more: %s",
+			h.batches, h.cfg.Probe, h.cfg.DropRatio, strings.Join(parts, ", "))
+	}
+	return nil
+}
+
 // Calls returns the number of calls recorded during selection.
-func (h *Hypothesis) Calls() int { return h.calls + h.batch.k }
+func (h *Hypothesis) Calls() int { return h.calls + h.batch.k + h.batch.spent }
 
 // Explain returns what the selection did so far, one line per event:
 // each batch planned and measured, each comparison with the hypothesis it
@@ -586,7 +629,7 @@ func (h *Hypothesis) start(pick []bool, why string) {
 			names = append(names, h.names[c])
 		}
 	}
-	h.batch = newCampaign(names, BruteConfig{Samples: h.cfg.Samples, Consecutive: h.cfg.Consecutive, DropRatio: math.Inf(1)})
+	h.batch = newCampaign(names, h.cfg.measuring())
 	h.logf("batch %d: %s; measuring %d implementations × %d calls: %s",
 		h.batches+1, why, len(names), h.cfg.Samples, strings.Join(names, ", "))
 }

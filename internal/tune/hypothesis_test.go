@@ -183,7 +183,7 @@ func TestHypothesisSeparable(t *testing.T) {
 		hr := runHypothesis(t, entries, cost, cfg, &cluster{ranks: ranks, noise: 0.05, spikeP: 0.02, spike: 10, rng: rng})
 		bw, bc := runBrute(t, names, cost, BruteConfig{Samples: n, DropRatio: math.Inf(1)}, &cluster{ranks: ranks, noise: 0.05, spikeP: 0.02, spike: 10, rng: rng})
 		hcalls, bcalls = append(hcalls, hr.calls), append(bcalls, bc)
-		if hr.calls > n*len(entries) || hr.evaluates > len(entries)-1 {
+		if hr.calls > n*len(entries) || hr.evaluates > maxReductions(len(entries), cfg) {
 			t.Fatalf("seed %d: %d calls, %d reductions: beyond the bound", seed, hr.calls, hr.evaluates)
 		}
 		if hr.evaluates >= hr.sel.comparisons {
@@ -278,8 +278,9 @@ func TestHypothesisSeedExample(t *testing.T) {
 				means[e.Name] = 1e-3 * tt.partners[p] * tt.data[d] * tt.prim[m]
 			}
 			rng := rand.New(rand.NewPCG(1, 2))
+			// The seed's schedule: no early drop, one reduction a batch.
 			hr := runHypothesis(t, entries, func(n string) float64 { return means[n] },
-				HypothesisConfig{}, &cluster{ranks: 4, noise: 0.01, rng: rng})
+				HypothesisConfig{DropRatio: math.Inf(1)}, &cluster{ranks: 4, noise: 0.01, rng: rng})
 			lines := hr.sel.Explain()
 			text := strings.Join(lines, "\n")
 			if hr.winner != tt.winner {
@@ -370,8 +371,8 @@ func TestHypothesisNonSeparable(t *testing.T) {
 				if _, ok := means[hr.winner]; !ok {
 					t.Fatalf("seed %d: winner %q is not an implementation", seed, hr.winner)
 				}
-				if hr.calls > n*len(entries) || hr.evaluates > len(entries)-1 {
-					t.Fatalf("seed %d: %d calls, %d reductions: beyond the bound of %d and %d", seed, hr.calls, hr.evaluates, n*len(entries), len(entries)-1)
+				if hr.calls > n*len(entries) || hr.evaluates > maxReductions(len(entries), tt.cfg) {
+					t.Fatalf("seed %d: %d calls, %d reductions: beyond the bound of %d and %d", seed, hr.calls, hr.evaluates, n*len(entries), maxReductions(len(entries), tt.cfg))
 				}
 				calls = append(calls, hr.calls)
 				best := fastest(means)
@@ -738,7 +739,7 @@ func exerciseHypothesis(t *testing.T, data []byte) {
 			if _, ok := means[name]; !ok || batchDone {
 				t.Fatalf("winner %q, %v is not an entry", name, batchDone)
 			}
-			if sel[0].Calls() > samples*n || evaluates > max(n-1, 0) {
+			if sel[0].Calls() > samples*n || evaluates > maxReductions(n, cfg) {
 				t.Fatalf("%d calls, %d reductions for %d entries × %d samples: beyond the bound", sel[0].Calls(), evaluates, n, samples)
 			}
 			if l := sel[0].Explain(); len(l) == 0 || !strings.HasPrefix(l[len(l)-1], "winner: "+name) {
@@ -768,5 +769,55 @@ func exerciseHypothesis(t *testing.T, data []byte) {
 			}
 			first = w
 		}
+	}
+}
+
+// maxReductions bounds the reductions of a Hypothesis over n entries: one
+// per batch, every batch measuring a new implementation (the first two),
+// and with the early drop on one more per batch.
+func maxReductions(n int, cfg HypothesisConfig) int {
+	if math.IsInf(cfg.withDefaults().DropRatio, 1) {
+		return max(n-1, 0)
+	}
+	return 2 * max(n-1, 0)
+}
+
+// TestHypothesisDropsHopeless: a batch drops the implementations whose
+// probes ran at DropRatio times the fastest's or more, says so, and still
+// ends on the best; with the drop off, nothing is dropped.
+func TestHypothesisDropsHopeless(t *testing.T) {
+	entries := adclTable()
+	partners := map[string]float64{"aao": 1.5, "pair": 1}
+	data := map[string]float64{"ddt": 1.3, "pack": 1}
+	prim := map[string]float64{"IsendIrecv": 1.2, "SendIrecv": 1.4, "SendRecv": 1.6, "Sendrecv": 1.5, "Put": 1, "Get": 8}
+	means := map[string]float64{}
+	for _, e := range entries {
+		p, _ := e.Attr("partners")
+		d, _ := e.Attr("data")
+		m, _ := e.Attr("primitive")
+		means[e.Name] = 1e-3 * partners[p] * data[d] * prim[m]
+	}
+	for _, tc := range []struct {
+		name    string
+		cfg     HypothesisConfig
+		dropped bool
+	}{
+		{"default", HypothesisConfig{}, true},
+		{"off", HypothesisConfig{DropRatio: math.Inf(1)}, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(3, 4))
+			hr := runHypothesis(t, entries, func(n string) float64 { return means[n] }, tc.cfg, &cluster{ranks: 4, noise: 0.01, rng: rng})
+			text := strings.Join(hr.sel.Explain(), "\n")
+			if hr.winner != "Put_pair_pack" {
+				t.Errorf("winner %s, want Put_pair_pack:\n%s", hr.winner, text)
+			}
+			if got := strings.Contains(text, "dropped after"); got != tc.dropped {
+				t.Errorf("dropped: %t, want %t:\n%s", got, tc.dropped, text)
+			}
+			if tc.dropped && !strings.Contains(text, "or more: Get_pair_pack") {
+				t.Errorf("did not drop Get_pair_pack alone:\n%s", text)
+			}
+		})
 	}
 }
