@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/collcall"
 	"github.com/commtune/commtune/internal/stats"
 )
 
@@ -57,22 +58,7 @@ const WarmupTime = 10 * time.Millisecond
 // spent WarmupTime in them; rank 0 broadcasts whether to go on, so that
 // every rank makes the same calls.
 func warmUp(ctx context.Context, c *commtune.Comm, call func() error) error {
-	start := time.Now()
-	more := []byte{1}
-	for more[0] == 1 {
-		for range WarmupCalls {
-			if err := call(); err != nil {
-				return err
-			}
-		}
-		if c.Rank() == 0 && time.Since(start) >= WarmupTime {
-			more[0] = 0
-		}
-		if err := commtune.Bcast(ctx, c, more, 0); err != nil {
-			return err
-		}
-	}
-	return nil
+	return collcall.For(ctx, c, WarmupTime, WarmupCalls, call)
 }
 
 // Summary is the distribution of a run's call times, in microseconds.

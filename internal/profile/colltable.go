@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"sort"
-	"strconv"
 )
 
 // CollTable is a collective decision table a node pass sampled for one
@@ -42,7 +41,7 @@ const maxCollOps = 32
 func (t *Transport) CollRanks() []int {
 	var out []int
 	for key := range t.Coll {
-		if n, err := strconv.Atoi(key); err == nil {
+		if n, ok := rankKey(key); ok {
 			out = append(out, n)
 		}
 	}
@@ -68,8 +67,8 @@ func (t *Transport) validateColl(name string) error {
 		return invalid("transport %q: collective tables on %d processors", name, t.NodeCPUs)
 	}
 	for key, table := range t.Coll {
-		n, err := strconv.Atoi(key)
-		if err != nil || n < 2 || n > maxNodeRanks || strconv.Itoa(n) != key {
+		n, ok := rankKey(key)
+		if !ok {
 			return invalid("transport %q: a collective table of %q ranks", name, key)
 		}
 		if len(table) > maxCollOps {

@@ -95,6 +95,13 @@ func (t *Transport) NodeRanks() []int {
 	return out
 }
 
+// rankKey reads a key naming a number of ranks ("4"): 2 or more, as
+// strconv.Itoa spells it.
+func rankKey(key string) (int, bool) {
+	n, err := strconv.Atoi(key)
+	return n, err == nil && n >= 2 && n <= maxNodeRanks && strconv.Itoa(n) == key
+}
+
 // validateNode checks t's node passes.
 func (t *Transport) validateNode(name string) error {
 	if len(t.Node) > maxCurves {
@@ -104,8 +111,8 @@ func (t *Transport) validateNode(name string) error {
 		return invalid("transport %q: node passes on %d processors", name, t.NodeCPUs)
 	}
 	for key, paths := range t.Node {
-		n, err := strconv.Atoi(key)
-		if err != nil || n < 2 || n > maxNodeRanks || strconv.Itoa(n) != key {
+		n, ok := rankKey(key)
+		if !ok {
 			return invalid("transport %q: a node pass of %q ranks", name, key)
 		}
 		if len(paths) > maxCurves {

@@ -1,6 +1,7 @@
 package sample
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -137,24 +138,9 @@ func TableRun(ctx context.Context, c *commtune.Comm, quick bool, progress Progre
 	return table, nil
 }
 
-// wake runs barriers for tableWake, rank 0 deciding when to stop.
+// wake runs barriers for tableWake.
 func wake(ctx context.Context, c *commtune.Comm) error {
-	start := time.Now()
-	more := []byte{1}
-	for more[0] == 1 {
-		for range 20 {
-			if err := c.Barrier(ctx); err != nil {
-				return err
-			}
-		}
-		if c.Rank() == 0 && time.Since(start) >= tableWake {
-			more[0] = 0
-		}
-		if err := commtune.Bcast(ctx, c, more, 0); err != nil {
-			return err
-		}
-	}
-	return nil
+	return collcall.For(ctx, c, tableWake, 20, func() error { return c.Barrier(ctx) })
 }
 
 // candidate is one algorithm's blocks at one size.
@@ -203,7 +189,7 @@ func tablePoint(ctx context.Context, c *commtune.Comm, op coll.Operation, size i
 	}
 	order := make([]*candidate, len(cands))
 	copy(order, cands)
-	slices.SortStableFunc(order, func(a, b *candidate) int { return cmpFloat(a.blocks[0], b.blocks[0]) })
+	slices.SortStableFunc(order, func(a, b *candidate) int { return cmp.Compare(a.blocks[0], b.blocks[0]) })
 	least := tableKeepLeast(quick)
 	for i, cd := range order {
 		cd.out = i >= tableKeep || i >= least && cd.blocks[0] > tableScreen*order[0].blocks[0]
@@ -352,7 +338,7 @@ func rankPoint(size int, cands []*candidate) profile.CollPoint {
 		case b.cd == lead:
 			return 1
 		}
-		return cmpFloat(a.ns, b.ns)
+		return cmp.Compare(a.ns, b.ns)
 	})
 	p := profile.CollPoint{Bytes: int64(size)}
 	prev := 0.0
@@ -362,16 +348,6 @@ func rankPoint(size int, cands []*candidate) profile.CollPoint {
 		prev = us
 	}
 	return p
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // tableBlock runs a few untimed calls of algo, then calls back to back,
