@@ -62,9 +62,10 @@ import (
 // record.
 const tagSelectFirst = tagCollFirst + tagCollSpan
 
-// Draw messages, little-endian: a report [median ns u64][calls u64][longest
-// ns u64] of its timed calls in a window from each rank to rank 0, a choice [candidate u32][count u32][TTL u32]
-// [size class u32][call u64] from rank 0 to each rank. count, the number
+// Draw messages, little-endian: a report [median ns u64][calls u64]
+// [longest ns u64] of its timed calls in a window from each rank to rank
+// 0, a choice [candidate u32][count u32][TTL u32][size class u32]
+// [call u64] from rank 0 to each rank. count, the number
 // of candidates rank 0 drew among, lets a rank with another list fail
 // instead of running something else; the size class and the call's hash
 // (of the operation, the number of ranks and commutativity) let a rank

@@ -23,9 +23,9 @@ import (
 // block's figure from the same Allreduce, so all of them make the same
 // decisions (which algorithms to time again) without another message.
 //
-// A size is timed in two stages: one block of every algorithm (the
-// screen), then rounds in which those within tableScreen of the fastest
-// each run a block in turn. This machine drifts: the same algorithm's block
+// A size is timed in two stages: two blocks of every algorithm, the
+// quicker counting (the screen), then rounds in which the fastest few and
+// those within tableScreen of the fastest each run a block in turn. This machine drifts: the same algorithm's block
 // moved by a third from one round to the next, more than algorithms
 // differ near a crossing. So the rounds compare algorithms pairwise, each
 // block against the leader's in the same round, and drop an algorithm once
@@ -46,12 +46,12 @@ const (
 	tableBlockBytes = 2 << 20
 	tableMinCalls   = 6
 	tableMaxCalls   = 200
-	tableWarmup     = 2 // untimed calls before each block: the first after another algorithm pays for the switch
-	tableScreens    = 2
-	tableBlockTime  = 3 * time.Millisecond
-	// tableScreen: an algorithm whose first block took more than this
-	// times the fastest's is not timed again (one block here strays by a
-	// third).
+	tableWarmup     = 2                    // untimed calls before each block: the first after another algorithm pays for the switch
+	tableScreens    = 2                    // blocks of the screen
+	tableBlockTime  = 3 * time.Millisecond // the least a round's block lasts
+	// tableScreen: an algorithm whose screen took more than this times
+	// the fastest's is not timed again, beyond the fastest few
+	// (tableKeepLeast); one block here strays by a third.
 	tableScreen = 1.5
 	// tableKeep bounds the algorithms of a size timed again.
 	tableKeep = 6
