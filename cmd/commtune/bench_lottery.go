@@ -51,7 +51,7 @@ func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) 
 	case "auto", "tcp", "shm":
 		var argv []string
 		argv, err = launch.Self("bench-rank", "lottery", "--op", string(cfg.Op), "--sizes", joinSizes(cfg.Sizes),
-			"--calls", strconv.Itoa(cfg.Calls), "--transport", transport)
+			"--calls", strconv.Itoa(cfg.Calls), "--timing", string(cfg.Timing), "--transport", transport)
 		if err != nil {
 			break
 		}
@@ -88,14 +88,19 @@ func lotteryRankMain(args []string) int {
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes")
 	calls := fs.Int("calls", 2000, "calls")
 	transport := fs.String("transport", "auto", "transport in use (for the report)")
+	timingFlag := fs.String("timing", string(bench.BarrierEach), "barrier (interleaved) or back-to-back (the lottery first)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
+	}
+	timing, err := bench.ParseTiming(*timingFlag)
+	if err != nil {
+		return usageError("bench-rank", "--timing: %v", err)
 	}
 	sizes, err := rankSizes(*sizesFlag)
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
-	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, Sizes: sizes, Progress: rankProgress()}
+	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, Sizes: sizes, Timing: timing, Progress: rankProgress()}
 	if *transport != "tcp" {
 		// The ranks share this node's memory: their lottery draws from
 		// the profile's sampled table, as the ranks' Init loads it.

@@ -30,7 +30,7 @@ func TestBenchFlags(t *testing.T) {
 		{"vs coll no reference op", []string{"bench", "coll", "--op", "alltoallv", "--vs", "mpi"}, 2, "the reference benchmark has no alltoallv"},
 		{"vs coll two algorithms", []string{"bench", "coll", "--op", "bcast", "--algo", "binomial,flat", "--vs", "mpi"}, 2, "--vs compares one algorithm"},
 		{"coll bad transport", []string{"bench", "coll", "--op", "bcast", "--transport", "ib"}, 2, `--transport "ib"`},
-		{"coll lottery timing", []string{"bench", "coll", "--op", "bcast", "--algo", "lottery", "--timing", "barrier"}, 2, "--timing: the lottery times each call after a barrier"},
+		{"coll lottery bad timing", []string{"bench", "coll", "--op", "bcast", "--algo", "lottery", "--timing", "median"}, 2, `--timing: timing "median": want back-to-back or barrier`},
 		{"coll bad timing", []string{"bench", "coll", "--op", "bcast", "--timing", "median"}, 2, `--timing: timing "median": want back-to-back or barrier`},
 	}
 	for _, tc := range tests {

@@ -73,6 +73,10 @@ type LotteryConfig struct {
 	Op    coll.Operation
 	Sizes []int
 	Calls int // calls through the lottery, and of each candidate alone
+	// Timing: BackToBack runs the lottery's calls first, from a cold
+	// start, back to back, then each candidate's (lotteryFirst); anything
+	// else interleaves them in blocks, a barrier before each call.
+	Timing Timing
 	// Table is the sampled decision table the ranks' lottery draws from,
 	// where it has the call (coll.Table.Rivals); nil: the fixed list.
 	Table *coll.Table
@@ -123,6 +127,19 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 		if len(cands) == 0 {
 			return nil, fmt.Errorf("bench: %s at %d bytes on %d ranks has no algorithm to choose from", cfg.Op, size, n)
 		} // one: the sampled table found a clear winner, which the lottery runs without drawing
+		if cfg.Timing == BackToBack {
+			run, err := lotteryFirst(ctx, c, cfg.Calls, size, call, cands, fence, gatherMax)
+			if err != nil {
+				return nil, err
+			}
+			if c.Rank() == 0 {
+				out = append(out, run)
+			}
+			if cfg.Progress != nil && c.Rank() == 0 {
+				cfg.Progress((si+1)*LotteryBlocks(cfg.Calls), len(cfg.Sizes)*LotteryBlocks(cfg.Calls), units.FormatSize(int64(size))+" bytes")
+			}
+			continue
+		}
 		// Series 0 is the lottery's; series i > 0 is candidate i-1 forced.
 		opts := make([][]commtune.CollOption, len(cands)+1)
 		var choice commtune.CollChoice

@@ -34,7 +34,10 @@ func TestSettled(t *testing.T) {
 // TestCollLotteryLocal runs the lottery benchmark on goroutine ranks and
 // checks the shape of what it reports, and that its table prints.
 func TestCollLotteryLocal(t *testing.T) {
-	const n, calls = 4, 30
+	// Enough calls for the lottery to record some windows: a window of
+	// microsecond calls lasts about 100 µs, and the first of each
+	// candidate is not recorded.
+	const n, calls = 4, 410
 	cfg := LotteryConfig{Op: coll.OpAllreduce, Sizes: []int{1 << 10}, Calls: calls}
 	var runs []LotteryRun
 	err := commtune.Local(n, func(c *commtune.Comm) error {
@@ -59,13 +62,20 @@ func TestCollLotteryLocal(t *testing.T) {
 		t.Errorf("first fixed result %+v, want the table's %s", run.Fixed[0], cands[0].Name())
 	}
 	for _, f := range run.Fixed {
-		// 30 calls in blocks of 20: two blocks, in time order, whose means
-		// weigh into the series' mean.
-		if len(f.Blocks) != 2 || f.Blocks[0].At > f.Blocks[1].At || !(f.Blocks[0].MeanUS > 0 && f.Blocks[1].MeanUS > 0) {
-			t.Errorf("%s: blocks %+v, want 2 in time order with positive means", f.Algo, f.Blocks)
+		// 410 calls in blocks of 20: 21 blocks, the last of 10, in time
+		// order, whose means weigh into the series' mean.
+		if len(f.Blocks) != 21 {
+			t.Errorf("%s: %d blocks, want 21", f.Algo, len(f.Blocks))
 			continue
 		}
-		if got := (20*f.Blocks[0].MeanUS + 10*f.Blocks[1].MeanUS) / 30; math.Abs(got-f.MeanUS) > 1e-6*f.MeanUS {
+		sum := 0.0
+		for i, b := range f.Blocks {
+			if i > 0 && b.At < f.Blocks[i-1].At || !(b.MeanUS > 0) {
+				t.Errorf("%s: blocks %+v, want them in time order with positive means", f.Algo, f.Blocks)
+			}
+			sum += b.MeanUS * float64(min(lotteryBlock, calls-i*lotteryBlock))
+		}
+		if got := sum / calls; math.Abs(got-f.MeanUS) > 1e-6*f.MeanUS {
 			t.Errorf("%s: blocks weigh to a mean of %v, the series' is %v", f.Algo, got, f.MeanUS)
 		}
 	}
@@ -99,4 +109,49 @@ func containsAlgo(algs []coll.Algorithm, name string) bool {
 		}
 	}
 	return false
+}
+
+// TestCollLotteryFirstLocal: back to back, the lottery's calls come first
+// from a cold start (its first runs the table's choice), every call is
+// timed, and each candidate has a figure of its own.
+func TestCollLotteryFirstLocal(t *testing.T) {
+	const n, calls = 4, 40
+	cfg := LotteryConfig{Op: coll.OpAllreduce, Sizes: []int{1 << 10}, Calls: calls, Timing: BackToBack}
+	var runs []LotteryRun
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		r, err := CollLottery(context.Background(), c, cfg)
+		if c.Rank() == 0 {
+			runs = r
+		}
+		return err
+	}, func(c *commtune.Config) { c.CollSelect = commtune.CollSelectLottery })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	run := runs[0]
+	cands := coll.Candidates(coll.OpAllreduce, n, 1<<10, true)
+	if len(run.Calls) != calls || len(run.Fixed) != len(cands) {
+		t.Fatalf("%d calls and %d fixed results, want %d and %d", len(run.Calls), len(run.Fixed), calls, len(cands))
+	}
+	if run.Calls[0].Algo != cands[0].Name() {
+		t.Errorf("first call ran %s: a cold lottery runs the table's %s", run.Calls[0].Algo, cands[0].Name())
+	}
+	sum := 0.0
+	for i, k := range run.Calls {
+		if !(k.TimeUS > 0) || !containsAlgo(cands, k.Algo) || i > 0 && k.At < run.Calls[i-1].At {
+			t.Errorf("call %d: %+v: want a positive time, a candidate, in time order", i+1, k)
+		}
+		sum += k.TimeUS
+	}
+	if math.Abs(sum/calls-run.MeanUS) > 1e-6*run.MeanUS {
+		t.Errorf("mean %v, the calls' %v", run.MeanUS, sum/calls)
+	}
+	for i, f := range run.Fixed {
+		if !(f.MeanUS > 0) || f.Table != (i == 0) || f.Algo != cands[i].Name() {
+			t.Errorf("fixed %d: %+v", i, f)
+		}
+	}
 }
