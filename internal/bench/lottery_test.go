@@ -39,25 +39,8 @@ func TestCollLotteryLocal(t *testing.T) {
 	// candidate is not recorded.
 	const n, calls = 4, 410
 	cfg := LotteryConfig{Op: coll.OpAllreduce, Sizes: []int{1 << 10}, Calls: calls}
-	var runs []LotteryRun
-	err := commtune.Local(n, func(c *commtune.Comm) error {
-		r, err := CollLottery(context.Background(), c, cfg)
-		if c.Rank() == 0 {
-			runs = r
-		}
-		return err
-	}, func(c *commtune.Config) { c.CollSelect = commtune.CollSelectLottery })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 1 {
-		t.Fatalf("%d runs, want 1", len(runs))
-	}
+	runs, cands := lotteryLocal(t, n, cfg)
 	run := runs[0]
-	cands := coll.Candidates(coll.OpAllreduce, n, 1<<10, true)
-	if len(run.Calls) != calls || len(run.Fixed) != len(cands) {
-		t.Fatalf("%d calls and %d fixed results, want %d and %d", len(run.Calls), len(run.Fixed), calls, len(cands))
-	}
 	if !run.Fixed[0].Table || run.Fixed[0].Algo != cands[0].Name() {
 		t.Errorf("first fixed result %+v, want the table's %s", run.Fixed[0], cands[0].Name())
 	}
@@ -117,25 +100,8 @@ func containsAlgo(algs []coll.Algorithm, name string) bool {
 func TestCollLotteryFirstLocal(t *testing.T) {
 	const n, calls = 4, 40
 	cfg := LotteryConfig{Op: coll.OpAllreduce, Sizes: []int{1 << 10}, Calls: calls, Timing: BackToBack}
-	var runs []LotteryRun
-	err := commtune.Local(n, func(c *commtune.Comm) error {
-		r, err := CollLottery(context.Background(), c, cfg)
-		if c.Rank() == 0 {
-			runs = r
-		}
-		return err
-	}, func(c *commtune.Config) { c.CollSelect = commtune.CollSelectLottery })
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(runs) != 1 {
-		t.Fatalf("%d runs, want 1", len(runs))
-	}
+	runs, cands := lotteryLocal(t, n, cfg)
 	run := runs[0]
-	cands := coll.Candidates(coll.OpAllreduce, n, 1<<10, true)
-	if len(run.Calls) != calls || len(run.Fixed) != len(cands) {
-		t.Fatalf("%d calls and %d fixed results, want %d and %d", len(run.Calls), len(run.Fixed), calls, len(cands))
-	}
 	if run.Calls[0].Algo != cands[0].Name() {
 		t.Errorf("first call ran %s: a cold lottery runs the table's %s", run.Calls[0].Algo, cands[0].Name())
 	}
@@ -154,4 +120,30 @@ func TestCollLotteryFirstLocal(t *testing.T) {
 			t.Errorf("fixed %d: %+v", i, f)
 		}
 	}
+}
+
+// lotteryLocal runs cfg (one size of allreduce) on n goroutine ranks with
+// the lottery on, checks it gave one run of cfg.Calls calls and a result
+// per candidate, and returns the runs and the candidates.
+func lotteryLocal(t *testing.T, n int, cfg LotteryConfig) ([]LotteryRun, []coll.Algorithm) {
+	t.Helper()
+	var runs []LotteryRun
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		r, err := CollLottery(context.Background(), c, cfg)
+		if c.Rank() == 0 {
+			runs = r
+		}
+		return err
+	}, func(c *commtune.Config) { c.CollSelect = commtune.CollSelectLottery })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 1 {
+		t.Fatalf("%d runs, want 1", len(runs))
+	}
+	cands := coll.Candidates(cfg.Op, n, cfg.Sizes[0], true)
+	if run := runs[0]; len(run.Calls) != cfg.Calls || len(run.Fixed) != len(cands) {
+		t.Fatalf("%d calls and %d fixed results, want %d and %d", len(run.Calls), len(run.Fixed), cfg.Calls, len(cands))
+	}
+	return runs, cands
 }
