@@ -100,20 +100,18 @@ func (c *Comm) sampledTable() *coll.Table {
 	if c.ep.CollTable == nil {
 		return nil
 	}
-	switch c.onNode.Load() {
-	case 1:
-		return c.ep.CollTable
-	case 2:
+	on := c.onNode.get(func() bool {
+		for _, w := range c.group {
+			if w != c.ep.Eng.Rank() && c.ep.Transport(w) != "shm" {
+				return false
+			}
+		}
+		return true
+	})
+	if !on {
 		return nil
 	}
-	on := int32(1)
-	for _, w := range c.group {
-		if w != c.ep.Eng.Rank() && c.ep.Transport(w) != "shm" {
-			on = 2
-		}
-	}
-	c.onNode.Store(on)
-	return c.sampledTable()
+	return c.ep.CollTable
 }
 
 // pullsSampled reports whether an algorithm the sampled table has pulled
@@ -149,25 +147,14 @@ func pullsOp(op coll.Operation, bytes int) bool {
 // in place (shared memory with CMA), so that pulled messages are worth
 // asking for; it asks the rails once.
 func (c *Comm) readsPeers() bool {
-	switch c.pullPeers.Load() {
-	case 1:
-		return true
-	case 2:
-		return false
-	}
-	can := false
-	for _, w := range c.group {
-		if w != c.ep.Eng.Rank() && c.ep.Sched.CanPull(w) {
-			can = true
-			break
+	return c.pullPeers.get(func() bool {
+		for _, w := range c.group {
+			if w != c.ep.Eng.Rank() && c.ep.Sched.CanPull(w) {
+				return true
+			}
 		}
-	}
-	known := int32(2)
-	if can {
-		known = 1
-	}
-	c.pullPeers.Store(known)
-	return can
+		return false
+	})
 }
 
 // direct returns op's direct algorithm when the table would choose it: on

@@ -28,11 +28,7 @@ func TestSampledTable(t *testing.T) {
 		t.Run(fmt.Sprintf("on node %t", onNode), func(t *testing.T) {
 			runApart(t, 2, func(c *Comm) error {
 				c.ep.CollTable = tab
-				if !onNode {
-					c.onNode.Store(2)
-				} else {
-					c.onNode.Store(1)
-				}
+				c.onNode.set(onNode)
 				check := func(what string, got, want coll.Algorithm) {
 					if got != want {
 						t.Errorf("%s: %s, want %s", what, got.Name(), want.Name())

@@ -44,12 +44,11 @@ type Comm struct {
 	// ranks share this process (team.go), made on first use.
 	team atomic.Pointer[teamMember]
 	// pullPeers: whether members read each other's memory in place
-	// (readsPeers): 0 not known yet, 1 yes, 2 no.
-	pullPeers atomic.Int32
+	// (readsPeers).
+	pullPeers knownBool
 	// onNode: whether every member reaches the others through shared
-	// memory, where the profile's sampled table applies (0 not yet known,
-	// 1 yes, 2 no).
-	onNode atomic.Int32
+	// memory, where the profile's sampled table applies (sampledTable).
+	onNode knownBool
 }
 
 // AnySource and AnyTag match any sender and any tag.

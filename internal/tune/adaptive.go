@@ -291,14 +291,11 @@ func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
 			return false, err
 		}
 		a.pending = reduceNone
-		parts := make([]string, len(dropped))
 		for i, n := range dropped {
 			a.means[n] = probes[i]
-			parts[i] = n + " " + secs(probes[i])
 		}
-		if len(dropped) > 0 {
-			a.logf("dropped after %d calls, their quickest probe (max over ranks) %gx the fastest's or more: %s",
-				a.calls, a.brute.cfg.DropRatio, strings.Join(parts, ", "))
+		if note := a.brute.DropNote(dropped, probes); note != "" {
+			a.logf("%s", note)
 		}
 		return false, nil
 	}

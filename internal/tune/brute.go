@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 )
 
 // DefaultSamples is the default number of measurements of each
@@ -176,6 +177,19 @@ func (c *campaign) total() int { return c.n * len(c.names) }
 // done reports whether every call has been recorded.
 func (c *campaign) done() bool { return c.k >= c.total() }
 
+// dropNote describes a drop for Explain, or "" when nothing was dropped.
+func (c *campaign) dropNote(dropped []string, probes []float64) string {
+	if len(dropped) == 0 {
+		return ""
+	}
+	parts := make([]string, len(dropped))
+	for i, n := range dropped {
+		parts[i] = n + " " + secs(probes[i])
+	}
+	return fmt.Sprintf("dropped after %d calls each, their quickest probe (max over ranks) %gx the fastest's or more: %s",
+		c.probe, c.dropRatio, strings.Join(parts, ", "))
+}
+
 // pending returns the implementation of the next call, or "" when done
 // or waiting for the drop's reduction.
 func (c *campaign) pending() string {
@@ -320,6 +334,12 @@ func (b *BruteForce) Dropping() bool { return b.winner == "" && b.m.probing() }
 // rank goes on with the same names (Names).
 func (b *BruteForce) Drop(globalMax []float64) (dropped []string, probes []float64, err error) {
 	return b.m.drop(globalMax)
+}
+
+// DropNote describes the last Drop for Explain ("" when it dropped
+// nothing).
+func (b *BruteForce) DropNote(dropped []string, probes []float64) string {
+	return b.m.dropNote(dropped, probes)
 }
 
 // Names returns the implementations still in the campaign, in the order

@@ -307,13 +307,8 @@ func (h *Hypothesis) drop(globalMax []float64) error {
 		members = append(members, c)
 	}
 	h.members = members
-	if len(dropped) > 0 {
-		parts := make([]string, len(dropped))
-		for i, n := range dropped {
-			parts[i] = n + " " + secs(probes[i])
-		}
-		h.logf("batch %d: dropped after %d calls each, their quickest probe (max over ranks) %gx the fastest's or more: %s",
-			h.batches, h.cfg.Probe, h.cfg.DropRatio, strings.Join(parts, ", "))
+	if note := h.batch.dropNote(dropped, probes); note != "" {
+		h.logf("batch %d: %s", h.batches, note)
 	}
 	return nil
 }
