@@ -29,7 +29,7 @@ func multirailMain(args []string) int {
 	reps := fs.Int("reps", 0, "round trips per mode, size and round (0: enough to move about 32 MiB)")
 	offloadFlag := fs.String("offload", "0", "add the mode split+offload: the curves split with chunks of at least this size, but the last, written by the rails' writer goroutines on other cores (0: no such mode)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
-	busy := fs.Duration("busy", 0, "instead: send the first size under the curves split for three periods of this length, a plain TCP stream saturating rail 0 during the second, and report each eighth of a period: bandwidth, rail 0's share, its learned correction")
+	busy := fs.Duration("busy", 0, "instead: send the first size under the curves split for three periods of this length, a plain TCP stream saturating rail 0 during the second, and report each eighth of a period: bandwidth, rail 0's share, its learned correction and the share searched for it")
 	inJob := fs.Bool("in-job", false, "be one of the two ranks of a job another launcher started (mpiexec -n 2 on two hosts joined by several rails); otherwise start two ranks here, over the rails COMMTUNE_RAILS names")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
@@ -118,7 +118,7 @@ func writeBusy(w io.Writer, rep *bench.BusyReport) error {
 	fmt.Fprintf(w, "# commtune multirail, curves split of %s messages (send + 8-byte ack); a TCP stream saturates rail 0 in the middle %.1f s\n",
 		units.FormatSize(int64(rep.Bytes)), rep.Period)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "from ms\tstream\tsplit msgs\tsplit MB/s\trail0 alone\trail1 alone\tsplit/(sum)\trail0 share\trail0 correction\t")
+	fmt.Fprintln(tw, "from ms\tstream\tsplit msgs\tsplit MB/s\trail0 alone\trail1 alone\tsplit/(sum)\trail0 share\trail0 correction\trail0 searched\t")
 	for _, x := range rep.Windows {
 		stream := ""
 		if x.Busy {
@@ -128,8 +128,8 @@ func writeBusy(w io.Writer, rep *bench.BusyReport) error {
 		if x.Rail0MBps > 0 && x.Rail1MBps > 0 {
 			ratio = x.BandwidthMBps / (x.Rail0MBps + x.Rail1MBps)
 		}
-		fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.1f\t%s\t%s\t%s\t%.2f\t×%.2f\t\n", x.StartMS, stream, x.Messages, x.BandwidthMBps,
-			orDash(x.Rail0MBps, "%.1f"), orDash(x.Rail1MBps, "%.1f"), orDash(ratio, "%.2f"), x.Share0, x.Factor0)
+		fmt.Fprintf(tw, "%.0f\t%s\t%d\t%.1f\t%s\t%s\t%s\t%.2f\t×%.2f\t%s\t\n", x.StartMS, stream, x.Messages, x.BandwidthMBps,
+			orDash(x.Rail0MBps, "%.1f"), orDash(x.Rail1MBps, "%.1f"), orDash(ratio, "%.2f"), x.Share0, x.Factor0, orDash(x.Searched0, "%.2f"))
 	}
 	if err := tw.Flush(); err != nil {
 		return err

@@ -28,6 +28,10 @@ type BusyWindow struct {
 	Rail0MBps float64 `json:"rail0_MBps"`
 	Rail1MBps float64 `json:"rail1_MBps"`
 	Factor0   float64 `json:"factor0"` // rail 0's learned correction at the window's end
+	// Searched0 is the share the scheduler gives rail 0 at the window's
+	// end while it searches the split of a loaded rail 0
+	// (sched.Scheduler.SearchedShare); 0 otherwise.
+	Searched0 float64 `json:"searched0"`
 }
 
 // BusyReport is what `bench multirail --busy` prints.
@@ -184,6 +188,9 @@ func MultirailBusy(ctx context.Context, c *commtune.Comm, ep control.Endpoint, s
 		}
 		rep.Windows[w].Messages++
 		rep.Windows[w].Factor0 = models[0].Factor()
+		if rail, share := ep.SearchedShare(peer); rail == 0 {
+			rep.Windows[w].Searched0 = share
+		}
 	}
 	close(stop)
 	if started {

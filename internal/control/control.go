@@ -36,6 +36,10 @@ type Endpoint interface {
 	// carried.
 	RailModels(peer int) []*sched.RailModel
 	RailBytes(peer int) []int64
+	// SearchedShare returns the search of the split toward peer: the
+	// loaded rail whose share is searched (-1: none) and that share
+	// (sched.Scheduler.SearchedShare).
+	SearchedShare(peer int) (rail int, share float64)
 	// EagerFrames returns the Eager frames posted to peer and the packets
 	// they carried (sched.Scheduler.EagerFrames).
 	EagerFrames(peer int) (frames, packets int64)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/driver"
@@ -29,6 +30,12 @@ const parkPullMin = 1 << 20
 // eagerly 8.7 → 3.3 (at 2 MiB) µs; the longest call fell from 20–37 ms to
 // 3–4 ms at 4 MiB and under 1 ms at 1 MiB.
 const maxGrant = 1 << 20
+
+// clockBase is the origin of nanotime's clock.
+var clockBase = time.Now()
+
+// nanotime returns a monotonic clock in ns, never 0.
+func nanotime() int64 { return int64(time.Since(clockBase)) + 1 }
 
 // Engine is one rank's matching engine. It is safe for concurrent use; its
 // lock is never held while the scheduler or a rail runs, because an
@@ -406,6 +413,9 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsPullLen], Owner: r}
 	case protoRendezvous:
 		putRTS(r.hdr[:], ctxID, int32(tag), seq, uint64(n), r.id)
+		if e.sched.Reports(dest) {
+			r.hdr[1] = flagReport
+		}
 		r.pkt = sched.Packet{Kind: sched.Eager, Head: r.hdr[:rtsLen], Owner: r}
 	}
 	e.sched.Submit(dest, &r.pkt)
@@ -525,7 +535,7 @@ func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
 	if u.post {
 		e.acceptPostLocked(r, u.peer, u.size, u.region, out)
 	} else if u.rts {
-		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, u.pullAddr, out)
+		e.acceptRTSLocked(r, u.peer, u.tag, u.size, u.sendID, u.pullAddr, u.report, out)
 	} else {
 		e.fillLocked(r, u.peer, u.tag, (*u.data)[:u.size], out)
 		e.stats.UnexpectedBytes -= int64(u.size)
@@ -575,7 +585,7 @@ func (e *Engine) creditLocked(peer, n int, out *outbox) {
 // r's buffer as the region the data lands in, or, when the sender exposed
 // its buffer (pullAddr ≠ 0), by pulling the data straight into r's buffer
 // once the lock is released.
-func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAddr uint64, out *outbox) {
+func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAddr uint64, report bool, out *outbox) {
 	r.src, r.msgLen, r.sendID = peer, size, sendID
 	r.status = Status{Source: peer, Tag: tag}
 	if lost := e.peers[peer].lost; lost != nil {
@@ -598,6 +608,9 @@ func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAd
 			return
 		}
 		putCTS(c.buf[:], sendID, r.id, uint64(r.expect))
+		if report {
+			r.reportSince = nanotime()
+		}
 		// A parked waiter comes to receive the data itself.
 		r.pokeDue = true
 		r.signal()
@@ -768,10 +781,19 @@ func (e *Engine) failLocked(which func(*Request) bool, ev reqEvent, err error) {
 // outbox collects packets produced under the lock (control entries,
 // rendezvous data); they are submitted after it is released.
 type outbox struct {
-	n     int
-	items [4]outItem
-	more  []outItem
-	pulls []pullItem
+	n        int
+	items    [4]outItem
+	more     []outItem
+	pulls    []pullItem
+	arrivals []arrival
+}
+
+// arrival is a receiver's report (kindArrived) to hand to the scheduler
+// after the lock.
+type arrival struct {
+	peer   int
+	region uint64
+	ns     uint64
 }
 
 // pullItem is a matched pull-rendezvous to carry out after the lock.
@@ -807,6 +829,9 @@ func (o *outbox) flush(e *Engine) {
 	}
 	for _, it := range o.more {
 		e.sched.Submit(it.peer, it.pkt)
+	}
+	for _, a := range o.arrivals {
+		e.sched.Arrived(a.peer, a.region, float64(a.ns))
 	}
 	for _, p := range o.pulls {
 		if !e.startPull(p.r) {

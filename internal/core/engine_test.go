@@ -419,6 +419,8 @@ func TestFuzzSeeds(t *testing.T) {
 		{Name: "withdrawn", Values: []any{mk(func(b []byte) { putWithdrawn(b, 9) }, withdrawnLen)}},
 		{Name: "post", Values: []any{mk(func(b []byte) { putPost(b, 0, 2, 0, 64, 5) }, postLen)}},
 		{Name: "refuse", Values: []any{mk(func(b []byte) { putRefuse(b, 5, 63) }, refuseLen)}},
+		{Name: "rts-report", Values: []any{mk(func(b []byte) { putRTS(b, 0, 2, 0, 1<<20, 9); b[1] = flagReport }, rtsLen)}},
+		{Name: "arrived", Values: []any{mk(func(b []byte) { putArrived(b, 1, 40e6) }, arrivedLen)}},
 		{Name: "aggregated", Values: []any{append(append(append([]byte(nil), eager...), rts...), eager...)}},
 	}
 	for _, s := range seeds {

@@ -33,6 +33,13 @@ const (
 	// kindRefuse answers a post whose size the put does not fill: region,
 	// the put's size. The exposed region fails.
 	kindRefuse = 11
+	// kindArrived answers an RTS flagged flagReport once its data has
+	// landed: region, and the ns from the CTS to the last byte. The
+	// sender's scheduler scores the split that carried it.
+	kindArrived = 12
+
+	// flagReport, in an RTS's flags byte, asks for a kindArrived.
+	flagReport = 1
 
 	eagerHeaderLen = prefixLen + 16 // + ctx u64, tag i32, seq u32
 	rtsLen         = prefixLen + 32 // + ctx, tag, seq, size u64, sendID u64
@@ -45,6 +52,7 @@ const (
 	withdrawnLen   = prefixLen + 8
 	postLen        = rtsLen         // + ctx, tag, seq, size, region
 	refuseLen      = prefixLen + 16 // + region, size
+	arrivedLen     = prefixLen + 16 // + region, ns
 
 	maxHeaderLen = rtsPullLen
 
@@ -58,6 +66,7 @@ var le = binary.LittleEndian
 // entry is one decoded entry; payload aliases the packet body.
 type entry struct {
 	kind    uint8
+	flags   uint8 // RTS: flagReport
 	ctx     uint64
 	tag     int32
 	seq     uint32
@@ -108,6 +117,12 @@ func putRefuse(b []byte, region, size uint64) {
 	le.PutUint64(b[16:], size)
 }
 
+func putArrived(b []byte, region, ns uint64) {
+	putPrefix(b, kindArrived, arrivedLen-prefixLen)
+	le.PutUint64(b[8:], region)
+	le.PutUint64(b[16:], ns)
+}
+
 func putFin(b []byte, id uint64) {
 	putPrefix(b, kindFin, finLen-prefixLen)
 	le.PutUint64(b[8:], id)
@@ -151,8 +166,8 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		return nil, driver.ProtocolError("entry prefix truncated: %d bytes", len(body))
 	}
 	kind := body[0]
-	if body[1] != 0 || body[2] != 0 || body[3] != 0 {
-		return nil, driver.ProtocolError("entry flags %#x %#x %#x not zero", body[1], body[2], body[3])
+	if (body[1] != 0 && (kind != kindRTS || body[1] != flagReport)) || body[2] != 0 || body[3] != 0 {
+		return nil, driver.ProtocolError("entry kind %d with flags %#x %#x %#x", kind, body[1], body[2], body[3])
 	}
 	n := uint64(le.Uint32(body[4:]))
 	if n > uint64(len(body)-prefixLen) {
@@ -186,13 +201,15 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		want = postLen - prefixLen
 	case kindRefuse:
 		want = refuseLen - prefixLen
+	case kindArrived:
+		want = arrivedLen - prefixLen
 	default:
 		return nil, driver.ProtocolError("unknown entry kind %d", kind)
 	}
 	if want >= 0 && len(b) != want {
 		return nil, driver.ProtocolError("entry kind %d of %d bytes, want %d", kind, len(b), want)
 	}
-	*e = entry{kind: kind}
+	*e = entry{kind: kind, flags: body[1]}
 	switch kind {
 	case kindEager:
 		e.ctx, e.tag, e.seq = le.Uint64(b), int32(le.Uint32(b[8:])), le.Uint32(b[12:])
@@ -212,7 +229,7 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		if e.size > maxMessage {
 			return nil, driver.ProtocolError("post of %d bytes", e.size)
 		}
-	case kindRefuse:
+	case kindRefuse, kindArrived:
 		e.region, e.size = le.Uint64(b), le.Uint64(b[8:])
 	case kindCTS:
 		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])

@@ -52,6 +52,8 @@ func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 		e.withdrawLocked(peer, en, out)
 	case kindWithdrawn:
 		return e.withdrawnLocked(peer, en.id)
+	case kindArrived:
+		out.arrivals = append(out.arrivals, arrival{peer, en.region, en.size})
 	}
 	return nil
 }
@@ -171,6 +173,7 @@ func (e *Engine) bufferLocked(peer int, en *entry) *unexpected {
 	}
 	if en.kind != kindEager {
 		u.rts, u.size, u.sendID, u.pullAddr = true, int(en.size), en.id, en.addr
+		u.report = en.flags&flagReport != 0
 		return u
 	}
 	u.size = len(en.payload)
@@ -220,7 +223,7 @@ func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, o
 	case post:
 		e.acceptPostLocked(r, peer, int(en.size), en.region, out)
 	case rts:
-		e.acceptRTSLocked(r, peer, tag, int(en.size), sendID, pullAddr, out)
+		e.acceptRTSLocked(r, peer, tag, int(en.size), sendID, pullAddr, en.flags&flagReport != 0, out)
 	default:
 		e.fillLocked(r, peer, tag, en.payload, out)
 	}
@@ -322,13 +325,26 @@ func (e *Engine) PutDone(peer int, region uint64, offset int64, n int) {
 		return
 	}
 	r.got += n
-	if r.got >= r.expect {
-		delete(e.regions, region)
-		st := r.status
-		st.Count = r.expect
-		// A scrapped exposure was completed when it was withdrawn.
-		r.step(evLanded, st, e.truncation(r.msgLen, r.length()))
+	if r.got < r.expect {
+		return
 	}
+	delete(e.regions, region)
+	if r.reportSince != 0 {
+		// Queued before the receive completes, as a FIN is (pullDone):
+		// a receiver that closes at once still sends it. Out of
+		// e.regions, r is failed by nothing meanwhile.
+		c := newCtrl()
+		putArrived(c.buf[:], region, uint64(max(1, nanotime()-r.reportSince)))
+		c.pkt.Head = c.buf[:arrivedLen]
+		r.reportSince = 0
+		e.mu.Unlock()
+		e.sched.Submit(peer, &c.pkt)
+		e.mu.Lock()
+	}
+	st := r.status
+	st.Count = r.expect
+	// A scrapped exposure was completed when it was withdrawn.
+	r.step(evLanded, st, e.truncation(r.msgLen, r.length()))
 }
 
 // Lost returns why peer was lost, or nil while it is not.

@@ -33,6 +33,7 @@ type unexpected struct {
 	region   uint64  // post: the exposed region's handle
 	sendID   uint64  // rts
 	pullAddr uint64  // rts: the sender's buffer when the receiver pulls
+	report   bool    // rts: the sender asks when the data landed (flagReport)
 	data     *[]byte // eager payload, pooled; (*data)[:size]
 
 	prev, next *unexpected

@@ -114,7 +114,10 @@ type Request struct {
 	got        int      // rendezvous: bytes landed
 	msgLen     int      // message size announced by the sender
 	sendID     uint64   // rendezvous: the sender's request id
-	src        int      // rendezvous: the matched sender
+	// reportSince, when not 0, is when a rendezvous receive sent its CTS
+	// (nanotime): its sender asked to hear when the data landed.
+	reportSince int64
+	src         int // rendezvous: the matched sender
 
 	// vector receive: where the rendezvous data's last Region piece was
 	// found (under e.mu)

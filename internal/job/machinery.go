@@ -34,6 +34,13 @@ func (ep *Endpoint) RailModels(peer int) []*sched.RailModel {
 
 func (ep *Endpoint) RailBytes(peer int) []int64 { return ep.Sched.RailBytes(peer) }
 
+// SearchedShare returns the scheduler's search of the split toward peer:
+// the loaded rail whose share is searched (-1: none) and that share
+// (sched.Scheduler.SearchedShare).
+func (ep *Endpoint) SearchedShare(peer int) (rail int, share float64) {
+	return ep.Sched.SearchedShare(peer)
+}
+
 func (ep *Endpoint) EagerFrames(peer int) (frames, packets int64) { return ep.Sched.EagerFrames(peer) }
 
 func (ep *Endpoint) Stats() core.Stats { return ep.Eng.Stats() }

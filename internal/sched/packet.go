@@ -49,6 +49,10 @@ type Packet struct {
 	planned  int     // Bulk: payload bytes already assigned to rails
 	finished int     // Bulk: payload bytes whose frames are done
 	failed   error   // Bulk: first error seen among its chunks
+	// solved is, for a Bulk packet split whole over idle rails (which the
+	// share search scores), the share the strategy's own solve gave the
+	// searched rail; 0 otherwise.
+	solved float64
 }
 
 // Len returns the packet's size on the wire, headers included.

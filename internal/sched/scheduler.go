@@ -38,6 +38,10 @@ type dest struct {
 	now     driver.Immediate
 	failed  error
 	modeled bool // some rail has a Model: time frames (else never read the clock)
+	lean    leanSearch
+	// reports is set while the share search runs: the core asks the receiver of
+	// each rendezvous to report when it landed (Scheduler.Reports).
+	reports atomic.Bool
 	// eagerFrames and eagerPackets count the Eager frames posted and the
 	// packets they carried: how much aggregation happened.
 	eagerFrames, eagerPackets int64
@@ -76,7 +80,7 @@ func New(size int, s Strategy) *Scheduler {
 	}
 	sc := &Scheduler{dests: make([]*dest, size)}
 	for i := range sc.dests {
-		sc.dests[i] = &dest{strategy: s, base: s}
+		sc.dests[i] = &dest{strategy: s, base: s, lean: leanSearch{rail: -1}}
 	}
 	return sc
 }
@@ -512,6 +516,7 @@ func (d *dest) run() {
 			t = now()
 			d.busyForLocked(t)
 		}
+		d.leanLocked()
 		d.plan.Reset()
 		d.strategy.Schedule(&d.q, d.states, &d.plan)
 		if len(d.plan.As) == 0 {
@@ -533,6 +538,11 @@ func (d *dest) run() {
 			if m := d.states[a.Rail].Model; m != nil && d.modeled {
 				sl.timed, sl.postedAt, sl.predicted = true, t, m.Predict(a.frameLen())
 			}
+			if p := a.Packets[0]; p.solved > 0 {
+				// Its other chunks are in this plan too.
+				d.lean.planned(p.Region, p.bodyLen(), d.plan.share(p, d.lean.rail), p.solved)
+				p.solved = 0
+			}
 		}
 		posted := d.plan.As
 		d.mu.Unlock()
@@ -549,6 +559,60 @@ func (d *dest) run() {
 	}
 	d.running = false
 	d.mu.Unlock()
+}
+
+// leanLocked updates the share search (lean.go) and sets the rails' Share
+// for the next decision.
+func (d *dest) leanLocked() {
+	if !d.modeled && d.lean.rail < 0 {
+		return // nothing to search (and no Share set)
+	}
+	for i := range d.states {
+		d.states[i].Searched, d.states[i].Share = false, 0
+	}
+	on := false
+	if d.modeled {
+		on = d.lean.update(d.states)
+	} else {
+		d.lean.stop()
+	}
+	if on != d.reports.Load() {
+		d.reports.Store(on)
+	}
+	// A strategy that does not split (for a while) leaves the search
+	// where it is.
+	if _, splits := d.strategy.(Split); !on || !splits {
+		return
+	}
+	st := &d.states[d.lean.rail]
+	st.Searched, st.Share = true, d.lean.share()
+}
+
+// Reports reports whether the scheduler wants to know when rendezvous data
+// sent to peer lands (Arrived): it is searching how to split it.
+func (s *Scheduler) Reports(peer int) bool { return s.dests[peer].reports.Load() }
+
+// Arrived is the receiver's report that the Bulk packet into its region
+// landed ns after the receiver asked for it: the score of the split that
+// sent it.
+func (s *Scheduler) Arrived(peer int, region uint64, ns float64) {
+	if peer < 0 || peer >= len(s.dests) {
+		return
+	}
+	d := s.dests[peer]
+	d.mu.Lock()
+	d.lean.arrived(region, ns)
+	d.mu.Unlock()
+}
+
+// SearchedShare returns the share search toward peer: the loaded rail whose share
+// is searched (-1 when no search runs) and that share (0 before the first
+// split).
+func (s *Scheduler) SearchedShare(peer int) (rail int, share float64) {
+	d := s.dests[peer]
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lean.rail, d.lean.center
 }
 
 // busyForLocked sets the rails' BusyFor at time t.

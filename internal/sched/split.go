@@ -140,7 +140,7 @@ func (s Split) schedule(q *Queue, rails []RailState, plan *Plan) {
 			return
 		}
 		if p.Kind == Bulk {
-			if !s.bulk(q, p, &in, k, plan) {
+			if !s.bulk(q, p, rails, &in, k, plan) {
 				return
 			}
 			continue
@@ -165,7 +165,7 @@ func (s Split) schedule(q *Queue, rails []RailState, plan *Plan) {
 
 // bulk plans the Bulk packet p at the head of q: the chunks of idle rails
 // now. It pops p and reports true when p is planned entirely.
-func (s Split) bulk(q *Queue, p *Packet, in *[maxRails]railIn, k int, plan *Plan) bool {
+func (s Split) bulk(q *Queue, p *Packet, rails []RailState, in *[maxRails]railIn, k int, plan *Plan) bool {
 	r := p.Remaining()
 	var out [maxRails]int
 	if r == 0 || k == 1 {
@@ -176,6 +176,9 @@ func (s Split) bulk(q *Queue, p *Packet, in *[maxRails]railIn, k int, plan *Plan
 		return true
 	}
 	splitInto(s.Rule, in, k, r, s.MinChunk, &out)
+	if r == p.bodyLen() && s.Rule != SplitIso {
+		lean(rails, in, k, s.MinChunk, &out, p)
+	}
 	for i := 0; i < k; i++ {
 		if out[i] == 0 || in[i].busy {
 			continue
@@ -191,6 +194,38 @@ func (s Split) bulk(q *Queue, p *Packet, in *[maxRails]railIn, k int, plan *Plan
 	}
 	q.Pop()
 	return true
+}
+
+// lean applies a rail's Share to the chunks in out of a whole packet p,
+// when every rail is idle and the split uses two or more, and marks p:
+// only then does the message's time answer for the lean alone.
+func lean(rails []RailState, in *[maxRails]railIn, k, minChunk int, out *[maxRails]int, p *Packet) {
+	parts, at, n := 0, -1, 0
+	for i := 0; i < k; i++ {
+		if in[i].busy {
+			return
+		}
+		if out[i] > 0 {
+			parts++
+		}
+		n += out[i]
+		if rails[i].Searched {
+			at = i
+		}
+	}
+	if parts < 2 {
+		return
+	}
+	// A split of the whole packet over idle rails: its time scores the
+	// share it went with.
+	if at < 0 {
+		return
+	}
+	p.solved = max(float64(out[at])/float64(n), math.SmallestNonzeroFloat64)
+	if minChunk <= 0 {
+		minChunk = defaultMinChunk
+	}
+	leanChunks(out, k, at, rails[at].Share, minChunk)
 }
 
 // release returns a busy rail's predicted release from BusyFor: 0 when it

@@ -17,6 +17,14 @@ type RailState struct {
 	// until its frame is done (never negative: 0 once overdue); 0 for an
 	// idle rail or when unknown.
 	BusyFor float64
+	// Searched is set while the scheduler searches this loaded rail's
+	// share of the Bulk packets split over idle rails (lean.go). Share,
+	// when not 0, is that share, instead of what the strategy's own solve
+	// gives it; the other rails give or take the difference. Split
+	// honours both: it applies Share and records its own solve's share
+	// in the packet for the search.
+	Searched bool
+	Share    float64
 }
 
 // Assignment is one frame to put on one rail: either several Eager packets
@@ -36,6 +44,18 @@ type Assignment struct {
 // scheduling allocates nothing in the steady state.
 type Plan struct {
 	As []Assignment
+}
+
+// share returns the fraction of the Bulk packet p that the plan gives
+// rail.
+func (pl *Plan) share(p *Packet, rail int) float64 {
+	n := 0
+	for i := range pl.As {
+		if a := &pl.As[i]; a.Rail == rail && a.Packets[0] == p {
+			n += a.Len
+		}
+	}
+	return float64(n) / float64(p.bodyLen())
 }
 
 // Reset empties the plan, keeping its storage.
