@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os/exec"
 	"strings"
 	"testing"
@@ -74,7 +75,13 @@ func TestBenchStartupJSON(t *testing.T) {
 		t.Run(tc.transport, func(t *testing.T) {
 			rep, r := startupReport(t, nil, "-n", tc.n, "--transport", tc.transport)
 			if r.code != 0 {
-				t.Fatalf("exit %d: %s", r.code, r.stderr)
+				var why []string
+				for _, row := range rep.Rows {
+					if row.Commtune.Error != "" {
+						why = append(why, fmt.Sprintf("n=%d: %s", row.Ranks, row.Commtune.Error))
+					}
+				}
+				t.Fatalf("exit %d: %s\n%s", r.code, strings.Join(why, "\n"), r.stderr)
 			}
 			if rep.Bench != "startup" || rep.Transport != tc.transport || rep.Rounds != 1 || rep.CPUs < 1 || rep.Ref != "" || len(rep.Rows) != len(tc.sizes) {
 				t.Fatalf("report %+v", rep)
