@@ -40,3 +40,57 @@ func ExampleComm_Sendrecv() {
 	fmt.Println(out)
 	// Output: [3 0 1 2]
 }
+
+// Any Go value as a message: a struct goes through encoding/gob, and the
+// receiver needs to know neither its size nor how it was encoded.
+func ExampleSendValue() {
+	type job struct {
+		Name  string
+		Steps []int
+	}
+	_ = commtune.Local(2, func(c *commtune.Comm) error {
+		ctx := context.Background()
+		if c.Rank() == 0 {
+			return commtune.SendValue(ctx, c, job{"relax", []int{1, 2, 3}}, 1, 0)
+		}
+		j, st, err := commtune.RecvValue[job](ctx, c, 0, 0)
+		fmt.Printf("%+v from rank %d\n", j, st.Source)
+		return err
+	})
+	// Output: {Name:relax Steps:[1 2 3]} from rank 0
+}
+
+// Every rank's value, in rank order, on every rank.
+func ExampleAllgatherValues() {
+	var names []string
+	_ = commtune.Local(3, func(c *commtune.Comm) error {
+		all, err := commtune.AllgatherValues(context.Background(), c, fmt.Sprintf("rank-%d", c.Rank()))
+		if c.Rank() == 0 {
+			names = all
+		}
+		return err
+	})
+	fmt.Println(names)
+	// Output: [rank-0 rank-1 rank-2]
+}
+
+// Several goroutines receive on one communicator: a matched probe takes
+// the message it describes, so no other goroutine's receive can take it
+// first, and the buffer is sized to fit.
+func ExampleComm_Mprobe() {
+	_ = commtune.Local(2, func(c *commtune.Comm) error {
+		ctx := context.Background()
+		if c.Rank() == 0 {
+			return c.Send(ctx, []byte("of a size the receiver does not know"), 1, 5)
+		}
+		m, err := c.Mprobe(ctx, commtune.AnySource, commtune.AnyTag)
+		if err != nil {
+			return err
+		}
+		buf := make([]byte, m.Status().Count)
+		st, err := c.Mrecv(ctx, m, buf)
+		fmt.Printf("%d bytes, tag %d: %s\n", st.Count, st.Tag, buf)
+		return err
+	})
+	// Output: 36 bytes, tag 5: of a size the receiver does not know
+}

@@ -34,6 +34,8 @@ func Cases() []Case {
 		{"ordering-mixed-protocols", 2, orderingMixed},
 		{"any-source-any-tag", 2, anySourceAnyTag},
 		{"probe", 2, probe},
+		{"matched-probe", 2, matchedProbe},
+		{"values", 2, values},
 		{"truncation", 2, truncation},
 		{"waitall-waitany", 2, waitAllAny},
 		{"dup-isolation", 2, dupIsolation},

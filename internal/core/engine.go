@@ -658,18 +658,30 @@ func (e *Engine) Probe(ctx context.Context, ctxID uint64, src, tag int) (Status,
 	if err := e.checkRank(src, true); err != nil {
 		return Status{}, err
 	}
+	var st Status
+	err := e.probeWait(ctx, func() (ok bool, err error) {
+		st, ok, err = e.probeLocked(ctxID, src, tag)
+		return ok, err
+	})
+	return st, err
+}
+
+// probeWait calls find with e.mu held until it finds what it looks for or
+// fails, waiting for arrivals in between; it fails if ctx ends first, or
+// if a peer is lost abnormally meanwhile.
+func (e *Engine) probeWait(ctx context.Context, find func() (bool, error)) error {
 	e.mu.Lock()
 	epoch := e.lossEpoch
 	for {
-		st, ok, err := e.probeLocked(ctxID, src, tag)
+		ok, err := find()
 		if ok || err != nil {
 			e.mu.Unlock()
-			return st, err
+			return err
 		}
 		if e.lossEpoch != epoch {
 			err := e.lastLoss
 			e.mu.Unlock()
-			return Status{}, err
+			return err
 		}
 		if e.probeWake == nil {
 			e.probeWake = make(chan struct{})
@@ -679,7 +691,7 @@ func (e *Engine) Probe(ctx context.Context, ctxID uint64, src, tag int) (Status,
 		select {
 		case <-wake:
 		case <-ctx.Done():
-			return Status{}, ctx.Err()
+			return ctx.Err()
 		}
 		e.mu.Lock()
 	}

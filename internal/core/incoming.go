@@ -70,12 +70,14 @@ func (e *Engine) withdrawLocked(peer int, en *entry, out *outbox) {
 		out.add(peer, c)
 	}
 	if c := e.ctxs[en.ctx]; c != nil {
-		for u := c.unexpHead; u != nil; u = u.next {
-			if u.rts && u.peer == peer && u.sendID == en.id {
+		if u, taken := c.findRTS(peer, en.id); u != nil {
+			if taken {
+				u.withdrawn = true // its Mrecv fails
+			} else {
 				c.removeUnexpected(u)
-				withdrawn()
-				return
 			}
+			withdrawn()
+			return
 		}
 	}
 	for h, r := range e.regions {
@@ -268,11 +270,13 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 // arrived (remembered).
 func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
 	for _, c := range e.ctxs {
-		for u := c.unexpHead; u != nil; u = u.next {
-			if u.rts && u.peer == peer && u.sendID == id {
+		if u, taken := c.findRTS(peer, id); u != nil {
+			if taken {
+				u.withdrawn = true // its Mrecv fails
+			} else {
 				c.removeUnexpected(u)
-				return
 			}
+			return
 		}
 	}
 	for h, r := range e.regions {

@@ -13,6 +13,9 @@ type matchCtx struct {
 
 	postedHead, postedTail *Request
 	unexpHead, unexpTail   *unexpected
+	// takenHead and takenTail list the messages matched probes took out
+	// of the unexpected queue (mprobe.go), until their Mrecv.
+	takenHead, takenTail *unexpected
 }
 
 type heldKey struct {
@@ -29,12 +32,15 @@ type unexpected struct {
 	size     int // message size in bytes
 	seq      uint32
 	rts      bool
-	post     bool    // a region exposed to a put (Engine.Expose)
-	region   uint64  // post: the exposed region's handle
-	sendID   uint64  // rts
-	pullAddr uint64  // rts: the sender's buffer when the receiver pulls
-	report   bool    // rts: the sender asks when the data landed (flagReport)
-	data     *[]byte // eager payload, pooled; (*data)[:size]
+	post     bool   // a region exposed to a put (Engine.Expose)
+	region   uint64 // post: the exposed region's handle
+	sendID   uint64 // rts
+	pullAddr uint64 // rts: the sender's buffer when the receiver pulls
+	report   bool   // rts: the sender asks when the data landed (flagReport)
+	// withdrawn: its sender withdrew it while a matched probe held it
+	// (mprobe.go); its Mrecv fails.
+	withdrawn bool
+	data      *[]byte // eager payload, pooled; (*data)[:size]
 
 	prev, next *unexpected
 }
@@ -103,24 +109,47 @@ func (c *matchCtx) findUnexpected(peer, tag int) *unexpected {
 	return nil
 }
 
-func (c *matchCtx) pushUnexpected(u *unexpected) {
-	u.prev, u.next = c.unexpTail, nil
-	if c.unexpTail == nil {
-		c.unexpHead = u
-	} else {
-		c.unexpTail.next = u
+func (c *matchCtx) pushUnexpected(u *unexpected)   { pushList(&c.unexpHead, &c.unexpTail, u) }
+func (c *matchCtx) removeUnexpected(u *unexpected) { removeList(&c.unexpHead, &c.unexpTail, u) }
+func (c *matchCtx) pushTaken(u *unexpected)        { pushList(&c.takenHead, &c.takenTail, u) }
+func (c *matchCtx) removeTaken(u *unexpected)      { removeList(&c.takenHead, &c.takenTail, u) }
+
+// findRTS returns peer's rendezvous request id waiting unexpected, or taken
+// by a matched probe (taken true), or nil.
+func (c *matchCtx) findRTS(peer int, id uint64) (u *unexpected, taken bool) {
+	for u := c.unexpHead; u != nil; u = u.next {
+		if u.rts && u.peer == peer && u.sendID == id {
+			return u, false
+		}
 	}
-	c.unexpTail = u
+	for u := c.takenHead; u != nil; u = u.next {
+		if u.rts && u.peer == peer && u.sendID == id {
+			return u, true
+		}
+	}
+	return nil, false
 }
 
-func (c *matchCtx) removeUnexpected(u *unexpected) {
+// pushList appends u to the list from *head to *tail.
+func pushList(head, tail **unexpected, u *unexpected) {
+	u.prev, u.next = *tail, nil
+	if *tail == nil {
+		*head = u
+	} else {
+		(*tail).next = u
+	}
+	*tail = u
+}
+
+// removeList unlinks u from the list from *head to *tail.
+func removeList(head, tail **unexpected, u *unexpected) {
 	if u.prev == nil {
-		c.unexpHead = u.next
+		*head = u.next
 	} else {
 		u.prev.next = u.next
 	}
 	if u.next == nil {
-		c.unexpTail = u.prev
+		*tail = u.prev
 	} else {
 		u.next.prev = u.prev
 	}
