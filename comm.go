@@ -3,6 +3,8 @@ package commtune
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 
 	"github.com/commtune/commtune/internal/comm"
 )
@@ -121,4 +123,21 @@ func (c *Comm) Transport(r int) string {
 		return ""
 	}
 	return c.in.Transport(r)
+}
+
+// Abort ends every rank of the job with code (MPI_Abort), from any rank:
+// the reason is printed once (by `commtune run`, else by this rank), the
+// launcher — commtune run, Hydra or Slurm through PMI — is asked to stop
+// the other ranks, and this process exits with code (1 when code is
+// outside 0–255). Under Local every goroutine rank is in this process,
+// which exits. Abort does not return.
+func (c *Comm) Abort(code int, reason string) {
+	if c == nil || c.in == nil {
+		fmt.Fprintf(os.Stderr, "commtune: abort on a nil communicator, code %d: %s\n", code, reason)
+		if code < 0 || code > 255 {
+			code = 1
+		}
+		os.Exit(code)
+	}
+	c.in.Endpoint().Abort(code, reason)
 }

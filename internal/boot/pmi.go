@@ -59,6 +59,7 @@ type pmiClient struct {
 	keyMax  int  // longest key
 	framed  bool // PMI-2 after init: length-prefixed messages
 	closed  bool
+	slurm   bool // started by Slurm (PMI_JOBID), whose PMI-2 takes "abort"
 }
 
 // detectPMI recognises a PMI launcher and runs the PMI handshake.
@@ -73,6 +74,7 @@ func detectPMI(ctx context.Context, lookup func(string) (string, bool)) (*Job, b
 		return nil, true, err
 	}
 	c := &pmiClient{version: version, valMax: 1024, keyMax: 64}
+	_, c.slurm = lookup(EnvPMIJobID)
 	var rank, size int
 	if hasFD {
 		if c.conn, err = fdConn(fd); err != nil {
@@ -572,6 +574,32 @@ func (c *pmiClient) Fence(ctx context.Context) error {
 // barrierKey is never put: getting it is how a PMI-2 fence waits for
 // every rank.
 const barrierKey = "commtune-barrier"
+
+// Abort implements Aborter: it asks the process manager to end the job
+// (PMI-1 "abort exitcode=N", PMI-2 "abort isworld=TRUE msg=…"). Neither
+// has a reply; the caller exits next. Hydra's PMI-2 server does not know
+// "abort" (it tears the job down at once with status 255, before this
+// rank can exit with its code), so there nothing is sent: Hydra ends the
+// job on the rank's non-zero exit, with its code.
+func (c *pmiClient) Abort(ctx context.Context, code int, msg string) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return ErrClosed
+	}
+	var line []byte
+	switch {
+	case c.version == 2 && !c.slurm:
+		return nil
+	case c.version == 1:
+		line = []byte(fmt.Sprintf("cmd=abort exitcode=%d\n", code))
+	default:
+		// A newline would end the message early for some managers.
+		msg = strings.NewReplacer("\n", " ", "\r", " ").Replace(cutText(msg))
+		line = formatPMI2("abort", "isworld", "TRUE", "msg", msg)
+	}
+	return c.write(ctx, pmiReplyTimeout, line)
+}
 
 // Close finalizes: the launcher then knows this rank ended on purpose.
 func (c *pmiClient) Close() error {

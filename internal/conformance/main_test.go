@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	programs["closeafter"] = Plain(closeAfterReceive)
 	programs["closeddup"] = Plain(dupAfterClose)
 	programs["hold"] = WithArg(hold)
+	programs["abort"] = Plain(abortOne)
 	programs["policy"] = Inside(showPolicy)
 	programs["railloss"] = Inside(railLoss)
 	RankMain(programs)

@@ -61,6 +61,32 @@ type Engine struct {
 	lastLoss  error
 	stats     Stats
 	heldLimit int
+	onAbort   func(peer, code int) // SetAbortHandler's
+}
+
+// SetAbortHandler makes f what a peer's abort (AbortPeers) calls, with
+// the peer's rank and code: a process rank exits there. It must be set
+// before traffic starts.
+func (e *Engine) SetAbortHandler(f func(peer, code int)) { e.onAbort = f }
+
+// AbortPeers tells every peer not lost that the job is aborted with code,
+// and waits up to wait for the messages to leave.
+func (e *Engine) AbortPeers(code int, wait time.Duration) {
+	for p := 0; p < e.size; p++ {
+		e.mu.Lock()
+		lost := e.peers[p].lost != nil
+		e.mu.Unlock()
+		if p == e.rank || lost {
+			continue
+		}
+		c := newCtrl()
+		putAbort(c.buf[:], int64(code))
+		c.pkt.Head = c.buf[:abortLen]
+		e.sched.Submit(p, &c.pkt)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	_ = e.sched.Drain(ctx) // best effort: the caller exits next
 }
 
 // peer is what the engine knows of one other rank.

@@ -37,6 +37,9 @@ const (
 	// landed: region, and the ns from the CTS to the last byte. The
 	// sender's scheduler scores the split that carried it.
 	kindArrived = 12
+	// kindAbort tells a peer the job is aborted: i64 exit code. The peer
+	// exits with it (Engine.SetAbortHandler).
+	kindAbort = 13
 
 	// flagReport, in an RTS's flags byte, asks for a kindArrived.
 	flagReport = 1
@@ -53,6 +56,7 @@ const (
 	postLen        = rtsLen         // + ctx, tag, seq, size, region
 	refuseLen      = prefixLen + 16 // + region, size
 	arrivedLen     = prefixLen + 16 // + region, ns
+	abortLen       = prefixLen + 8  // + code
 
 	maxHeaderLen = rtsPullLen
 
@@ -121,6 +125,11 @@ func putArrived(b []byte, region, ns uint64) {
 	putPrefix(b, kindArrived, arrivedLen-prefixLen)
 	le.PutUint64(b[8:], region)
 	le.PutUint64(b[16:], ns)
+}
+
+func putAbort(b []byte, code int64) {
+	putPrefix(b, kindAbort, abortLen-prefixLen)
+	le.PutUint64(b[8:], uint64(code))
 }
 
 func putFin(b []byte, id uint64) {
@@ -203,6 +212,8 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		want = refuseLen - prefixLen
 	case kindArrived:
 		want = arrivedLen - prefixLen
+	case kindAbort:
+		want = abortLen - prefixLen
 	default:
 		return nil, driver.ProtocolError("unknown entry kind %d", kind)
 	}
@@ -233,7 +244,7 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		e.region, e.size = le.Uint64(b), le.Uint64(b[8:])
 	case kindCTS:
 		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
-	case kindCredit:
+	case kindCredit, kindAbort:
 		e.size = le.Uint64(b)
 	case kindCancel, kindFin, kindWithdrawn:
 		e.id = le.Uint64(b)

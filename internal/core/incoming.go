@@ -54,6 +54,10 @@ func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 		return e.withdrawnLocked(peer, en.id)
 	case kindArrived:
 		out.arrivals = append(out.arrivals, arrival{peer, en.region, en.size})
+	case kindAbort:
+		if e.onAbort != nil {
+			e.onAbort(peer, int(int64(en.size)))
+		}
 	}
 	return nil
 }

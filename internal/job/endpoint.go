@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/commtune/commtune/internal/boot"
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
@@ -54,6 +55,9 @@ type Endpoint struct {
 	cpus       map[int][]int        // CPUs each rank of this node may run on
 	tuneStore  *tuneStore           // where the lottery's learning persists (tunestate.go); nil: nowhere
 	models     [][]*sched.RailModel // by peer, by rail: what splits predict from (multirail.go)
+
+	aborter      boot.Aborter // how Abort asks the launcher to end the job; nil: it cannot
+	launcherSays bool         // that launcher prints an abort's reason itself
 
 	closeOnce sync.Once
 	closeErr  error

@@ -35,6 +35,8 @@ func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
 		return nil, err
 	}
 	ep.release = job.Close
+	ep.abortWith(job)
+	ep.Eng.SetAbortHandler(exitOnAbort)
 	if job.Size > 1 {
 		var hint string
 		ep.Profile, hint = loadProfile(cfg)
