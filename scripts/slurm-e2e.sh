@@ -3,6 +3,9 @@
 # root), writes a single-node slurm.conf, starts munged, slurmctld and
 # slurmd, runs `srun -n 4 --mpi=pmi2` on examples/allreduce and stops the
 # daemons. Exit status: srun's. Usage: scripts/slurm-e2e.sh [ranks]
+# With SLURM_E2E_ALSO set to a command, it also runs
+# `srun -n ranks --mpi=pmi2 $SLURM_E2E_ALSO` (its environment passed on)
+# and prints "slurm-e2e: also: exit status N" whatever N is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=${1:-4}
@@ -71,4 +74,10 @@ echo "+ srun -n $ranks $bin   (no PMI: each task must refuse to run alone)"
 if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
 	echo "slurm-e2e: tasks without PMI ran" >&2
 	exit 1
+fi
+if [ -n "${SLURM_E2E_ALSO:-}" ]; then
+	echo "+ srun -n $ranks --mpi=pmi2 $SLURM_E2E_ALSO"
+	status=0
+	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmi2 $SLURM_E2E_ALSO || status=$?
+	echo "slurm-e2e: also: exit status $status at $(date +%s%N)"
 fi

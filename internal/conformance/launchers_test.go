@@ -161,8 +161,10 @@ exec ip netns exec "$host" sh -c "$*"
 
 // TestSlurm runs scripts/slurm-e2e.sh: a single-node Slurm (slurmctld,
 // slurmd, munged) started for the test, `srun -n 4 --mpi=pmi2` on the
-// example, then `srun -n 4` without PMI, which every task must refuse.
-// .ci/run installs slurm-wlm and munge.
+// example, then `srun -n 4` without PMI, which every task must refuse,
+// then a job one rank of which aborts (abortOne): it ends with the code,
+// the reason printed once, no task left. .ci/run installs slurm-wlm and
+// munge.
 func TestSlurm(t *testing.T) {
 	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -174,7 +176,11 @@ func TestSlurm(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, "../../scripts/slurm-e2e.sh", "4").CombinedOutput()
+	token := fmt.Sprintf("abort-slurm-%d", os.Getpid())
+	cmd := exec.CommandContext(ctx, "../../scripts/slurm-e2e.sh", "4")
+	cmd.Env = append(os.Environ(), "SLURM_E2E_ALSO="+os.Args[0], RankModeEnv+"=abort", RankArgEnv+"="+token,
+		"GORACE=atexit_sleep_ms=0")
+	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("slurm-e2e.sh: %v", err)
@@ -185,6 +191,15 @@ func TestSlurm(t *testing.T) {
 	if n := strings.Count(string(out), "without PMI: run srun --mpi=pmi2"); n != 4 {
 		t.Fatalf("%d tasks refused to run without PMI, want 4", n)
 	}
+	_, abort, _ := strings.Cut(string(out), "+ srun -n 4 --mpi=pmi2 "+os.Args[0])
+	var code int
+	var at int64
+	if _, after, ok := strings.Cut(abort, "slurm-e2e: also: exit status "); !ok {
+		t.Fatal("the abort job did not run")
+	} else if _, err := fmt.Sscanf(after, "%d at %d", &code, &at); err != nil {
+		t.Fatalf("reading the abort job's status: %v", err)
+	}
+	checkAborted(t, abort, code, 7, time.Unix(0, at), token)
 }
 
 // hold keeps a 2-rank job up until the file arg exists: rank 0 says
