@@ -287,7 +287,7 @@ func (t *Cart) Neighbors() []int {
 // both sources and destinations, on the Cart's own communicator.
 func (t *Cart) Neighborhood() *Neighborhood {
 	ns := t.Neighbors()
-	return &Neighborhood{comm: t.comm, sources: ns, dests: slices.Clone(ns)}
+	return &Neighborhood{comm: t.comm, sources: ns, dests: slices.Clone(ns), cart: true}
 }
 
 // Neighborhood is the calling rank's list of ranks it receives from and
@@ -298,6 +298,7 @@ type Neighborhood struct {
 	comm    *Comm
 	sources []int
 	dests   []int
+	cart    bool // a Cart's face neighbours: slot 2d is −d, 2d+1 is +d
 }
 
 // Neighborhood returns the calling rank's neighbourhood in c: the ranks it

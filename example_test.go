@@ -94,3 +94,21 @@ func ExampleComm_Mprobe() {
 	})
 	// Output: 36 bytes, tag 5: of a size the receiver does not know
 }
+
+// On a ring of 4 ranks as a periodic Cart, every rank gathers its two
+// neighbours' ranks: the one before, then the one after.
+func ExampleNeighborAllgather() {
+	out := make([][]int32, 4)
+	_ = commtune.Local(4, func(c *commtune.Comm) error {
+		ring, err := c.Cart([]int{4}, []bool{true})
+		if err != nil {
+			return err
+		}
+		got := make([]int32, 2)
+		err = commtune.NeighborAllgather(context.Background(), ring.Neighborhood(), []int32{int32(c.Rank())}, got)
+		out[c.Rank()] = got
+		return err
+	})
+	fmt.Println(out)
+	// Output: [[3 1] [0 2] [1 3] [2 0]]
+}

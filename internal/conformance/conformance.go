@@ -36,6 +36,7 @@ func Cases() []Case {
 		{"probe", 2, probe},
 		{"matched-probe", 2, matchedProbe},
 		{"values", 2, values},
+		{"neighbors", 1, neighbors},
 		{"truncation", 2, truncation},
 		{"waitall-waitany", 2, waitAllAny},
 		{"dup-isolation", 2, dupIsolation},

@@ -1,0 +1,247 @@
+package commtune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/commtune/commtune/internal/core"
+)
+
+// Neighbourhood collectives (MPI-3's MPI_Neighbor_*): each rank exchanges
+// with its Neighborhood only — sends to its destinations, receives from
+// its sources, in list order. A ProcNull neighbour is skipped (its block
+// of the receive buffer is left as it was). A rank listed several times
+// gets one block per listing: in a Neighborhood the k-th send to a rank
+// matches that rank's k-th receive from the sender; in a Cart's
+// neighbourhood the block a rank sends toward +d arrives in its
+// neighbour's −d block, as MPI-4 defines for periodic dimensions of extent
+// 1 or 2. The traffic has a context of its own: it never matches the
+// communicator's other messages.
+
+// NeighborRequest is a neighbourhood collective under way (the I… forms).
+type NeighborRequest struct {
+	reqs []*core.Request
+	n    *Neighborhood
+}
+
+// Wait waits until the exchange is complete and returns its first error.
+// If ctx ends first, it returns ctx.Err() and the exchange goes on.
+func (q *NeighborRequest) Wait(ctx context.Context) error {
+	var errs []error
+	for _, r := range q.reqs {
+		if _, err := r.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Test reports whether the exchange is complete, and its error if so.
+func (q *NeighborRequest) Test() (bool, error) {
+	var errs []error
+	for _, r := range q.reqs {
+		_, done, err := r.Test()
+		if !done {
+			return false, nil
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return true, errors.Join(errs...)
+}
+
+// tags returns the tag of the send to destination slot j and of the
+// receive from source slot i. In a Neighborhood every message has tag 0
+// and order matches them. A Cart's slots are 2d (the −d neighbour) and
+// 2d+1 (+d): a send carries its own slot, and a receive takes the slot the
+// neighbour sent it from, the opposite one.
+func (n *Neighborhood) sendTag(j int) int {
+	if n.cart {
+		return j
+	}
+	return 0
+}
+
+func (n *Neighborhood) recvTag(i int) int {
+	if n.cart {
+		return i ^ 1
+	}
+	return 0
+}
+
+// exchange posts the receives of recv's blocks from the sources and the
+// sends of send's blocks to the destinations (each block a byte range
+// given by its count and displacement), and returns the requests.
+func (n *Neighborhood) exchange(send []byte, sc, sd []int, recv []byte, rc, rd []int) (*NeighborRequest, error) {
+	if n == nil || n.comm == nil {
+		return nil, errors.New("commtune: nil neighbourhood")
+	}
+	c := n.comm.in
+	q := &NeighborRequest{n: n}
+	fail := func(err error) (*NeighborRequest, error) {
+		for _, r := range q.reqs {
+			r.Cancel()
+		}
+		return nil, err
+	}
+	for i, src := range n.sources {
+		if src == ProcNull {
+			continue
+		}
+		r, err := c.NeighborIrecv(recv[rd[i]:rd[i]+rc[i]], src, n.recvTag(i))
+		if err != nil {
+			return fail(err)
+		}
+		q.reqs = append(q.reqs, r)
+	}
+	for j, dst := range n.dests {
+		if dst == ProcNull {
+			continue
+		}
+		r, err := c.NeighborIsend(send[sd[j]:sd[j]+sc[j]], dst, n.sendTag(j))
+		if err != nil {
+			return fail(err)
+		}
+		q.reqs = append(q.reqs, r)
+	}
+	return q, nil
+}
+
+// evenBlocks returns k blocks of size bytes each, back to back.
+func evenBlocks(k, size int) (counts, displs []int) {
+	counts, displs = make([]int, k), make([]int, k)
+	for i := range counts {
+		counts[i], displs[i] = size, i*size
+	}
+	return counts, displs
+}
+
+// sameBlock returns k blocks that are all [0, size): Allgather's send.
+func sameBlock(k, size int) (counts, displs []int) {
+	counts, displs = make([]int, k), make([]int, k)
+	for i := range counts {
+		counts[i] = size
+	}
+	return counts, displs
+}
+
+// byteBlocks converts element counts and displacements to bytes, checking
+// that each block lies in a buffer of n elements.
+func byteBlocks(counts, displs []int, k, n, elem int, which string) ([]int, []int, error) {
+	if len(counts) != k || len(displs) != k {
+		return nil, nil, fmt.Errorf("commtune: %s: %d counts and %d displacements for %d neighbours", which, len(counts), len(displs), k)
+	}
+	bc, bd := make([]int, k), make([]int, k)
+	for i := range counts {
+		if counts[i] < 0 || displs[i] < 0 || displs[i] > n || counts[i] > n-displs[i] {
+			return nil, nil, fmt.Errorf("commtune: %s: block %d (%d elements at %d) outside the buffer of %d", which, i, counts[i], displs[i], n)
+		}
+		bc[i], bd[i] = counts[i]*elem, displs[i]*elem
+	}
+	return bc, bd, nil
+}
+
+// IneighborAllgather starts NeighborAllgather.
+func IneighborAllgather[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
+	if n == nil {
+		return nil, errors.New("commtune: nil neighbourhood")
+	}
+	k := len(n.sources)
+	if len(recv) != k*len(send) {
+		return nil, fmt.Errorf("commtune: NeighborAllgather: receive of %d elements for %d sources of %d", len(recv), k, len(send))
+	}
+	es := elemSize[T]()
+	sc, sd := sameBlock(len(n.dests), len(send)*es)
+	rc, rd := evenBlocks(k, len(send)*es)
+	return n.exchange(Bytes(send), sc, sd, Bytes(recv), rc, rd)
+}
+
+// NeighborAllgather sends send to every destination and stores what
+// source i sent in block i of recv (len(send) elements each).
+func NeighborAllgather[T Number](ctx context.Context, n *Neighborhood, send, recv []T) error {
+	return waitNeighbor(ctx)(IneighborAllgather(n, send, recv))
+}
+
+// IneighborAllgatherv starts NeighborAllgatherv.
+func IneighborAllgatherv[T Number](n *Neighborhood, send, recv []T, counts, displs []int) (*NeighborRequest, error) {
+	if n == nil {
+		return nil, errors.New("commtune: nil neighbourhood")
+	}
+	es := elemSize[T]()
+	rc, rd, err := byteBlocks(counts, displs, len(n.sources), len(recv), es, "NeighborAllgatherv")
+	if err != nil {
+		return nil, err
+	}
+	sc, sd := sameBlock(len(n.dests), len(send)*es)
+	return n.exchange(Bytes(send), sc, sd, Bytes(recv), rc, rd)
+}
+
+// NeighborAllgatherv sends send to every destination and stores what
+// source i sent at displs[i] of recv, where it takes counts[i] elements.
+func NeighborAllgatherv[T Number](ctx context.Context, n *Neighborhood, send, recv []T, counts, displs []int) error {
+	return waitNeighbor(ctx)(IneighborAllgatherv(n, send, recv, counts, displs))
+}
+
+// IneighborAlltoall starts NeighborAlltoall.
+func IneighborAlltoall[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
+	if n == nil {
+		return nil, errors.New("commtune: nil neighbourhood")
+	}
+	ks, kd := len(n.sources), len(n.dests)
+	b := 0
+	if kd > 0 {
+		b = len(send) / kd
+	}
+	if b*kd != len(send) || b*ks != len(recv) {
+		return nil, fmt.Errorf("commtune: NeighborAlltoall: %d elements for %d destinations and %d for %d sources: want equal blocks", len(send), kd, len(recv), ks)
+	}
+	es := elemSize[T]()
+	sc, sd := evenBlocks(kd, b*es)
+	rc, rd := evenBlocks(ks, b*es)
+	return n.exchange(Bytes(send), sc, sd, Bytes(recv), rc, rd)
+}
+
+// NeighborAlltoall sends block j of send to destination j and stores what
+// source i sent in block i of recv; every block has the same size.
+func NeighborAlltoall[T Number](ctx context.Context, n *Neighborhood, send, recv []T) error {
+	return waitNeighbor(ctx)(IneighborAlltoall(n, send, recv))
+}
+
+// IneighborAlltoallv starts NeighborAlltoallv.
+func IneighborAlltoallv[T Number](n *Neighborhood, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) (*NeighborRequest, error) {
+	if n == nil {
+		return nil, errors.New("commtune: nil neighbourhood")
+	}
+	es := elemSize[T]()
+	sc, sd, err := byteBlocks(sendCounts, sendDispls, len(n.dests), len(send), es, "NeighborAlltoallv send")
+	if err != nil {
+		return nil, err
+	}
+	rc, rd, err := byteBlocks(recvCounts, recvDispls, len(n.sources), len(recv), es, "NeighborAlltoallv receive")
+	if err != nil {
+		return nil, err
+	}
+	return n.exchange(Bytes(send), sc, sd, Bytes(recv), rc, rd)
+}
+
+// NeighborAlltoallv sends sendCounts[j] elements at sendDispls[j] of send
+// to destination j and stores what source i sent at recvDispls[i] of
+// recv, where it takes recvCounts[i] elements.
+func NeighborAlltoallv[T Number](ctx context.Context, n *Neighborhood, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
+	return waitNeighbor(ctx)(IneighborAlltoallv(n, send, sendCounts, sendDispls, recv, recvCounts, recvDispls))
+}
+
+// waitNeighbor makes a blocking call of a start.
+func waitNeighbor(ctx context.Context) func(*NeighborRequest, error) error {
+	return func(q *NeighborRequest, err error) error {
+		if err != nil {
+			return err
+		}
+		return q.Wait(ctx)
+	}
+}
