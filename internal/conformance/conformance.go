@@ -37,6 +37,7 @@ func Cases() []Case {
 		{"matched-probe", 2, matchedProbe},
 		{"values", 2, values},
 		{"neighbors", 1, neighbors},
+		{"shared-memory", 1, shared},
 		{"truncation", 2, truncation},
 		{"waitall-waitany", 2, waitAllAny},
 		{"dup-isolation", 2, dupIsolation},

@@ -86,6 +86,7 @@ func meshJob(ctx context.Context, ep *Endpoint, t *tcp.Transport, job *boot.Job,
 			}
 		}
 	}
+	ep.nodeRanks = local
 	lists, err := boot.GetAll(ctx, job.KV, cpuKeys)
 	if err != nil {
 		return fmt.Errorf("CPUs of this node's ranks: %w", err)

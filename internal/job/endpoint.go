@@ -52,6 +52,7 @@ type Endpoint struct {
 	transports []driver.Transport
 	release    func() error         // boot resources (the key-value connection)
 	shmPeers   []int                // world ranks reached through shared memory
+	nodeRanks  []int                // world ranks on this rank's node, ascending; nil: every rank (one process)
 	cpus       map[int][]int        // CPUs each rank of this node may run on
 	tuneStore  *tuneStore           // where the lottery's learning persists (tunestate.go); nil: nowhere
 	models     [][]*sched.RailModel // by peer, by rail: what splits predict from (multirail.go)
@@ -230,3 +231,18 @@ func (ep *Endpoint) SharedMemory() int64 {
 
 // Closed reports whether Close has begun: every communicator then fails.
 func (ep *Endpoint) Closed() bool { return ep.closed.Load() }
+
+// SameNode reports whether world rank r runs on this rank's node: the
+// ranks of one process (Local) always do.
+func (ep *Endpoint) SameNode(r int) bool {
+	return ep.nodeRanks == nil || slices.Contains(ep.nodeRanks, r)
+}
+
+// NodeLeader returns the lowest world rank on this rank's node: the same
+// for every rank there, a color for splitting by node.
+func (ep *Endpoint) NodeLeader() int {
+	if len(ep.nodeRanks) == 0 {
+		return 0
+	}
+	return ep.nodeRanks[0]
+}
