@@ -76,16 +76,14 @@ func (c *Comm) Imrecv(m *Message, buf []byte) (*Request, error) {
 }
 
 // RecvBytes receives a message of any size from src (or AnySource) with
-// tag (or AnyTag) into a new buffer of exactly its size: a matched probe,
-// then its receive.
+// tag (or AnyTag) into a new buffer of exactly its size, made when the
+// message matches (nil for an empty message). If ctx ends before a
+// message matches, the receive is withdrawn and ctx.Err() returned.
 func (c *Comm) RecvBytes(ctx context.Context, src, tag int) ([]byte, Status, error) {
-	m, err := c.Mprobe(ctx, src, tag)
-	if err != nil {
-		return nil, Status{}, err
+	if c == nil {
+		return nil, Status{}, errNilComm
 	}
-	buf := make([]byte, m.st.Count)
-	st, err := c.Mrecv(ctx, m, buf)
-	return buf, st, err
+	return c.in.RecvAlloc(ctx, src, tag)
 }
 
 var errForeignMessage = errors.New("commtune: the message was probed on another communicator")

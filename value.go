@@ -250,33 +250,23 @@ func RecvValue[T any](ctx context.Context, c *Comm, src, tag int, opts ...ValueO
 	return v, st, err
 }
 
-// recvRawSlice receives a slice of numbers straight into a slice of its
-// size: no decoding copy.
+// recvRawSlice receives a slice of plain elements into a buffer made at
+// the match, and views it as the slice: no decoding copy. The buffer is a
+// byte allocation (aligned to 8 bytes or more, as Go's allocator gives
+// every allocation of 8 bytes or more), fit for elements without pointers.
 func recvRawSlice[T any](ctx context.Context, c *Comm, src, tag int, t reflect.Type) (T, Status, error) {
 	var zero T
-	m, err := c.Mprobe(ctx, src, tag)
+	buf, st, err := c.RecvBytes(ctx, src, tag)
 	if err != nil {
-		return zero, Status{}, err
+		return zero, st, err
 	}
-	st := m.Status()
 	es := int(t.Elem().Size())
-	if st.Count%es != 0 {
-		// Consumed all the same: the next message must not see it.
-		_, err := c.Mrecv(ctx, m, make([]byte, st.Count))
-		if err == nil {
-			err = fmt.Errorf("%w: %s from rank %d, tag %d: %d bytes is not a whole number of %d-byte elements",
-				ErrDecode, t, st.Source, st.Tag, st.Count, es)
-		}
-		return zero, st, err
+	if len(buf)%es != 0 || t.Elem().Align() > 8 {
+		return zero, st, fmt.Errorf("%w: %s from rank %d, tag %d: %d bytes is not a whole number of %d-byte elements",
+			ErrDecode, t, st.Source, st.Tag, len(buf), es)
 	}
-	s := reflect.MakeSlice(t, st.Count/es, st.Count/es)
-	var buf []byte
-	if st.Count > 0 {
-		buf = unsafe.Slice((*byte)(s.UnsafePointer()), st.Count)
+	if len(buf) == 0 {
+		return reflect.MakeSlice(t, 0, 0).Interface().(T), st, nil
 	}
-	st, err = c.Mrecv(ctx, m, buf)
-	if err != nil {
-		return zero, st, err
-	}
-	return s.Interface().(T), st, nil
+	return reflect.SliceAt(t.Elem(), unsafe.Pointer(&buf[0]), len(buf)/es).Interface().(T), st, nil
 }

@@ -50,3 +50,15 @@ func (c *Comm) Mrecv(ctx context.Context, m *core.Message, buf []byte) (Status, 
 	}
 	return c.block(ctx, r)
 }
+
+// RecvAlloc receives a message of any size from src (or AnySource) with
+// tag (or AnyTag) into a buffer made at the match, of its size.
+func (c *Comm) RecvAlloc(ctx context.Context, src, tag int) ([]byte, Status, error) {
+	w, err := c.checkRecv(src, tag)
+	if err != nil {
+		return nil, Status{}, err
+	}
+	r := c.ep.Eng.IrecvAlloc(c.ctx, w, tag)
+	st, err := c.block(ctx, r)
+	return r.Buffer(), st, err
+}

@@ -517,6 +517,19 @@ func (e *Engine) Irecv(ctxID uint64, src, tag int, buf []byte) *Request {
 	return e.irecv(e.newRequest(opRecv, src, tag, buf), ctxID)
 }
 
+// IrecvAlloc posts a receive of a message of any size from world rank src
+// (or AnySource) with tag (or AnyTag) in context ctxID: its buffer is
+// made when a message matches, of exactly the message's size (Buffer).
+func (e *Engine) IrecvAlloc(ctxID uint64, src, tag int) *Request {
+	r := e.newRequest(opRecv, src, tag, nil)
+	r.alloc = true
+	return e.irecv(r, ctxID)
+}
+
+// Buffer returns the buffer r received into: for IrecvAlloc, the one made
+// at the match (nil before it, or for an empty message).
+func (r *Request) Buffer() []byte { return r.buf }
+
 func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 	src, tag := r.peer, r.tag
 	if err := e.checkRank(src, true); err != nil {
@@ -574,6 +587,9 @@ func (e *Engine) consumeLocked(r *Request, u *unexpected, out *outbox) {
 // fillLocked copies an eager payload into r, completes it, and counts the
 // payload as consumed for the sender's credits.
 func (e *Engine) fillLocked(r *Request, peer, tag int, payload []byte, out *outbox) {
+	if r.alloc && len(payload) > 0 {
+		r.buf = make([]byte, len(payload))
+	}
 	var n int
 	if r.vec {
 		n = scatterSegs(r.segs, payload)
@@ -614,6 +630,9 @@ func (e *Engine) creditLocked(peer, n int, out *outbox) {
 func (e *Engine) acceptRTSLocked(r *Request, peer, tag, size int, sendID, pullAddr uint64, report bool, out *outbox) {
 	r.src, r.msgLen, r.sendID = peer, size, sendID
 	r.status = Status{Source: peer, Tag: tag}
+	if r.alloc && size > 0 {
+		r.buf = make([]byte, size)
+	}
 	if lost := e.peers[peer].lost; lost != nil {
 		r.step(evPeerLost, Status{Source: peer, Tag: tag}, lost)
 		return

@@ -73,3 +73,32 @@ func TestMprobeWithdrawn(t *testing.T) {
 		t.Fatalf("Mrecv of a withdrawn message: %v", err)
 	}
 }
+
+// TestIrecvAlloc: a receive of unknown size gets a buffer of exactly the
+// message's size, eager or rendezvous, posted before the message arrives
+// or after.
+func TestIrecvAlloc(t *testing.T) {
+	for _, size := range []int{0, 100, 1 << 20} {
+		for _, early := range []bool{true, false} {
+			n := newNet(t, 2, 1, Config{})
+			msg := payload(size, 5)
+			var r *Request
+			if early {
+				r = n.engines[1].IrecvAlloc(0, AnySource, 3)
+			}
+			n.engines[0].Isend(0, 1, 3, msg)
+			n.run(nil)
+			if !early {
+				r = n.engines[1].IrecvAlloc(0, 0, AnyTag)
+				n.run(nil)
+			}
+			st, err := r.Wait(context.Background())
+			if err != nil {
+				t.Fatalf("size %d early %v: %v", size, early, err)
+			}
+			if got := r.Buffer(); len(got) != size || st.Count != size || !bytes.Equal(got, msg) {
+				t.Fatalf("size %d early %v: %d bytes (status %+v)", size, early, len(got), st)
+			}
+		}
+	}
+}

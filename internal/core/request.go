@@ -114,6 +114,7 @@ type Request struct {
 	got        int      // rendezvous: bytes landed
 	msgLen     int      // message size announced by the sender
 	sendID     uint64   // rendezvous: the sender's request id
+	alloc      bool     // receive: buf is made when a message matches, of its size (IrecvAlloc)
 	// reportSince, when not 0, is when a rendezvous receive sent its CTS
 	// (nanotime): its sender asked to hear when the data landed.
 	reportSince int64
