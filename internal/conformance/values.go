@@ -66,7 +66,12 @@ func valueRoundTrip[T any](ctx context.Context, c *commtune.Comm, v T, tag int, 
 // values: any value as a message, point to point and in every collective
 // form; a message that does not decode is an error naming its sender and
 // tag, and the next message on that tag arrives intact.
-func values(ctx context.Context, c *commtune.Comm) error {
+func values(ctx context.Context, world *commtune.Comm) error {
+	c, err := world.Dup() // tags of its own: ranks done go on to the next case
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	p := particle{ID: 7, X: 1, Y: 2, Z: 3, VX: -1, VY: 0.5, VZ: math.Pi, Name: "p7"}
 	checks := []func() error{
 		func() error { return valueRoundTrip(ctx, c, p, 1) },
