@@ -89,9 +89,10 @@ func (c *Comm) RecvBytes(ctx context.Context, src, tag int) ([]byte, Status, err
 var errForeignMessage = errors.New("commtune: the message was probed on another communicator")
 
 func (c *Comm) checkMessage(m *Message) error {
+	if err := c.check(); err != nil {
+		return err
+	}
 	switch {
-	case c == nil:
-		return errNilComm
 	case m == nil:
 		return errors.New("commtune: nil message")
 	case m.c != c:

@@ -21,8 +21,8 @@ func encodeOr[T any](v T, cfg valueConfig, call string) ([]byte, error) {
 // BcastValue returns root's v on every rank (root's own v at root).
 func BcastValue[T any](ctx context.Context, c *Comm, v T, root int, opts ...ValueOption) (T, error) {
 	var zero T
-	if c == nil {
-		return zero, errNilComm
+	if err := c.check(); err != nil {
+		return zero, err
 	}
 	if err := c.checkRoot(root); err != nil {
 		return zero, err
@@ -78,8 +78,8 @@ func decodeBlocks[T any](buf []byte, counts, displs []int, cfg valueConfig, call
 // GatherValues returns, at root, every rank's v in rank order; nil
 // elsewhere.
 func GatherValues[T any](ctx context.Context, c *Comm, v T, root int, opts ...ValueOption) ([]T, error) {
-	if c == nil {
-		return nil, errNilComm
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
@@ -114,8 +114,8 @@ func GatherValues[T any](ctx context.Context, c *Comm, v T, root int, opts ...Va
 
 // AllgatherValues returns every rank's v, in rank order, on every rank.
 func AllgatherValues[T any](ctx context.Context, c *Comm, v T, opts ...ValueOption) ([]T, error) {
-	if c == nil {
-		return nil, errNilComm
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	cfg := valueOptions(opts)
 	msg, err := encodeOr(v, cfg, "AllgatherValues")
@@ -138,8 +138,8 @@ func AllgatherValues[T any](ctx context.Context, c *Comm, v T, opts ...ValueOpti
 // it holds Size() values.
 func ScatterValues[T any](ctx context.Context, c *Comm, vs []T, root int, opts ...ValueOption) (T, error) {
 	var zero T
-	if c == nil {
-		return zero, errNilComm
+	if err := c.check(); err != nil {
+		return zero, err
 	}
 	if err := c.checkRoot(root); err != nil {
 		return zero, err
@@ -177,8 +177,8 @@ func ScatterValues[T any](ctx context.Context, c *Comm, vs []T, root int, opts .
 // AlltoallValues sends vs[d] to rank d and returns what each rank sent
 // this one, in rank order; vs holds Size() values.
 func AlltoallValues[T any](ctx context.Context, c *Comm, vs []T, opts ...ValueOption) ([]T, error) {
-	if c == nil {
-		return nil, errNilComm
+	if err := c.check(); err != nil {
+		return nil, err
 	}
 	if len(vs) != c.Size() {
 		return nil, fmt.Errorf("commtune: AlltoallValues: %d values for %d ranks", len(vs), c.Size())
