@@ -4,7 +4,6 @@ import (
 	"context"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +15,8 @@ import (
 // fails unless every rank's block equals the same iteration run on one
 // rank, bit for bit; rank 0 reports the halo implementation it used.
 func TestJacobi3D(t *testing.T) {
-	dir := t.TempDir()
-	jacobi, commtune := filepath.Join(dir, "jacobi3d"), filepath.Join(dir, "commtune")
-	for _, b := range [][2]string{{jacobi, "../../examples/jacobi3d"}, {commtune, "../../cmd/commtune"}} {
-		if out, err := exec.Command("go", "build", "-o", b[0], b[1]).CombinedOutput(); err != nil {
-			t.Fatalf("building %s: %v\n%s", b[1], err, out)
-		}
-	}
+	bins := buildAll(t, "../../examples/jacobi3d", "../../cmd/commtune")
+	jacobi, commtune := bins[0], bins[1]
 	// Enough iterations for the brute-force selection of the halo
 	// implementation (3 samples each) to end, and more on the winner.
 	args := []string{jacobi, "-grid", "24x20x16", "-iters", "100"}
@@ -38,18 +32,7 @@ func TestJacobi3D(t *testing.T) {
 			}
 			return append([]string{mpiexec, "-launcher", "fork", "-n", "8"}, args...)
 		}},
-		{"two namespaces", func(t *testing.T) []string {
-			mpiexec, err := exec.LookPath("mpiexec.mpich")
-			if err != nil {
-				t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
-			}
-			if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
-				t.Skip("needs root and iproute2 to make network namespaces")
-			}
-			nsA, nsB, vA, script := twoNamespaces(t)
-			return append([]string{"ip", "netns", "exec", nsA, mpiexec, "-iface", vA, "-launcher", "ssh", "-launcher-exec", script,
-				"-hosts", nsA + "," + nsB, "-n", "8", "-ppn", "4"}, args...)
-		}},
+		{"two namespaces", func(t *testing.T) []string { return hydraTwoNamespaces(t, 8, 4, args...) }},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
