@@ -37,37 +37,43 @@ func (c *Comm) Ibarrier(ctx context.Context, opts ...CollOption) (*CollRequest, 
 }
 
 // Bcast copies root's buf into every rank's buf.
-func Bcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CollOption) error {
+func Bcast[T any](ctx context.Context, c *Comm, buf []T, root int, opts ...CollOption) error {
 	return runNow(ctx)(bcastCall[T](c, buf, root, opts))
 }
 
 // Ibcast starts Bcast and returns at once; the buffers belong to the
 // call until its request completes.
-func Ibcast[T Number](ctx context.Context, c *Comm, buf []T, root int, opts ...CollOption) (*CollRequest, error) {
+func Ibcast[T any](ctx context.Context, c *Comm, buf []T, root int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(bcastCall[T](c, buf, root, opts))
 }
 
-func bcastCall[T Number](c *Comm, buf []T, root int, opts []CollOption) (*comm.Call, error) {
+func bcastCall[T any](c *Comm, buf []T, root int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
 	l := coll.Layout{Root: root, Bytes: len(buf) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpBcast, l, nil, Bytes(buf), nil, true, opts)
+	return c.prepare(coll.OpBcast, l, nil, bytesOf(buf), nil, true, opts)
 }
 
 // Reduce combines every rank's send with op, element by element, into
 // root's recv (len(send) elements; ignored on other ranks, may be nil).
-func Reduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CollOption) error {
+func Reduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CollOption) error {
 	return runNow(ctx)(reduceCall[T](c, send, recv, op, root, opts))
 }
 
 // Ireduce starts Reduce and returns at once; the buffers belong to the
 // call until its request completes.
-func Ireduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CollOption) (*CollRequest, error) {
+func Ireduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(reduceCall[T](c, send, recv, op, root, opts))
 }
 
-func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollOption) (*comm.Call, error) {
+func reduceCall[T any](c *Comm, send, recv []T, op Op, root int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -80,10 +86,10 @@ func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollO
 		if len(recv) != len(send) {
 			return nil, fmt.Errorf("commtune: reduce: receive buffer of %d elements for %d sent", len(recv), len(send))
 		}
-		out = Bytes(recv)
+		out = bytesOf(recv)
 	}
 	l := coll.Layout{Root: root, Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(coll.OpReduce, l, Bytes(send), out, red, op.commutative, opts)
+	k, err := c.prepare(coll.OpReduce, l, bytesOf(send), out, red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), out)
 	}
@@ -92,17 +98,20 @@ func reduceCall[T Number](c *Comm, send, recv []T, op Op, root int, opts []CollO
 
 // Allreduce combines every rank's send with op, element by element, into
 // every rank's recv (of the same length).
-func Allreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+func Allreduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
 	return runNow(ctx)(allreduceCall[T](c, send, recv, op, opts))
 }
 
 // Iallreduce starts Allreduce and returns at once; the buffers belong to the
 // call until its request completes.
-func Iallreduce[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+func Iallreduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(allreduceCall[T](c, send, recv, op, opts))
 }
 
-func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+func allreduceCall[T any](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -114,9 +123,9 @@ func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) 
 		return nil, fmt.Errorf("commtune: allreduce: receive buffer of %d elements for %d sent", len(recv), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(coll.OpAllreduce, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	k, err := c.prepare(coll.OpAllreduce, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
-		k.Post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
 	return k, err
 }
@@ -126,17 +135,20 @@ func allreduceCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) 
 // blocks of len(recv) elements (MPI_Reduce_scatter_block). recv may lie
 // in send, e.g. send[r·k:(r+1)·k] on rank r, for a result in place: the
 // call reads the whole of send first.
-func ReduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+func ReduceScatterBlock[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
 	return runNow(ctx)(reduceScatterBlockCall[T](c, send, recv, op, opts))
 }
 
 // IreduceScatterBlock starts ReduceScatterBlock and returns at once; the
 // buffers belong to the call until its request completes.
-func IreduceScatterBlock[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+func IreduceScatterBlock[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(reduceScatterBlockCall[T](c, send, recv, op, opts))
 }
 
-func reduceScatterBlockCall[T Number](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+func reduceScatterBlockCall[T any](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -148,9 +160,9 @@ func reduceScatterBlockCall[T Number](c *Comm, send, recv []T, op Op, opts []Col
 		return nil, fmt.Errorf("commtune: reducescatterblock: %d elements to send, want %d ranks × %d", len(send), c.Size(), len(recv))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(coll.OpReduceScatterBlock, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	k, err := c.prepare(coll.OpReduceScatterBlock, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
-		k.Post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
 	return k, err
 }
@@ -161,17 +173,20 @@ func reduceScatterBlockCall[T Number](c *Comm, send, recv []T, op Op, opts []Col
 // passes the same recvCounts; send holds their sum, and recv
 // recvCounts[r] elements. recv may lie in send, as for
 // ReduceScatterBlock.
-func ReduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) error {
+func ReduceScatter[T any](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) error {
 	return runNow(ctx)(reduceScatterCall[T](c, send, recv, recvCounts, op, opts))
 }
 
 // IreduceScatter starts ReduceScatter and returns at once; the buffers
 // belong to the call until its request completes.
-func IreduceScatter[T Number](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) (*CollRequest, error) {
+func IreduceScatter[T any](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(reduceScatterCall[T](c, send, recv, recvCounts, op, opts))
 }
 
-func reduceScatterCall[T Number](c *Comm, send, recv []T, recvCounts []int, op Op, opts []CollOption) (*comm.Call, error) {
+func reduceScatterCall[T any](c *Comm, send, recv []T, recvCounts []int, op Op, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -196,9 +211,9 @@ func reduceScatterCall[T Number](c *Comm, send, recv []T, recvCounts []int, op O
 		return nil, fmt.Errorf("commtune: reducescatter: this rank's count is %d, its receive buffer %d elements", recvCounts[me], len(recv))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T](), Counts: recvCounts}
-	k, err := c.prepare(coll.OpReduceScatter, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	k, err := c.prepare(coll.OpReduceScatter, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
-		k.Post = loneLogical[T](op, red, c.Size(), Bytes(recv))
+		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
 	return k, err
 }
@@ -206,13 +221,13 @@ func reduceScatterCall[T Number](c *Comm, send, recv []T, recvCounts []int, op O
 // Scan combines with op, element by element, the send of ranks 0 … r into
 // rank r's recv (of the same length): an inclusive prefix reduction
 // (MPI_Scan). Passing the same slice as send and recv works in place.
-func Scan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+func Scan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
 	return runNow(ctx)(scanCall[T](c, send, recv, op, false, opts))
 }
 
 // Iscan starts Scan and returns at once; the buffers belong to the call
 // until its request completes.
-func Iscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+func Iscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(scanCall[T](c, send, recv, op, false, opts))
 }
 
@@ -221,17 +236,20 @@ func Iscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts .
 // (MPI_Exscan). Rank 0's recv is left as it was (MPI leaves it
 // undefined), so it may be nil there; in place (the same slice as send)
 // it keeps rank 0's send.
-func Exscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
+func Exscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
 	return runNow(ctx)(scanCall[T](c, send, recv, op, true, opts))
 }
 
 // Iexscan starts Exscan and returns at once; the buffers belong to the
 // call until its request completes.
-func Iexscan[T Number](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
+func Iexscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(scanCall[T](c, send, recv, op, true, opts))
 }
 
-func scanCall[T Number](c *Comm, send, recv []T, op Op, exclusive bool, opts []CollOption) (*comm.Call, error) {
+func scanCall[T any](c *Comm, send, recv []T, op Op, exclusive bool, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -247,29 +265,32 @@ func scanCall[T Number](c *Comm, send, recv []T, op Op, exclusive bool, opts []C
 		return nil, fmt.Errorf("commtune: %s: receive buffer of %d elements for %d sent", name, len(recv), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(o, l, Bytes(send), Bytes(recv), red, op.commutative, opts)
+	k, err := c.prepare(o, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
 		// The result of one rank's contribution alone: Scan's on rank 0,
 		// Exscan's on rank 1.
 		alone := !exclusive && me == 0 || exclusive && me == 1
-		k.Post = singleLogical[T](op, red, alone, Bytes(recv))
+		k.Post = singleLogical[T](op, red, alone, bytesOf(recv))
 	}
 	return k, err
 }
 
 // Scatter gives rank r block r of root's send, which holds Size() blocks
 // of len(recv) elements (send is ignored on other ranks, may be nil).
-func Scatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {
+func Scatter[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {
 	return runNow(ctx)(scatterCall[T](c, send, recv, root, opts))
 }
 
 // Iscatter starts Scatter and returns at once; the buffers belong to the
 // call until its request completes.
-func Iscatter[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
+func Iscatter[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(scatterCall[T](c, send, recv, root, opts))
 }
 
-func scatterCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+func scatterCall[T any](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -278,26 +299,29 @@ func scatterCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption)
 		if len(send) != len(recv)*c.Size() {
 			return nil, fmt.Errorf("commtune: scatter: %d elements to send, want %d ranks × %d", len(send), c.Size(), len(recv))
 		}
-		in = Bytes(send)
+		in = bytesOf(send)
 	}
 	l := coll.Layout{Root: root, Bytes: len(recv) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpScatter, l, in, Bytes(recv), nil, true, opts)
+	return c.prepare(coll.OpScatter, l, in, bytesOf(recv), nil, true, opts)
 }
 
 // Gather collects every rank's send into block r (for rank r) of root's
 // recv, which holds Size() blocks of len(send) elements (ignored on other
 // ranks, may be nil).
-func Gather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {
+func Gather[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {
 	return runNow(ctx)(gatherCall[T](c, send, recv, root, opts))
 }
 
 // Igather starts Gather and returns at once; the buffers belong to the
 // call until its request completes.
-func Igather[T Number](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
+func Igather[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(gatherCall[T](c, send, recv, root, opts))
 }
 
-func gatherCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+func gatherCall[T any](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -306,25 +330,28 @@ func gatherCall[T Number](c *Comm, send, recv []T, root int, opts []CollOption) 
 		if len(recv) != len(send)*c.Size() {
 			return nil, fmt.Errorf("commtune: gather: receive buffer of %d elements, want %d ranks × %d", len(recv), c.Size(), len(send))
 		}
-		out = Bytes(recv)
+		out = bytesOf(recv)
 	}
 	l := coll.Layout{Root: root, Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpGather, l, Bytes(send), out, nil, true, opts)
+	return c.prepare(coll.OpGather, l, bytesOf(send), out, nil, true, opts)
 }
 
 // Allgather collects every rank's send into block r (for rank r) of every
 // rank's recv, which holds Size() blocks of len(send) elements.
-func Allgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
+func Allgather[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
 	return runNow(ctx)(allgatherCall[T](c, send, recv, opts))
 }
 
 // Iallgather starts Allgather and returns at once; the buffers belong to the
 // call until its request completes.
-func Iallgather[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) (*CollRequest, error) {
+func Iallgather[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(allgatherCall[T](c, send, recv, opts))
 }
 
-func allgatherCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
+func allgatherCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -332,23 +359,26 @@ func allgatherCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*comm.
 		return nil, fmt.Errorf("commtune: allgather: receive buffer of %d elements, want %d ranks × %d", len(recv), c.Size(), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpAllgather, l, Bytes(send), Bytes(recv), nil, true, opts)
+	return c.prepare(coll.OpAllgather, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Alltoall sends block d of send to rank d, which stores it as block s
 // (for sender s) of its recv. send and recv hold Size() blocks of equal
 // length.
-func Alltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
+func Alltoall[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
 	return runNow(ctx)(alltoallCall[T](c, send, recv, opts))
 }
 
 // Ialltoall starts Alltoall and returns at once; the buffers belong to the
 // call until its request completes.
-func Ialltoall[T Number](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) (*CollRequest, error) {
+func Ialltoall[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(alltoallCall[T](c, send, recv, opts))
 }
 
-func alltoallCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
+func alltoallCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -357,23 +387,26 @@ func alltoallCall[T Number](c *Comm, send, recv []T, opts []CollOption) (*comm.C
 		return nil, fmt.Errorf("commtune: alltoall: %d elements to send and %d to receive, want equal multiples of %d ranks", len(send), len(recv), n)
 	}
 	l := coll.Layout{Bytes: len(send) / n * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpAlltoall, l, Bytes(send), Bytes(recv), nil, true, opts)
+	return c.prepare(coll.OpAlltoall, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Scatterv gives rank r counts[r] elements of root's send starting at
 // displs[r]. counts, displs and send matter at the root only; each rank
 // receives len(recv) elements, which must equal its count.
-func Scatterv[T Number](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) error {
+func Scatterv[T any](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) error {
 	return runNow(ctx)(scattervCall[T](c, send, counts, displs, recv, root, opts))
 }
 
 // Iscatterv starts Scatterv and returns at once; the buffers belong to the
 // call until its request completes.
-func Iscatterv[T Number](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
+func Iscatterv[T any](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(scattervCall[T](c, send, counts, displs, recv, root, opts))
 }
 
-func scattervCall[T Number](c *Comm, send []T, counts, displs []int, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+func scattervCall[T any](c *Comm, send []T, counts, displs []int, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -386,27 +419,30 @@ func scattervCall[T Number](c *Comm, send []T, counts, displs []int, recv []T, r
 		if counts[root] != len(recv) {
 			return nil, fmt.Errorf("commtune: scatterv: the root's count is %d, its receive buffer %d elements", counts[root], len(recv))
 		}
-		l.Counts, l.Displs, in = counts, displs, Bytes(send)
+		l.Counts, l.Displs, in = counts, displs, bytesOf(send)
 	} else {
 		l.Counts = make([]int, c.Size())
 		l.Counts[c.in.Rank()] = len(recv)
 	}
-	return c.prepare(coll.OpScatterv, l, in, Bytes(recv), nil, true, opts)
+	return c.prepare(coll.OpScatterv, l, in, bytesOf(recv), nil, true, opts)
 }
 
 // Gatherv stores rank r's send at displs[r] of root's recv, where it takes
 // counts[r] elements. recv, counts and displs matter at the root only.
-func Gatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) error {
+func Gatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) error {
 	return runNow(ctx)(gathervCall[T](c, send, recv, counts, displs, root, opts))
 }
 
 // Igatherv starts Gatherv and returns at once; the buffers belong to the
 // call until its request completes.
-func Igatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) (*CollRequest, error) {
+func Igatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(gathervCall[T](c, send, recv, counts, displs, root, opts))
 }
 
-func gathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, root int, opts []CollOption) (*comm.Call, error) {
+func gathervCall[T any](c *Comm, send, recv []T, counts, displs []int, root int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -419,28 +455,31 @@ func gathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, root i
 		if counts[root] != len(send) {
 			return nil, fmt.Errorf("commtune: gatherv: the root's count is %d, its send buffer %d elements", counts[root], len(send))
 		}
-		l.Counts, l.Displs, out = counts, displs, Bytes(recv)
+		l.Counts, l.Displs, out = counts, displs, bytesOf(recv)
 	} else {
 		l.Counts = make([]int, c.Size())
 		l.Counts[c.in.Rank()] = len(send)
 	}
-	return c.prepare(coll.OpGatherv, l, Bytes(send), out, nil, true, opts)
+	return c.prepare(coll.OpGatherv, l, bytesOf(send), out, nil, true, opts)
 }
 
 // Allgatherv stores rank r's send at displs[r] of every rank's recv,
 // where it takes counts[r] elements; every rank passes the same counts and
 // displs.
-func Allgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) error {
+func Allgatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) error {
 	return runNow(ctx)(allgathervCall[T](c, send, recv, counts, displs, opts))
 }
 
 // Iallgatherv starts Allgatherv and returns at once; the buffers belong to the
 // call until its request completes.
-func Iallgatherv[T Number](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) (*CollRequest, error) {
+func Iallgatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(allgathervCall[T](c, send, recv, counts, displs, opts))
 }
 
-func allgathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, opts []CollOption) (*comm.Call, error) {
+func allgathervCall[T any](c *Comm, send, recv []T, counts, displs []int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkBlocks("allgatherv", counts, displs, len(recv), "receive"); err != nil {
 		return nil, err
 	}
@@ -448,23 +487,26 @@ func allgathervCall[T Number](c *Comm, send, recv []T, counts, displs []int, opt
 		return nil, fmt.Errorf("commtune: allgatherv: this rank's count is %d, its send buffer %d elements", counts[c.in.Rank()], len(send))
 	}
 	l := coll.Layout{Elem: elemSize[T](), Counts: counts, Displs: displs}
-	return c.prepare(coll.OpAllgatherv, l, Bytes(send), Bytes(recv), nil, true, opts)
+	return c.prepare(coll.OpAllgatherv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Alltoallv sends sendCounts[d] elements of send, from sendDispls[d], to
 // rank d, which stores what rank s sends at recvDispls[s] of its recv,
 // where it takes recvCounts[s] elements.
-func Alltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) error {
+func Alltoallv[T any](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) error {
 	return runNow(ctx)(alltoallvCall[T](c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // Ialltoallv starts Alltoallv and returns at once; the buffers belong to the
 // call until its request completes.
-func Ialltoallv[T Number](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) (*CollRequest, error) {
+func Ialltoallv[T any](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) (*CollRequest, error) {
 	return start(ctx)(alltoallvCall[T](c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
-func alltoallvCall[T Number](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CollOption) (*comm.Call, error) {
+func alltoallvCall[T any](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CollOption) (*comm.Call, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
 	if err := c.checkBlocks("alltoallv", sendCounts, sendDispls, len(send), "send"); err != nil {
 		return nil, err
 	}
@@ -475,7 +517,7 @@ func alltoallvCall[T Number](c *Comm, send []T, sendCounts, sendDispls []int, re
 		return nil, fmt.Errorf("commtune: alltoallv: this rank sends itself %d elements but receives %d", sendCounts[c.in.Rank()], recvCounts[c.in.Rank()])
 	}
 	l := coll.Layout{Elem: elemSize[T](), SendCounts: sendCounts, SendDispls: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}
-	return c.prepare(coll.OpAlltoallv, l, Bytes(send), Bytes(recv), nil, true, opts)
+	return c.prepare(coll.OpAlltoallv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 func (c *Comm) checkRoot(root int) error {

@@ -41,7 +41,7 @@ var (
 // b, that of higher ones. A non-commutative operation is applied in rank
 // order, r0 ⊕ r1 ⊕ … ⊕ rn−1; algorithms that cannot keep that order are
 // not used for it (and refuse it when forced).
-func NewOp[T Number](name string, fn func(a, b T) T, commutative bool) Op {
+func NewOp[T any](name string, fn func(a, b T) T, commutative bool) Op {
 	return Op{name: name, user: fn, commutative: commutative}
 }
 
@@ -56,29 +56,47 @@ func (o Op) Commutative() bool { return o.commutative }
 // copies the input there, where two ranks' values would have been combined.
 // It combines the result with the operation's identity (1 for LAnd, 0 for
 // LOr and LXor). Nil otherwise.
-func loneLogical[T Number](o Op, red coll.Reducer, size int, out []byte) func() {
+func loneLogical[T any](o Op, red coll.Reducer, size int, out []byte) func() {
 	return singleLogical[T](o, red, size == 1, out)
 }
 
 // singleLogical is loneLogical for any result that is one rank's
 // contribution by itself (alone), such as Scan's on rank 0.
-func singleLogical[T Number](o Op, red coll.Reducer, alone bool, out []byte) func() {
+func singleLogical[T any](o Op, red coll.Reducer, alone bool, out []byte) func() {
 	if !alone || len(out) == 0 || o.code != coll.OpLAnd && o.code != coll.OpLOr && o.code != coll.OpLXor {
 		return nil
 	}
 	return func() {
 		id := make([]T, len(out)/elemSize[T]())
 		if o.code == coll.OpLAnd {
+			one := oneOf[T]()
 			for i := range id {
-				id[i] = 1
+				id[i] = one
 			}
 		}
-		red(out, Bytes(id), false)
+		red(out, bytesOf(id), false)
 	}
 }
 
+// oneOf returns 1 as a T of a numeric kind (a logical operation's kernel
+// exists only for those); the zero T otherwise.
+func oneOf[T any]() T {
+	v := reflect.New(reflect.TypeFor[T]()).Elem()
+	switch k := v.Kind(); {
+	case k >= reflect.Int && k <= reflect.Int64:
+		v.SetInt(1)
+	case k >= reflect.Uint && k <= reflect.Uintptr:
+		v.SetUint(1)
+	case k == reflect.Float32 || k == reflect.Float64:
+		v.SetFloat(1)
+	case k == reflect.Complex64 || k == reflect.Complex128:
+		v.SetComplex(1)
+	}
+	return v.Interface().(T)
+}
+
 // reducer returns o's kernel for T elements.
-func reducer[T Number](o Op) (coll.Reducer, error) {
+func reducer[T any](o Op) (coll.Reducer, error) {
 	if o.code != 0 {
 		r, err := coll.Kernel(o.code, reflect.TypeFor[T]().Kind())
 		if err != nil {

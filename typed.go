@@ -3,12 +3,16 @@ package commtune
 import (
 	"context"
 	"fmt"
+	"reflect"
 	"unsafe"
 )
 
-// Number is the set of element types the typed helpers move: fixed-size
-// numeric types whose memory can be sent as bytes. All ranks must share
-// byte order (every platform commtune runs on is little-endian).
+// Number is the set of fixed-size numeric types whose memory can be sent
+// as bytes, the elements of Bytes. The typed helpers and the collectives
+// take these and, checked at run time, plain types made of them: arrays,
+// and structs of numbers and arrays only (checkPlain). All ranks must
+// share byte order (every platform commtune runs on is little-endian) and
+// the type's layout (one build of the program).
 type Number interface {
 	~int | ~int8 | ~int16 | ~int32 | ~int64 |
 		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
@@ -16,7 +20,11 @@ type Number interface {
 }
 
 // Bytes views s's memory as bytes, without copying.
-func Bytes[T Number](s []T) []byte {
+func Bytes[T Number](s []T) []byte { return bytesOf(s) }
+
+// bytesOf views s's memory as bytes, without copying; T must be plain
+// (checkPlain) for the bytes to be all of its value.
+func bytesOf[T any](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
@@ -24,20 +32,26 @@ func Bytes[T Number](s []T) []byte {
 }
 
 // Count returns the number of T elements a Status's byte count holds.
-func Count[T Number](st Status) int {
+func Count[T any](st Status) int {
 	var x T
 	return st.Count / int(unsafe.Sizeof(x))
 }
 
 // SendSlice sends s to dest with tag, like Send on its bytes.
-func SendSlice[T Number](ctx context.Context, c *Comm, s []T, dest, tag int) error {
-	return c.Send(ctx, Bytes(s), dest, tag)
+func SendSlice[T any](ctx context.Context, c *Comm, s []T, dest, tag int) error {
+	if err := checkPlain[T](); err != nil {
+		return err
+	}
+	return c.Send(ctx, bytesOf(s), dest, tag)
 }
 
 // RecvSlice receives into s from src with tag, like Recv on its bytes; it
 // fails if the message is not a whole number of elements.
-func RecvSlice[T Number](ctx context.Context, c *Comm, s []T, src, tag int) (Status, error) {
-	st, err := c.Recv(ctx, Bytes(s), src, tag)
+func RecvSlice[T any](ctx context.Context, c *Comm, s []T, src, tag int) (Status, error) {
+	if err := checkPlain[T](); err != nil {
+		return Status{}, err
+	}
+	st, err := c.Recv(ctx, bytesOf(s), src, tag)
 	if err == nil {
 		err = checkElems[T](st)
 	}
@@ -45,16 +59,22 @@ func RecvSlice[T Number](ctx context.Context, c *Comm, s []T, src, tag int) (Sta
 }
 
 // IsendSlice starts sending s to dest with tag.
-func IsendSlice[T Number](c *Comm, s []T, dest, tag int) (*Request, error) {
-	return c.Isend(Bytes(s), dest, tag)
+func IsendSlice[T any](c *Comm, s []T, dest, tag int) (*Request, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
+	return c.Isend(bytesOf(s), dest, tag)
 }
 
 // IrecvSlice starts receiving into s from src with tag.
-func IrecvSlice[T Number](c *Comm, s []T, src, tag int) (*Request, error) {
-	return c.Irecv(Bytes(s), src, tag)
+func IrecvSlice[T any](c *Comm, s []T, src, tag int) (*Request, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
+	return c.Irecv(bytesOf(s), src, tag)
 }
 
-func checkElems[T Number](st Status) error {
+func checkElems[T any](st Status) error {
 	var x T
 	if size := int(unsafe.Sizeof(x)); st.Count%size != 0 {
 		return fmt.Errorf("commtune: received %d bytes from rank %d, not a whole number of %d-byte elements", st.Count, st.Source, size)
@@ -65,7 +85,7 @@ func checkElems[T Number](st Status) error {
 // fromBytes views b as T elements, without copying; b must be aligned for
 // T (it comes from a []T or from coll's scratch, at multiples of T's
 // size).
-func fromBytes[T Number](b []byte) []T {
+func fromBytes[T any](b []byte) []T {
 	var x T
 	n := len(b) / int(unsafe.Sizeof(x))
 	if n == 0 {
@@ -75,7 +95,18 @@ func fromBytes[T Number](b []byte) []T {
 }
 
 // elemSize returns T's size in bytes.
-func elemSize[T Number]() int {
+func elemSize[T any]() int {
 	var x T
 	return int(unsafe.Sizeof(x))
+}
+
+// checkPlain refuses an element type whose memory is not all of its value
+// (a pointer, string, slice, map, interface, channel, function or bool
+// anywhere in it): slices of it cannot move as memory. The answer is
+// cached per type (plainType).
+func checkPlain[T any]() error {
+	if t := reflect.TypeFor[T](); !plainType(t) {
+		return fmt.Errorf("commtune: %s is not a plain type (numbers, and arrays and structs of them only), so its elements cannot move as memory; send it as a value (SendValue, GatherValues, …)", t)
+	}
+	return nil
 }

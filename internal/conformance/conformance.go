@@ -38,6 +38,7 @@ func Cases() []Case {
 		{"values", 2, values},
 		{"neighbors", 1, neighbors},
 		{"shared-memory", 1, shared},
+		{"plain-structs", 1, plainStructs},
 		{"truncation", 2, truncation},
 		{"waitall-waitany", 2, waitAllAny},
 		{"dup-isolation", 2, dupIsolation},
