@@ -62,14 +62,29 @@ func stateJob(t *testing.T, path string, calls int, first func(c *Comm) error) (
 			base = c.in.Endpoint().Lottery.Snapshot()
 		}
 		send, recv := make([]float64, stateElems), make([]float64, stateElems)
-		for i := range calls {
-			if err := Allreduce(ctx, c, send, recv, Sum); err != nil {
-				return err
-			}
-			if i == 0 && c.Rank() == 0 && first != nil {
-				if err := first(c); err != nil {
+		// Rounds of calls until the job has learned something: on a loaded
+		// machine the lottery discards the windows that held a stall, and
+		// a round may record nothing.
+		more := []int32{1}
+		for round := 0; more[0] == 1 && round < stateRounds; round++ {
+			for i := range calls {
+				if err := Allreduce(ctx, c, send, recv, Sum); err != nil {
 					return err
 				}
+				if round == 0 && i == 0 && c.Rank() == 0 && first != nil {
+					if err := first(c); err != nil {
+						return err
+					}
+				}
+			}
+			if c.Rank() == 0 {
+				more[0] = 0
+				if !learned(base, c.in.Endpoint().Lottery.Snapshot()) {
+					more[0] = 1
+				}
+			}
+			if err := Bcast(ctx, c, more, 0); err != nil {
+				return err
 			}
 		}
 		if c.Rank() == 0 {
@@ -81,6 +96,28 @@ func stateJob(t *testing.T, path string, calls int, first func(c *Comm) error) (
 		t.Fatal(err)
 	}
 	return warning, base, mine
+}
+
+// stateRounds bounds stateJob's rounds of calls.
+const stateRounds = 20
+
+// learned reports whether now records more allreduce calls than base, over
+// two algorithms at least.
+func learned(base, now tune.State) bool {
+	total := func(s tune.State) (calls int64, algos int) {
+		for _, algs := range s.Keys {
+			for _, st := range algs {
+				calls += st.Calls
+				if st.Calls > 0 {
+					algos++
+				}
+			}
+		}
+		return calls, algos
+	}
+	b, _ := total(base)
+	n, algos := total(now)
+	return n > b && algos >= 2
 }
 
 // allreduceKey returns the one allreduce key of s.

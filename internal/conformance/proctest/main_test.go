@@ -17,6 +17,7 @@ func TestMain(m *testing.M) {
 	programs["halo"] = conformance.Plain(haloRank)
 	programs["flood"] = conformance.Plain(flood)
 	programs["idle"] = conformance.Plain(idleRecv)
+	programs["sharedread"] = conformance.Plain(sharedRead)
 	conformance.RankMain(programs)
 	os.Exit(m.Run())
 }
