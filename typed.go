@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"sync"
 	"unsafe"
 )
 
@@ -106,7 +107,45 @@ func elemSize[T any]() int {
 // cached per type (plainType).
 func checkPlain[T any]() error {
 	if t := reflect.TypeFor[T](); !plainType(t) {
-		return fmt.Errorf("commtune: %s is not a plain type (numbers, and arrays and structs of them only), so its elements cannot move as memory; send it as a value (SendValue, GatherValues, …)", t)
+		return fmt.Errorf("commtune: %s is not a plain type (numbers, and arrays and structs of them only), so its elements cannot move as memory; move such data with the value calls, which encode it", t)
 	}
 	return nil
+}
+
+// rawKind reports whether values of kind k are numbers sent as memory.
+func rawKind(k reflect.Kind) bool {
+	return k >= reflect.Int && k <= reflect.Complex128
+}
+
+// plainTypes caches plainType's answers.
+var plainTypes sync.Map // reflect.Type → bool
+
+// plainType reports whether t's values are their memory: numbers, and
+// arrays and structs made of them only (no pointer, string, slice, map,
+// interface or bool anywhere). Such values go as their bytes unless a
+// codec or their own marshaller is asked for.
+func plainType(t reflect.Type) bool {
+	if v, ok := plainTypes.Load(t); ok {
+		return v.(bool)
+	}
+	var plain func(t reflect.Type) bool
+	plain = func(t reflect.Type) bool {
+		switch {
+		case rawKind(t.Kind()):
+			return true
+		case t.Kind() == reflect.Array:
+			return plain(t.Elem())
+		case t.Kind() == reflect.Struct:
+			for i := 0; i < t.NumField(); i++ {
+				if !plain(t.Field(i).Type) {
+					return false
+				}
+			}
+			return true
+		}
+		return false
+	}
+	p := plain(t)
+	plainTypes.Store(t, p)
+	return p
 }

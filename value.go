@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
-	"sync"
 	"unsafe"
 )
 
@@ -83,44 +82,6 @@ func valueOptions(opts []ValueOption) valueConfig {
 		}
 	}
 	return v
-}
-
-// rawKind reports whether values of kind k are numbers sent as memory.
-func rawKind(k reflect.Kind) bool {
-	return k >= reflect.Int && k <= reflect.Complex128
-}
-
-// plainTypes caches plainType's answers.
-var plainTypes sync.Map // reflect.Type → bool
-
-// plainType reports whether t's values are their memory: numbers, and
-// arrays and structs made of them only (no pointer, string, slice, map,
-// interface or bool anywhere). Such values go as their bytes unless a
-// codec or their own marshaller is asked for.
-func plainType(t reflect.Type) bool {
-	if v, ok := plainTypes.Load(t); ok {
-		return v.(bool)
-	}
-	var plain func(t reflect.Type) bool
-	plain = func(t reflect.Type) bool {
-		switch {
-		case rawKind(t.Kind()):
-			return true
-		case t.Kind() == reflect.Array:
-			return plain(t.Elem())
-		case t.Kind() == reflect.Struct:
-			for i := 0; i < t.NumField(); i++ {
-				if !plain(t.Field(i).Type) {
-					return false
-				}
-			}
-			return true
-		}
-		return false
-	}
-	p := plain(t)
-	plainTypes.Store(t, p)
-	return p
 }
 
 // Encodings, by how a type goes.
