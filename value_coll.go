@@ -18,12 +18,25 @@ func encodeOr[T any](v T, cfg valueConfig, call string) ([]byte, error) {
 	return b, nil
 }
 
+// encodeEach encodes every value of vs, back to back, and returns the
+// bytes and each one's size: the send of a scatter or an all-to-all.
+func encodeEach[T any](vs []T, cfg valueConfig, call string) ([]byte, []int64, error) {
+	var send []byte
+	sizes := make([]int64, len(vs))
+	for i, v := range vs {
+		msg, err := encodeOr(v, cfg, call)
+		if err != nil {
+			return nil, nil, err
+		}
+		sizes[i] = int64(len(msg))
+		send = append(send, msg...)
+	}
+	return send, sizes, nil
+}
+
 // BcastValue returns root's v on every rank (root's own v at root).
 func BcastValue[T any](ctx context.Context, c *Comm, v T, root int, opts ...ValueOption) (T, error) {
 	var zero T
-	if err := c.check(); err != nil {
-		return zero, err
-	}
 	if err := c.checkRoot(root); err != nil {
 		return zero, err
 	}
@@ -78,9 +91,6 @@ func decodeBlocks[T any](buf []byte, counts, displs []int, cfg valueConfig, call
 // GatherValues returns, at root, every rank's v in rank order; nil
 // elsewhere.
 func GatherValues[T any](ctx context.Context, c *Comm, v T, root int, opts ...ValueOption) ([]T, error) {
-	if err := c.check(); err != nil {
-		return nil, err
-	}
 	if err := c.checkRoot(root); err != nil {
 		return nil, err
 	}
@@ -138,9 +148,6 @@ func AllgatherValues[T any](ctx context.Context, c *Comm, v T, opts ...ValueOpti
 // it holds Size() values.
 func ScatterValues[T any](ctx context.Context, c *Comm, vs []T, root int, opts ...ValueOption) (T, error) {
 	var zero T
-	if err := c.check(); err != nil {
-		return zero, err
-	}
 	if err := c.checkRoot(root); err != nil {
 		return zero, err
 	}
@@ -152,14 +159,9 @@ func ScatterValues[T any](ctx context.Context, c *Comm, vs []T, root int, opts .
 		if len(vs) != c.Size() {
 			return zero, fmt.Errorf("commtune: ScatterValues: %d values for %d ranks", len(vs), c.Size())
 		}
-		sizes = make([]int64, len(vs))
-		for r, v := range vs {
-			msg, err := encodeOr(v, cfg, "ScatterValues")
-			if err != nil {
-				return zero, err
-			}
-			sizes[r] = int64(len(msg))
-			send = append(send, msg...)
+		var err error
+		if send, sizes, err = encodeEach(vs, cfg, "ScatterValues"); err != nil {
+			return zero, err
 		}
 		counts, displs, _ = blocks(sizes)
 	}
@@ -184,15 +186,9 @@ func AlltoallValues[T any](ctx context.Context, c *Comm, vs []T, opts ...ValueOp
 		return nil, fmt.Errorf("commtune: AlltoallValues: %d values for %d ranks", len(vs), c.Size())
 	}
 	cfg := valueOptions(opts)
-	sendSizes := make([]int64, len(vs))
-	var send []byte
-	for d, v := range vs {
-		msg, err := encodeOr(v, cfg, "AlltoallValues")
-		if err != nil {
-			return nil, err
-		}
-		sendSizes[d] = int64(len(msg))
-		send = append(send, msg...)
+	send, sendSizes, err := encodeEach(vs, cfg, "AlltoallValues")
+	if err != nil {
+		return nil, err
 	}
 	recvSizes := make([]int64, len(vs))
 	if err := Alltoall(ctx, c, sendSizes, recvSizes); err != nil {
