@@ -65,7 +65,7 @@ func (c *Comm) AllocShared(ctx context.Context, size int) (*SharedRegion, error)
 		}
 	}
 	if mine.Err == "" && size > 0 {
-		path, m, err := noderegion.Create(noderegion.Dir, size)
+		path, m, err := noderegion.Create(noderegion.Dir(), size)
 		if err != nil {
 			mine.Err = err.Error()
 		}
