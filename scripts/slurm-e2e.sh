@@ -53,14 +53,18 @@ stop() {
 	rm -rf "$work"
 }
 trap stop EXIT
+# daemon starts a daemon with a clean environment: what the jobs are
+# given (SLURM_E2E_ALSO's variables) is theirs alone, so a caller that
+# looks for its jobs' processes by environment finds only the tasks.
+daemon() { env -i PATH="$PATH" SLURM_CONF="$conf" "$@"; }
 if ! pgrep -x munged >/dev/null; then
 	[ -f /etc/munge/munge.key ] || mungekey --create >/dev/null 2>&1 || /usr/sbin/create-munge-key -f >/dev/null
 	chown -R munge: /etc/munge /var/lib/munge /var/log/munge /run/munge 2>/dev/null || true
-	runuser -u munge -- munged
+	daemon runuser -u munge -- munged
 	munge_started=1
 fi
-slurmctld
-slurmd
+daemon slurmctld
+daemon slurmd
 for _ in $(seq 1 30); do
 	if sinfo -h -o %t 2>/dev/null | grep -q idle; then break; fi
 	sleep 1

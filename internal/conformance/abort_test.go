@@ -41,7 +41,8 @@ func leftOver(token string) []string {
 	for _, d := range dirs {
 		env, err := os.ReadFile(filepath.Join(d, "environ"))
 		if err == nil && strings.Contains(string(env), RankArgEnv+"="+token) {
-			left = append(left, filepath.Base(d))
+			cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
+			left = append(left, filepath.Base(d)+" "+strings.ReplaceAll(strings.TrimRight(string(cmd), "\x00"), "\x00", " "))
 		}
 	}
 	return left
