@@ -4,7 +4,8 @@
 # slurmd, runs `srun -n 4 --mpi=pmi2` on examples/allreduce and stops the
 # daemons. Exit status: srun's. Usage: scripts/slurm-e2e.sh [ranks]
 # With SLURM_E2E_ALSO set to a command, it also runs
-# `srun -n ranks --mpi=pmi2 $SLURM_E2E_ALSO` (its environment passed on)
+# `srun -n ranks --mpi=$SLURM_E2E_ALSO_MPI $SLURM_E2E_ALSO` (pmi2 by
+# default; its environment passed on)
 # and prints "slurm-e2e: also: exit status N" whatever N is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -49,7 +50,13 @@ stop() {
 		[ -f "$work/$p.pid" ] && kill "$(cat "$work/$p.pid")" 2>/dev/null || true
 	done
 	[ -n "${munge_started:-}" ] && pkill -x munged 2>/dev/null || true
-	sleep 1
+	# Wait for them to go: a run right after this one must not find a
+	# munged that is still shutting down and take it for a live one.
+	for _ in $(seq 1 50); do
+		pgrep -x 'slurmd|slurmctld|munged' >/dev/null || break
+		[ -z "${munge_started:-}" ] && ! pgrep -x 'slurmd|slurmctld' >/dev/null && break
+		sleep 0.1
+	done
 	rm -rf "$work"
 }
 trap stop EXIT
@@ -80,8 +87,9 @@ if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
 	exit 1
 fi
 if [ -n "${SLURM_E2E_ALSO:-}" ]; then
-	echo "+ srun -n $ranks --mpi=pmi2 $SLURM_E2E_ALSO"
+	mpi=${SLURM_E2E_ALSO_MPI:-pmi2}
+	echo "+ srun -n $ranks --mpi=$mpi $SLURM_E2E_ALSO"
 	status=0
-	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmi2 $SLURM_E2E_ALSO || status=$?
+	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi="$mpi" $SLURM_E2E_ALSO || status=$?
 	echo "slurm-e2e: also: exit status $status at $(date +%s%N)"
 fi

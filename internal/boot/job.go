@@ -25,7 +25,10 @@ type Job struct {
 	Secret []byte // per-job secret (authenticates tcp connections)
 	Node   string // node identity (hostname) of this rank
 	KV     KV     // address exchange; nil for a singleton
-	Source string // SourceCommtune or SourceSingleton
+	Source string // SourceCommtune, SourcePMI, SourcePMIx or SourceSingleton
+	// Protocol names the wire the job was found over ("commtune kvs",
+	// "PMI-1", "PMI-2", "PMIx v4", "PMIx v3"; "" for a singleton).
+	Protocol string
 	// Server is the host:port of the key-value or PMI server this rank
 	// talks to over the network ("" when it is reached otherwise: PMI_FD):
 	// the interface that reaches it also reaches the other nodes.
@@ -99,11 +102,14 @@ type detector struct {
 
 // detectors is the order Discover tries sources in; the first that
 // recognises its environment wins: the commtune launcher's variables, a
-// PMI launcher (PMI_FD, or PMI_PORT and PMI_ID: Hydra, Slurm), Slurm
-// without PMI (an error), then a singleton.
+// PMI launcher (PMI_FD, or PMI_PORT and PMI_ID: Hydra, Slurm's
+// --mpi=pmi2), a PMIx server (PMIX_NAMESPACE and PMIX_RANK: Open MPI's
+// mpirun, PRRTE, Slurm's --mpi=pmix), Slurm without either (an error),
+// then a singleton.
 var detectors = []detector{
 	{SourceCommtune, detectCommtune},
 	{SourcePMI, detectPMI},
+	{SourcePMIx, detectPMIx},
 	{"slurm", detectSlurmWithoutPMI},
 	{SourceSingleton, detectSingleton},
 }
@@ -115,7 +121,7 @@ func detectSlurmWithoutPMI(_ context.Context, lookup func(string) (string, bool)
 	_, procid := lookup("SLURM_PROCID")
 	ntasks, _ := lookup("SLURM_NTASKS")
 	if n, err := strconv.Atoi(ntasks); procid && err == nil && n > 1 {
-		return nil, true, fmt.Errorf("started by Slurm as %d tasks without PMI: run srun --mpi=pmi2", n)
+		return nil, true, fmt.Errorf("started by Slurm as %d tasks without PMI: run srun --mpi=pmix or --mpi=pmi2", n)
 	}
 	return nil, false, nil
 }
@@ -163,6 +169,7 @@ func detectCommtune(ctx context.Context, lookup func(string) (string, bool)) (*J
 	}
 	j.KV = kv
 	j.Server = l.boot
+	j.Protocol = "commtune kvs"
 	return j, true, nil
 }
 

@@ -221,11 +221,11 @@ func (c *pmiClient) start(ctx context.Context, lookup func(string) (string, bool
 	if c.kvsname == "" {
 		return nil, fmt.Errorf("%w: the server named no key-value space", ErrPMI)
 	}
-	j := &Job{Rank: rank, Size: size, KV: c, Source: SourcePMI, ID: jobID(c.kvsname)}
+	j := &Job{Rank: rank, Size: size, KV: c, Source: SourcePMI, ID: jobID(c.kvsname), Protocol: "PMI-" + strconv.Itoa(c.version)}
 	if err := placeRanks(j, mapping); err != nil {
 		return nil, err
 	}
-	if j.Secret, err = c.jobSecret(ctx, rank); err != nil {
+	if j.Secret, err = deriveSecret(ctx, c, rank, c.kvsname); err != nil {
 		return nil, err
 	}
 	return j, nil
@@ -286,11 +286,11 @@ func placeRanks(j *Job, mapping string) error {
 	return nil
 }
 
-// jobSecret: rank 0 puts 32 random bytes in the key-value space, every
-// rank reads them after a barrier and hashes them with the space's name.
-// The space is reachable only through the launcher's per-process
-// connections, so only the job's processes learn the secret.
-func (c *pmiClient) jobSecret(ctx context.Context, rank int) ([]byte, error) {
+// deriveSecret: rank 0 puts 32 random bytes in the launcher's key-value
+// space, every rank reads them after a barrier and hashes them with the
+// space's name. The space is reachable only through the launcher's
+// per-process connections, so only the job's processes learn the secret.
+func deriveSecret(ctx context.Context, c KV, rank int, space string) ([]byte, error) {
 	if rank == 0 {
 		b := make([]byte, 32)
 		if _, err := rand.Read(b); err != nil {
@@ -307,7 +307,7 @@ func (c *pmiClient) jobSecret(ctx context.Context, rank int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	sum := sha256.Sum256([]byte("commtune job secret\x00" + c.kvsname + "\x00" + v))
+	sum := sha256.Sum256([]byte("commtune job secret\x00" + space + "\x00" + v))
 	return sum[:], nil
 }
 
