@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # End-to-end run under Slurm: installs slurm-wlm and munge (Debian, as
 # root), writes a single-node slurm.conf, starts munged, slurmctld and
-# slurmd, runs `srun -n 4 --mpi=pmi2` on examples/allreduce and stops the
-# daemons. Exit status: srun's. Usage: scripts/slurm-e2e.sh [ranks]
+# slurmd, runs examples/allreduce with `srun -n 4 --mpi=pmi2` and
+# `srun -n 4 --mpi=pmix`, checks that `srun -n 4` without either is
+# refused, and stops the daemons. Exit status: the first failing srun's.
+# Usage: scripts/slurm-e2e.sh [ranks]
 # With SLURM_E2E_ALSO set to a command, it also runs
-# `srun -n ranks --mpi=$SLURM_E2E_ALSO_MPI $SLURM_E2E_ALSO` (pmi2 by
-# default; its environment passed on)
-# and prints "slurm-e2e: also: exit status N" whatever N is.
+# `srun -n ranks --mpi=MPI $SLURM_E2E_ALSO` (its environment passed on)
+# for each MPI plugin SLURM_E2E_ALSO_MPI lists (default "pmi2"), and
+# prints "slurm-e2e: also (MPI): exit status N at NS" whatever N is.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=${1:-4}
@@ -53,8 +55,11 @@ stop() {
 	# Wait for them to go: a run right after this one must not find a
 	# munged that is still shutting down and take it for a live one.
 	for _ in $(seq 1 50); do
-		pgrep -x 'slurmd|slurmctld|munged' >/dev/null || break
-		[ -z "${munge_started:-}" ] && ! pgrep -x 'slurmd|slurmctld' >/dev/null && break
+		busy=
+		for p in slurmd slurmctld ${munge_started:+munged}; do
+			pgrep -x "$p" >/dev/null && busy=1
+		done
+		[ -z "$busy" ] && break
 		sleep 0.1
 	done
 	rm -rf "$work"
@@ -79,17 +84,20 @@ done
 sinfo
 bin=$work/allreduce
 go build -o "$bin" ./examples/allreduce
-echo "+ srun -n $ranks --mpi=pmi2 $bin"
-COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmi2 "$bin"
+for mpi in pmi2 pmix; do
+	echo "+ srun -n $ranks --mpi=$mpi $bin"
+	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=$mpi "$bin"
+done
 echo "+ srun -n $ranks $bin   (no PMI: each task must refuse to run alone)"
 if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
 	echo "slurm-e2e: tasks without PMI ran" >&2
 	exit 1
 fi
 if [ -n "${SLURM_E2E_ALSO:-}" ]; then
-	mpi=${SLURM_E2E_ALSO_MPI:-pmi2}
-	echo "+ srun -n $ranks --mpi=$mpi $SLURM_E2E_ALSO"
-	status=0
-	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi="$mpi" $SLURM_E2E_ALSO || status=$?
-	echo "slurm-e2e: also: exit status $status at $(date +%s%N)"
+	for mpi in ${SLURM_E2E_ALSO_MPI:-pmi2}; do
+		echo "+ srun -n $ranks --mpi=$mpi $SLURM_E2E_ALSO"
+		status=0
+		COMMTUNE_PROFILE=off srun -n "$ranks" --mpi="$mpi" $SLURM_E2E_ALSO || status=$?
+		echo "slurm-e2e: also ($mpi): exit status $status at $(date +%s%N)"
+	done
 fi

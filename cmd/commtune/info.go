@@ -43,11 +43,12 @@ var infoSections = []infoSection{
 	{"coll", "the fixed decision table of collective algorithms, and those COMMTUNE_COLL_<OP> forces", collectColl},
 	{"halo", "the halo exchange implementations, how they are selected, and the decisions saved by earlier jobs: what was measured and why", collectHalo},
 	{"shm", "the shared memory a rank holds for messages to it, by ranks on the node, with this environment's ring size", collectShm},
+	{"launcher", "the launcher that started this process and the protocol a job speaks to it (commtune run, PMI-1/2, PMIx), from the environment", collectLauncher},
 }
 
 // infoMain is `commtune info [--topology] [--json] [--sysfs DIR]`.
 func infoMain(args []string) int {
-	fs := newFlagSet("info", "[--topology] [--profile] [--coll] [--halo] [--shm] [--json] [--sysfs DIR] [--file PROFILE]")
+	fs := newFlagSet("info", "[--topology] [--profile] [--coll] [--halo] [--shm] [--launcher] [--json] [--sysfs DIR] [--file PROFILE]")
 	selected := make([]*bool, len(infoSections))
 	for i, s := range infoSections {
 		selected[i] = fs.Bool(s.name, false, "print the "+s.name+" section: "+s.usage)

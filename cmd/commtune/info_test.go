@@ -89,8 +89,8 @@ func TestInfoJSON(t *testing.T) {
 	if err := dec.Decode(&sections); err != nil || dec.More() {
 		t.Fatalf("commtune info --json printed %q: not one JSON object (%v)", r.stdout, err)
 	}
-	if len(sections) != 5 || sections["topology"] == nil || sections["profile"] == nil || sections["coll"] == nil || sections["halo"] == nil || sections["shm"] == nil {
-		t.Fatalf("commtune info --json printed %q; want five keys, topology, profile, coll, halo and shm", r.stdout)
+	if len(sections) != 6 || sections["topology"] == nil || sections["profile"] == nil || sections["coll"] == nil || sections["halo"] == nil || sections["shm"] == nil || sections["launcher"] == nil {
+		t.Fatalf("commtune info --json printed %q; want six keys, topology, profile, coll, halo, shm and launcher", r.stdout)
 	}
 	var colls collInfo
 	if err := json.Unmarshal(sections["coll"], &colls); err != nil || len(colls.Rules) < len(coll.Operations) {

@@ -27,7 +27,8 @@ type Job struct {
 	KV     KV     // address exchange; nil for a singleton
 	Source string // SourceCommtune, SourcePMI, SourcePMIx or SourceSingleton
 	// Protocol names the wire the job was found over ("commtune kvs",
-	// "PMI-1", "PMI-2", "PMIx v4", "PMIx v3"; "" for a singleton).
+	// "PMI-1", "PMI-2", "PMIx v41", "PMIx v4", "PMIx v3"; "" for a
+	// singleton).
 	Protocol string
 	// Server is the host:port of the key-value or PMI server this rank
 	// talks to over the network ("" when it is reached otherwise: PMI_FD):
@@ -118,12 +119,21 @@ var detectors = []detector{
 // without a PMI plugin: each task would otherwise run alone as a
 // singleton.
 func detectSlurmWithoutPMI(_ context.Context, lookup func(string) (string, bool)) (*Job, bool, error) {
+	if err := slurmWithoutPMI(lookup); err != nil {
+		return nil, true, err
+	}
+	return nil, false, nil
+}
+
+// slurmWithoutPMI is the error for tasks of a Slurm step of several that
+// were given no PMI, nil otherwise.
+func slurmWithoutPMI(lookup func(string) (string, bool)) error {
 	_, procid := lookup("SLURM_PROCID")
 	ntasks, _ := lookup("SLURM_NTASKS")
 	if n, err := strconv.Atoi(ntasks); procid && err == nil && n > 1 {
-		return nil, true, fmt.Errorf("started by Slurm as %d tasks without PMI: run srun --mpi=pmix or --mpi=pmi2", n)
+		return fmt.Errorf("started by Slurm as %d tasks without PMI: run srun --mpi=pmix or --mpi=pmi2", n)
 	}
-	return nil, false, nil
+	return nil
 }
 
 // Discover finds the job this process belongs to by trying detectors in

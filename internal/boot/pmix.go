@@ -74,6 +74,7 @@ const pmixFirstTag = 101
 type pmixClient struct {
 	conn   net.Conn
 	enc    pmixEncoding
+	bfrops string // the encoding's name: v41, v4, v3
 	nspace string
 	rank   uint32
 	pindex int32
@@ -199,9 +200,9 @@ func dialPMIx(ctx context.Context, lookup func(string) (string, bool), nspace, r
 	if err != nil {
 		return nil, fmt.Errorf("%w: connecting to %s=%s: %v", ErrPMIx, ep.variable, ep.addr, err)
 	}
-	c := &pmixClient{conn: conn, enc: ep.enc, nspace: nspace, rank: uint32(rank), nextTag: pmixFirstTag,
+	c := &pmixClient{conn: conn, enc: ep.enc, bfrops: ep.bfrops, nspace: nspace, rank: uint32(rank), nextTag: pmixFirstTag,
 		pending: map[uint32]chan []byte{}, done: make(chan struct{}), puts: map[string]string{}, kv: map[string]string{}}
-	if err := c.hello(ctx, ep.bfrops); err != nil {
+	if err := c.hello(ctx); err != nil {
 		conn.Close()
 		return nil, err
 	}
@@ -219,10 +220,10 @@ func securityOffers(list, mode string) bool {
 }
 
 // hello sends the connection request and reads the peer index.
-func (c *pmixClient) hello(ctx context.Context, bfrops string) error {
+func (c *pmixClient) hello(ctx context.Context) error {
 	stop := connDeadline(ctx, c.conn, pmiReplyTimeout)
 	defer stop()
-	msg := appendHello(nil, pmixHello{nspace: c.nspace, rank: c.rank, version: pmixVersion, bfrops: bfrops, uid: pmixUID(), gid: pmixGID()})
+	msg := appendHello(nil, pmixHello{nspace: c.nspace, rank: c.rank, version: pmixVersion, bfrops: c.bfrops, uid: pmixUID(), gid: pmixGID()})
 	if _, err := c.conn.Write(msg); err != nil {
 		return fmt.Errorf("%w: sending the connection request: %v", ErrPMIx, err)
 	}
@@ -378,7 +379,7 @@ func (c *pmixClient) start(ctx context.Context) (*Job, error) {
 		return nil, fmt.Errorf("%w: %s=%d but the job has %d ranks", ErrPMIx, EnvPMIxRank, c.rank, shape.size)
 	}
 	j := &Job{Rank: int(c.rank), Size: shape.size, KV: c, Source: SourcePMIx, ID: jobID(c.nspace),
-		Protocol: "PMIx " + map[pmixEncoding]string{pmixV3: "v3", pmixV4: "v4"}[c.enc]}
+		Protocol: "PMIx " + c.bfrops}
 	if err := placeLocal(j, shape.lpeers); err != nil {
 		return nil, err
 	}

@@ -72,8 +72,10 @@ func Programs() map[string]Program {
 }
 
 // runSuite runs every case on the world communicator, with a barrier
-// between cases so that one case's stragglers cannot meet the next.
+// between cases so that one case's stragglers cannot meet the next, and
+// says how many passed.
 func runSuite(ctx context.Context, c *commtune.Comm) error {
+	passed := 0
 	for _, tc := range Cases() {
 		if c.Size() < tc.MinRanks {
 			continue
@@ -84,7 +86,9 @@ func runSuite(ctx context.Context, c *commtune.Comm) error {
 		if err := c.Barrier(ctx); err != nil {
 			return fmt.Errorf("%s: barrier: %w", tc.Name, err)
 		}
+		passed++
 	}
+	fmt.Printf("rank %d: suite: %d cases passed\n", c.Rank(), passed)
 	return nil
 }
 

@@ -160,11 +160,11 @@ exec ip netns exec "$host" sh -c "$*"
 }
 
 // TestSlurm runs scripts/slurm-e2e.sh: a single-node Slurm (slurmctld,
-// slurmd, munged) started for the test, `srun -n 4 --mpi=pmi2` on the
-// example, then `srun -n 4` without PMI, which every task must refuse,
-// then a job one rank of which aborts (abortOne): it ends with the code,
-// the reason printed once, no task left. .ci/run installs slurm-wlm and
-// munge.
+// slurmd, munged) started for the test, the example under `srun -n 4`
+// with --mpi=pmi2 and with --mpi=pmix, then `srun -n 4` without PMI,
+// which every task must refuse, then under each plugin a job one rank of
+// which aborts (abortOne): it ends with the code, the reason printed once,
+// no task left. .ci/run installs slurm-wlm and munge.
 func TestSlurm(t *testing.T) {
 	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
 		if _, err := exec.LookPath(p); err != nil {
@@ -178,28 +178,38 @@ func TestSlurm(t *testing.T) {
 	defer cancel()
 	token := fmt.Sprintf("abort-slurm-%d", os.Getpid())
 	cmd := exec.CommandContext(ctx, "../../scripts/slurm-e2e.sh", "4")
-	cmd.Env = append(os.Environ(), "SLURM_E2E_ALSO="+os.Args[0], RankModeEnv+"=abort", RankArgEnv+"="+token,
-		"GORACE=atexit_sleep_ms=0")
+	cmd.Env = append(os.Environ(), "SLURM_E2E_ALSO="+os.Args[0], "SLURM_E2E_ALSO_MPI=pmi2 pmix",
+		RankModeEnv+"=abort", RankArgEnv+"="+token, "GORACE=atexit_sleep_ms=0")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("slurm-e2e.sh: %v", err)
 	}
-	if n := strings.Count(string(out), "ring ok; allreduce ok"); n != 4 {
-		t.Fatalf("%d ranks reported success under srun --mpi=pmi2, want 4", n)
+	for _, mpi := range []string{"pmi2", "pmix"} {
+		_, run, _ := strings.Cut(string(out), "+ srun -n 4 --mpi="+mpi+" ")
+		run, _, _ = strings.Cut(run, "\n+ ")
+		if n := strings.Count(run, "ring ok; allreduce ok"); n != 4 {
+			t.Errorf("%d ranks reported success under srun --mpi=%s, want 4", n, mpi)
+		}
 	}
 	if n := strings.Count(string(out), "without PMI: run srun --mpi=pmix or --mpi=pmi2"); n != 4 {
 		t.Fatalf("%d tasks refused to run without PMI, want 4", n)
 	}
-	_, abort, _ := strings.Cut(string(out), "+ srun -n 4 --mpi=pmi2 "+os.Args[0])
-	var code int
-	var at int64
-	if _, after, ok := strings.Cut(abort, "slurm-e2e: also: exit status "); !ok {
-		t.Fatal("the abort job did not run")
-	} else if _, err := fmt.Sscanf(after, "%d at %d", &code, &at); err != nil {
-		t.Fatalf("reading the abort job's status: %v", err)
+	for _, mpi := range []string{"pmi2", "pmix"} {
+		t.Run("abort/"+mpi, func(t *testing.T) {
+			_, abort, _ := strings.Cut(string(out), "+ srun -n 4 --mpi="+mpi+" "+os.Args[0])
+			var code int
+			var at int64
+			status := "slurm-e2e: also (" + mpi + "): exit status "
+			abort, after, ok := strings.Cut(abort, status)
+			if !ok {
+				t.Fatal("the abort job did not run")
+			} else if _, err := fmt.Sscanf(after, "%d at %d", &code, &at); err != nil {
+				t.Fatalf("reading the abort job's status: %v", err)
+			}
+			checkAborted(t, abort, code, 7, time.Unix(0, at), token)
+		})
 	}
-	checkAborted(t, abort, code, 7, time.Unix(0, at), token)
 }
 
 // hold keeps a 2-rank job up until the file arg exists: rank 0 says

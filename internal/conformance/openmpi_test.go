@@ -1,0 +1,96 @@
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+)
+
+// openMPIRun returns the command line that starts n ranks under Open MPI's
+// mpirun (Debian's openmpi-bin, which .ci/run installs), or skips.
+func openMPIRun(t *testing.T, n int) []string {
+	t.Helper()
+	mpirun, err := exec.LookPath("mpirun.openmpi")
+	if err != nil {
+		t.Skip("Open MPI's mpirun not installed (apt-get install openmpi-bin); .ci/run installs it")
+	}
+	args := []string{mpirun, "--oversubscribe", "-np", fmt.Sprint(n)}
+	if os.Geteuid() == 0 {
+		args = append(args, "--allow-run-as-root")
+	}
+	return args
+}
+
+// pmixEncodings are the two wires a PMIx server speaks: the newest it
+// offers, and v3's fixed-width one forced.
+var pmixEncodings = []struct{ name, env string }{
+	{"v41", "COMMTUNE_PMIX=auto"},
+	{"v3", "COMMTUNE_PMIX=v3"},
+}
+
+// TestOpenMPI runs the example and the conformance suite's process mode
+// under Open MPI's mpirun, whose PMIx server the ranks find by themselves:
+// four ranks on this node over shared memory, in both PMIx encodings.
+func TestOpenMPI(t *testing.T) {
+	run := openMPIRun(t, 4)
+	bin := buildExample(t)
+	for _, enc := range pmixEncodings {
+		t.Run(enc.name+"/example", func(t *testing.T) {
+			out := runOpenMPI(t, append(run, bin), enc.env)
+			if n := strings.Count(out, "ring ok; allreduce ok"); n != 4 || strings.Count(out, "shm to") != 4 {
+				t.Fatalf("%d ranks reported success, want 4 over shared memory:\n%s", n, out)
+			}
+		})
+		t.Run(enc.name+"/suite", func(t *testing.T) {
+			if testing.Short() {
+				t.Skip("the whole suite under mpirun takes a minute")
+			}
+			out := runOpenMPI(t, append(run, os.Args[0]), enc.env, RankModeEnv+"=suite", "COMMTUNE_TRANSPORTS=shm,tcp")
+			if n := strings.Count(out, " cases passed"); n != 4 {
+				t.Fatalf("%d ranks finished the suite, want 4", n)
+			}
+		})
+	}
+}
+
+// runOpenMPI runs an mpirun command line with env added, fails the test
+// unless it succeeds, and returns its output.
+func runOpenMPI(t *testing.T, args []string, env ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), append(env, "COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")...)
+	out, err := cmd.CombinedOutput()
+	t.Logf("%s", out)
+	if err != nil {
+		t.Fatalf("%s: %v", strings.Join(args, " "), err)
+	}
+	return string(out)
+}
+
+// TestAbortOpenMPI: under Open MPI's mpirun, Abort ends the job through
+// PMIx: mpirun exits with the code, the reason printed once, no rank left.
+func TestAbortOpenMPI(t *testing.T) {
+	run := openMPIRun(t, 4)
+	token := fmt.Sprintf("abort-openmpi-%d", os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, run[0], append(run[1:], os.Args[0])...)
+	cmd.Env = append(os.Environ(), RankModeEnv+"=abort", RankArgEnv+"="+token, "COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
+	out, err := cmd.CombinedOutput()
+	ended := time.Now()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("mpirun: %v\n%s", err, out)
+	}
+	checkAborted(t, string(out), code, 7, ended, token)
+}
