@@ -155,6 +155,9 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{name: boot.EnvPMIVersion, value: "3", want: []string{`COMMTUNE_PMI="3": want 1, 2 or auto`}},
 		{name: boot.EnvPMIVersion, value: "2", with: map[string]string{boot.EnvPMIPort: "127.0.0.1:1", boot.EnvPMIID: "0"},
 			want: []string{`COMMTUNE_PMI="2" with PMI_PORT="127.0.0.1:1": want PMI_FD`}},
+		{name: boot.EnvPMIxEncoding, value: "v2", want: []string{`COMMTUNE_PMIX="v2": want v41, v4, v3 or auto`}},
+		{name: boot.EnvPMIxEncoding, value: "v3", with: map[string]string{boot.EnvPMIxNamespace: "77", boot.EnvPMIxRank: "0", "PMIX_SERVER_URI41": "77.0;tcp4://127.0.0.1:1"},
+			want: []string{`COMMTUNE_PMIX=v3 but the server sets no PMIX_SERVER_URI3`}},
 	}
 	for _, op := range coll.Operations {
 		name := EnvCollPrefix + strings.ToUpper(string(op))
@@ -177,7 +180,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 	// leak into the cases; t.Setenv restores them afterwards.
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasPrefix(k, "COMMTUNE_") || strings.HasPrefix(k, "PMI_") || strings.HasPrefix(k, "SLURM_") {
+		if strings.HasPrefix(k, "COMMTUNE_") || strings.HasPrefix(k, "PMI_") || strings.HasPrefix(k, "PMIX_") || strings.HasPrefix(k, "SLURM_") {
 			t.Setenv(k, "")
 			os.Unsetenv(k)
 		}
@@ -194,7 +197,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 			}
 			t.Setenv(r.name, r.value)
 			var err error
-			if boot.IsLauncherVar(r.name) || r.name == boot.EnvPMIVersion {
+			if boot.IsLauncherVar(r.name) || r.name == boot.EnvPMIVersion || r.name == boot.EnvPMIxEncoding {
 				var j *boot.Job
 				if j, err = boot.Discover(t.Context()); err == nil {
 					j.Close()

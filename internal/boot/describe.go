@@ -16,7 +16,10 @@ type Launch struct {
 // connecting.
 func Describe(lookup func(string) (string, bool)) Launch {
 	if _, err := pmiSetting(lookup); err != nil {
-		return Launch{Source: "", Launcher: "?", Error: err.Error()}
+		return Launch{Launcher: "?", Error: err.Error()}
+	}
+	if _, err := pmixSetting(lookup); err != nil {
+		return Launch{Launcher: "?", Error: err.Error()}
 	}
 	if _, ok := lookup(EnvBoot); ok {
 		return Launch{Source: SourceCommtune, Launcher: "commtune run", Protocol: "commtune kvs", Detail: EnvBoot + " names the launcher's key-value service"}

@@ -32,7 +32,7 @@ func TestDescribe(t *testing.T) {
 		{"srun-pmix", map[string]string{EnvPMIxNamespace: "slurm.pmix.3.0", EnvPMIxRank: "1", "PMIX_SERVER_URI4": uri, "SLURM_STEP_ID": "0"},
 			SourcePMIx, "Slurm srun --mpi=pmix", "PMIx v4", ""},
 		{"pmix-v2-only", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI21": uri}, SourcePMIx, "a PMIx server", "", "only the v2 wire"},
-		{"pmix-bad-knob", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": uri, EnvPMIxEncoding: "v9"}, SourcePMIx, "a PMIx server", "", "v41, v4, v3 or auto"},
+		{"pmix-bad-knob", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": uri, EnvPMIxEncoding: "v9"}, "", "?", "", "v41, v4, v3 or auto"},
 		{"pmix-usock", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": "1234.0;usock:///tmp/x"}, SourcePMIx, "a PMIx server", "", "not a tcp address"},
 		{"slurm-no-pmi", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}, "slurm", "Slurm srun without PMI", "", "--mpi=pmix"},
 		{"bad-pmi-knob", map[string]string{EnvPMIVersion: "7"}, "", "?", "", "COMMTUNE_PMI"},

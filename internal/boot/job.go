@@ -145,9 +145,13 @@ func Discover(ctx context.Context) (*Job, error) {
 }
 
 func discover(ctx context.Context, lookup func(string) (string, bool)) (*Job, error) {
-	// COMMTUNE_PMI is checked whichever source starts the job: a value
+	// COMMTUNE_PMI and COMMTUNE_PMIX are checked whichever source starts
+	// the job: a value
 	// that means nothing is a mistake even where it goes unused.
 	if _, err := pmiSetting(lookup); err != nil {
+		return nil, fmt.Errorf("boot: %w", err)
+	}
+	if _, err := pmixSetting(lookup); err != nil {
 		return nil, fmt.Errorf("boot: %w", err)
 	}
 	for _, d := range detectors {

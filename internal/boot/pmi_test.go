@@ -163,7 +163,7 @@ func TestPMIEnvironment(t *testing.T) {
 		src  string
 	}{
 		{"singleton", map[string]string{}, "", SourceSingleton},
-		{"slurm without pmi", map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "4"}, "run srun --mpi=pmi2", ""},
+		{"slurm without pmi", map[string]string{"SLURM_PROCID": "1", "SLURM_NTASKS": "4"}, "run srun --mpi=pmix or --mpi=pmi2", ""},
 		{"slurm one task", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "1"}, "", SourceSingleton},
 		{"bad version", map[string]string{EnvPMIFD: "99", EnvPMIVersion: "3"}, `COMMTUNE_PMI="3": want 1, 2 or auto`, ""},
 		{"pmi2 on port", map[string]string{EnvPMIPort: "127.0.0.1:1", EnvPMIID: "0", EnvPMIVersion: "2"}, `COMMTUNE_PMI="2" with PMI_PORT="127.0.0.1:1": want PMI_FD`, ""},

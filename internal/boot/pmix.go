@@ -122,18 +122,18 @@ type pmixEndpoint struct {
 // pmixServer picks the URI variable: the newest encoding offered, v3 when
 // the site set psquash, or the one COMMTUNE_PMIX names.
 func pmixServer(lookup func(string) (string, bool)) (pmixEndpoint, error) {
-	want, _ := lookup(EnvPMIxEncoding)
-	want = strings.ToLower(strings.TrimSpace(want))
+	want, err := pmixSetting(lookup)
+	if err != nil {
+		return pmixEndpoint{}, err
+	}
 	order := pmixURIs
 	switch want {
-	case "", "auto":
+	case "auto":
 		if _, ok := lookup(EnvPMIxPsquash); ok {
 			order = []string{"PMIX_SERVER_URI3", "PMIX_SERVER_URI41", "PMIX_SERVER_URI4"}
 		}
-	case "v41", "v4", "v3":
-		order = []string{"PMIX_SERVER_URI" + strings.TrimPrefix(want, "v")}
 	default:
-		return pmixEndpoint{}, fmt.Errorf("%w: %w", ErrPMIx, setting.Bad(setting.Env(EnvPMIxEncoding, want), "v41, v4, v3 or auto"))
+		order = []string{"PMIX_SERVER_URI" + strings.TrimPrefix(want, "v")}
 	}
 	for _, name := range order {
 		uri, ok := lookup(name)
@@ -147,13 +147,26 @@ func pmixServer(lookup func(string) (string, bool)) (pmixEndpoint, error) {
 		enc, bfrops := pmixURIEncoding(name)
 		return pmixEndpoint{variable: name, addr: addr, bfrops: bfrops, enc: enc}, nil
 	}
-	if want != "" && want != "auto" {
+	if want != "auto" {
 		return pmixEndpoint{}, fmt.Errorf("%w: %s=%s but the server sets no %s", ErrPMIx, EnvPMIxEncoding, want, order[0])
 	}
 	if _, old := lookup("PMIX_SERVER_URI21"); old {
 		return pmixEndpoint{}, fmt.Errorf("%w: the PMIx server offers only the v2 wire (PMIX_SERVER_URI21); commtune speaks v3 and later (OpenPMIx 3.2+)", ErrPMIx)
 	}
 	return pmixEndpoint{}, fmt.Errorf("%w: %s is set but no PMIX_SERVER_URI41, _URI4 or _URI3", ErrPMIx, EnvPMIxNamespace)
+}
+
+// pmixSetting reads COMMTUNE_PMIX: v41, v4, v3, or auto (also when unset
+// or blank).
+func pmixSetting(lookup func(string) (string, bool)) (string, error) {
+	text, _ := lookup(EnvPMIxEncoding)
+	switch v := strings.ToLower(strings.TrimSpace(text)); v {
+	case "", "auto":
+		return "auto", nil
+	case "v41", "v4", "v3":
+		return v, nil
+	}
+	return "", fmt.Errorf("%w: %w", ErrPMIx, setting.Bad(setting.Env(EnvPMIxEncoding, text), "v41, v4, v3 or auto"))
 }
 
 // parsePMIxURI reads "<nspace>.<rank>;tcp4://HOST:PORT" (or tcp6://[ADDR]:PORT).
