@@ -2,6 +2,7 @@ package boot
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -241,7 +242,18 @@ func (c *pmixClient) hello(ctx context.Context) error {
 		return fmt.Errorf("%w: sending the connection request: %v", ErrPMIx, err)
 	}
 	var reply [8]byte
-	if _, err := io.ReadFull(c.conn, reply[:]); err != nil {
+	if _, err := io.ReadFull(c.conn, reply[:4]); err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			// OpenPMIx 4 closes without a word on any refusal.
+			return fmt.Errorf("%w: the server closed the connection during the handshake: it refused namespace %q rank %d, the %s encoding or this user's credential", ErrPMIx, c.nspace, c.rank, c.bfrops)
+		}
+		return fmt.Errorf("%w: reading the connection reply: %v", ErrPMIx, err)
+	}
+	if st := int32(binary.BigEndian.Uint32(reply[:4])); st != 0 {
+		// OpenPMIx 3 says why in 4 bytes, then closes.
+		return fmt.Errorf("%w: the server refused the connection: %s", ErrPMIx, pmixStatusText(st))
+	}
+	if _, err := io.ReadFull(c.conn, reply[4:]); err != nil {
 		return fmt.Errorf("%w: reading the connection reply: %v", ErrPMIx, err)
 	}
 	var err error
