@@ -313,51 +313,80 @@ func (c *pmixClient) readLoop() {
 
 // request sends payload under a fresh tag and waits for its reply.
 func (c *pmixClient) request(ctx context.Context, timeout time.Duration, what string, payload []byte) ([]byte, error) {
-	ch := make(chan []byte, 1)
+	call, err := c.send(what, payload)
+	if err != nil {
+		return nil, err
+	}
+	return c.wait(ctx, timeout, call)
+}
+
+// pmixCall is a request sent and not yet answered.
+type pmixCall struct {
+	tag   uint32
+	what  string
+	reply chan []byte
+}
+
+// send writes payload under a fresh tag, registered for its reply.
+func (c *pmixClient) send(what string, payload []byte) (*pmixCall, error) {
+	call := &pmixCall{what: what, reply: make(chan []byte, 1)}
 	c.mu.Lock()
 	if c.lost != nil {
 		err := c.lost
 		c.mu.Unlock()
 		return nil, err
 	}
-	tag := c.nextTag
+	call.tag = c.nextTag
 	c.nextTag++
 	if c.nextTag == math.MaxUint32 {
 		c.nextTag = pmixFirstTag
 	}
-	c.pending[tag] = ch
+	c.pending[call.tag] = call.reply
 	c.mu.Unlock()
-	forget := func() {
-		c.mu.Lock()
-		delete(c.pending, tag)
-		c.mu.Unlock()
-	}
-	frame := appendHeader(make([]byte, 0, pmixHeaderLen+len(payload)), pmixHeader{pindex: c.pindex, tag: tag, nbytes: uint32(len(payload))})
+	frame := appendHeader(make([]byte, 0, pmixHeaderLen+len(payload)), pmixHeader{pindex: c.pindex, tag: call.tag, nbytes: uint32(len(payload))})
 	frame = append(frame, payload...)
 	c.wmu.Lock()
 	c.conn.SetWriteDeadline(time.Now().Add(pmiReplyTimeout))
 	_, err := c.conn.Write(frame)
 	c.wmu.Unlock()
 	if err != nil {
-		forget()
+		c.forget(call)
 		return nil, fmt.Errorf("%w: sending %s: %v", ErrPMIx, what, err)
 	}
+	return call, nil
+}
+
+// forget stops waiting for call's reply: one that comes later is dropped.
+func (c *pmixClient) forget(call *pmixCall) {
+	c.mu.Lock()
+	delete(c.pending, call.tag)
+	c.mu.Unlock()
+}
+
+// wait returns call's reply, or why none will come: the connection
+// ended, ctx ended, or timeout passed.
+func (c *pmixClient) wait(ctx context.Context, timeout time.Duration, call *pmixCall) ([]byte, error) {
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
 	select {
-	case body := <-ch:
+	case body := <-call.reply:
 		return body, nil
 	case <-c.done:
-		forget()
+		select {
+		case body := <-call.reply: // came just before the end
+			return body, nil
+		default:
+		}
+		c.forget(call)
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return nil, fmt.Errorf("waiting for the reply to %s: %w", what, c.lost)
+		return nil, fmt.Errorf("waiting for the reply to %s: %w", call.what, c.lost)
 	case <-ctx.Done():
-		forget()
-		return nil, fmt.Errorf("%w: waiting for the reply to %s: %w", ErrPMIx, what, ctx.Err())
+		c.forget(call)
+		return nil, fmt.Errorf("%w: waiting for the reply to %s: %w", ErrPMIx, call.what, ctx.Err())
 	case <-timer.C:
-		forget()
-		return nil, fmt.Errorf("%w: no reply to %s within %v", ErrPMIx, what, timeout)
+		c.forget(call)
+		return nil, fmt.Errorf("%w: no reply to %s within %v", ErrPMIx, call.what, timeout)
 	}
 }
 
@@ -529,8 +558,8 @@ func placeLocal(j *Job, lpeers []int) error {
 	return nil
 }
 
-// get asks for one key of one rank (GETNB) and returns its value.
-func (c *pmixClient) get(ctx context.Context, rank uint32, key string) (any, error) {
+// getRequest is the GETNB of one key of one rank.
+func (c *pmixClient) getRequest(rank uint32, key string) []byte {
 	w := c.command(pmixCmdGet)
 	w.count(1)
 	w.str(c.nspace)
@@ -540,10 +569,16 @@ func (c *pmixClient) get(ctx context.Context, rank uint32, key string) (any, err
 	w.size(0) // no info
 	w.count(1)
 	w.str(key)
+	return w.b
+}
+
+// get asks for one key of one rank (GETNB) and returns its value.
+func (c *pmixClient) get(ctx context.Context, rank uint32, key string) (any, error) {
+	payload := c.getRequest(rank, key)
 	what := fmt.Sprintf("the get of %q", key)
 	deadline := time.Now().Add(pmiFenceTimeout)
 	for {
-		body, err := c.request(ctx, time.Until(deadline), what, w.b)
+		body, err := c.request(ctx, time.Until(deadline), what, payload)
 		if err != nil {
 			return nil, err
 		}
@@ -664,6 +699,11 @@ func (c *pmixClient) Fence(ctx context.Context) error {
 	c.mu.Unlock()
 	if len(puts) > 0 {
 		if err := c.commit(ctx, puts); err != nil {
+			c.mu.Lock()
+			for k, v := range puts { // a later fence commits them
+				c.puts[k] = v
+			}
+			c.mu.Unlock()
 			return err
 		}
 	}
@@ -706,24 +746,71 @@ func (c *pmixClient) commit(ctx context.Context, puts map[string]string) error {
 // Get returns key's value from the rank that owns it (see keyOwner),
 // waiting, as the server does, until that rank has committed it.
 func (c *pmixClient) Get(ctx context.Context, key string) (string, error) {
-	c.mu.Lock()
-	err := c.usable(key)
-	own, mine := c.kv[key]
-	c.mu.Unlock()
+	v, err := c.GetMany(ctx, []string{key})
 	if err != nil {
 		return "", err
 	}
-	if mine {
-		// This rank's own data, answered here as the OpenPMIx client
-		// does: no round trip.
-		return own, nil
-	}
+	return v[0], nil
+}
+
+// GetMany implements ManyGetter: every get goes out at once and the
+// replies are taken as they come, one round trip for all. A key the
+// server was not ready to answer is asked again on its own.
+func (c *pmixClient) GetMany(ctx context.Context, keys []string) ([]string, error) {
+	out := make([]string, len(keys))
+	calls := make([]*pmixCall, len(keys))
+	defer func() {
+		for _, call := range calls {
+			if call != nil {
+				c.forget(call)
+			}
+		}
+	}()
 	c.ops.Lock()
 	defer c.ops.Unlock()
-	v, err := c.get(ctx, uint32(keyOwner(key)), key)
-	if err != nil {
-		return "", err
+	for i, key := range keys {
+		c.mu.Lock()
+		err := c.usable(key)
+		own, mine := c.kv[key]
+		c.mu.Unlock()
+		if err != nil {
+			return nil, err
+		}
+		if mine {
+			// This rank's own data, answered here as the OpenPMIx client
+			// does: no round trip.
+			out[i] = own
+			continue
+		}
+		if calls[i], err = c.send(fmt.Sprintf("the get of %q", key), c.getRequest(uint32(keyOwner(key)), key)); err != nil {
+			return nil, err
+		}
 	}
+	for i, call := range calls {
+		if call == nil {
+			continue
+		}
+		body, err := c.wait(ctx, pmiFenceTimeout, call)
+		calls[i] = nil
+		if err != nil {
+			return nil, err
+		}
+		v, err := parseGetReply(body, c.enc, keys[i])
+		if errors.Is(err, errPMIxTimeout) {
+			v, err = c.get(ctx, uint32(keyOwner(keys[i])), keys[i])
+		}
+		if err != nil {
+			return nil, err
+		}
+		if out[i], err = valueString(keys[i], v); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// valueString is a value commtune put: a string, or a byte object.
+func valueString(key string, v any) (string, error) {
 	switch v := v.(type) {
 	case string:
 		return v, nil
