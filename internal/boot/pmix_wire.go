@@ -352,33 +352,32 @@ func (r *pmixReader) varint(what string) int64 {
 	return v
 }
 
-func (r *pmixReader) u16(what string) uint16 {
+// unsigned reads an unsigned integer of width bytes: fixed big-endian in
+// v3, a varint no wider than width in v4.
+func (r *pmixReader) unsigned(what string, width int) uint64 {
 	if r.enc == pmixV3 {
-		if p := r.take(2, what); p != nil {
-			return binary.BigEndian.Uint16(p)
+		p := r.take(width, what)
+		switch {
+		case p == nil:
+			return 0
+		case width == 2:
+			return uint64(binary.BigEndian.Uint16(p))
+		case width == 4:
+			return uint64(binary.BigEndian.Uint32(p))
 		}
-		return 0
+		return binary.BigEndian.Uint64(p)
 	}
 	v := r.uvarint(what)
-	if v > math.MaxUint16 {
-		r.fail("%s %d does not fit 16 bits", what, v)
+	if width < 8 && v>>(8*width) != 0 {
+		r.fail("%s %d does not fit %d bits", what, v, 8*width)
+		return 0
 	}
-	return uint16(v)
+	return v
 }
 
-func (r *pmixReader) u32(what string) uint32 {
-	if r.enc == pmixV3 {
-		if p := r.take(4, what); p != nil {
-			return binary.BigEndian.Uint32(p)
-		}
-		return 0
-	}
-	v := r.uvarint(what)
-	if v > math.MaxUint32 {
-		r.fail("%s %d does not fit 32 bits", what, v)
-	}
-	return uint32(v)
-}
+func (r *pmixReader) u16(what string) uint16 { return uint16(r.unsigned(what, 2)) }
+
+func (r *pmixReader) u32(what string) uint32 { return uint32(r.unsigned(what, 4)) }
 
 func (r *pmixReader) i32(what string) int32 {
 	if r.enc == pmixV3 {
@@ -391,15 +390,7 @@ func (r *pmixReader) i32(what string) int32 {
 	return int32(v)
 }
 
-func (r *pmixReader) u64(what string) uint64 {
-	if r.enc == pmixV3 {
-		if p := r.take(8, what); p != nil {
-			return binary.BigEndian.Uint64(p)
-		}
-		return 0
-	}
-	return r.uvarint(what)
-}
+func (r *pmixReader) u64(what string) uint64 { return r.unsigned(what, 8) }
 
 func (r *pmixReader) i64(what string) int64 {
 	if r.enc == pmixV3 {

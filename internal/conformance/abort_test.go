@@ -75,6 +75,29 @@ func checkAborted(t *testing.T, out string, code, want int, ended time.Time, tok
 	}
 }
 
+// runAborted runs abortOne's job by the launcher command args, with env
+// added, and checks its end (checkAborted) with the exit code want.
+func runAborted(t *testing.T, want int, name string, args []string, env ...string) {
+	t.Helper()
+	token := fmt.Sprintf("abort-%s-%d", name, os.Getpid())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), append(env, RankModeEnv+"=abort", RankArgEnv+"="+token,
+		"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")...)
+	out, err := cmd.CombinedOutput()
+	ended := time.Now()
+	code := 0
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("%s: %v\n%s", args[0], err, out)
+	}
+	t.Logf("%s", out)
+	checkAborted(t, string(out), code, want, ended, token)
+}
+
 // TestAbortCommtuneRun: under commtune run, Abort ends every rank with the
 // code, the launcher printing the reason.
 func TestAbortCommtuneRun(t *testing.T) {
@@ -105,21 +128,7 @@ func TestAbortHydra(t *testing.T) {
 	}{{"1", 7}, {"2", 0}} {
 		pmi := c.pmi
 		t.Run("pmi"+pmi, func(t *testing.T) {
-			token := fmt.Sprintf("abort-hydra%s-%d", pmi, os.Getpid())
-			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
-			defer cancel()
-			cmd := exec.CommandContext(ctx, mpiexec, "-launcher", "fork", "-n", "4", os.Args[0])
-			cmd.Env = append(os.Environ(), RankModeEnv+"=abort", RankArgEnv+"="+token, "COMMTUNE_PMI="+pmi,
-				"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
-			outb, err := cmd.CombinedOutput()
-			ended := time.Now()
-			code := 0
-			var ee *exec.ExitError
-			if errors.As(err, &ee) {
-				code = ee.ExitCode()
-			}
-			t.Logf("%s", outb)
-			checkAborted(t, string(outb), code, c.want, ended, token)
+			runAborted(t, c.want, "hydra"+pmi, []string{mpiexec, "-launcher", "fork", "-n", "4", os.Args[0]}, "COMMTUNE_PMI="+pmi)
 		})
 	}
 }

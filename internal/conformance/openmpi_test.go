@@ -2,7 +2,6 @@ package conformance
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -77,20 +76,5 @@ func runOpenMPI(t *testing.T, args []string, env ...string) string {
 // TestAbortOpenMPI: under Open MPI's mpirun, Abort ends the job through
 // PMIx: mpirun exits with the code, the reason printed once, no rank left.
 func TestAbortOpenMPI(t *testing.T) {
-	run := openMPIRun(t, 4)
-	token := fmt.Sprintf("abort-openmpi-%d", os.Getpid())
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, run[0], append(run[1:], os.Args[0])...)
-	cmd.Env = append(os.Environ(), RankModeEnv+"=abort", RankArgEnv+"="+token, "COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
-	out, err := cmd.CombinedOutput()
-	ended := time.Now()
-	code := 0
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("mpirun: %v\n%s", err, out)
-	}
-	checkAborted(t, string(out), code, 7, ended, token)
+	runAborted(t, 7, "openmpi", append(openMPIRun(t, 4), os.Args[0]))
 }
