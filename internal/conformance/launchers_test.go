@@ -98,11 +98,18 @@ func TestTwoNamespaces(t *testing.T) {
 		t.Fatalf("mpiexec: %v\n%s", err, out)
 	}
 	t.Logf("%s", out)
+	checkTwoHosts(t, string(out))
+}
+
+// checkTwoHosts checks the example's output for four ranks, two per host:
+// shared memory within a host, TCP between them.
+func checkTwoHosts(t *testing.T, out string) {
+	t.Helper()
 	want := map[string]string{"0": "shm to 1; tcp to 2,3", "1": "shm to 0; tcp to 2,3", "2": "shm to 3; tcp to 0,1", "3": "shm to 2; tcp to 0,1"}
 	for r, w := range want {
 		line := "rank " + r + " of 4 on "
-		i := strings.Index(string(out), line)
-		if i < 0 || !strings.Contains(strings.SplitN(string(out[i:]), "\n", 2)[0], w+"; ring ok; allreduce ok") {
+		i := strings.Index(out, line)
+		if i < 0 || !strings.Contains(strings.SplitN(out[i:], "\n", 2)[0], w+"; ring ok; allreduce ok") {
 			t.Fatalf("rank %s: want %q:\n%s", r, w, out)
 		}
 	}

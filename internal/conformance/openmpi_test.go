@@ -78,3 +78,27 @@ func runOpenMPI(t *testing.T, args []string, env ...string) string {
 func TestAbortOpenMPI(t *testing.T) {
 	runAborted(t, 7, "openmpi", append(openMPIRun(t, 4), os.Args[0]))
 }
+
+// TestOpenMPITwoNamespaces runs the example under mpirun on two "hosts":
+// network namespaces joined by a veth pair, mpirun's daemon started in
+// the second through an rsh agent that enters it. The ranks learn their
+// node from PMIx, so two per namespace share memory and reach the others
+// over TCP across the veth, in both encodings; a fence there collects
+// data across the two PMIx servers.
+func TestOpenMPITwoNamespaces(t *testing.T) {
+	run := openMPIRun(t, 4)
+	if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
+		t.Skip("needs root and iproute2 to make network namespaces")
+	}
+	bin := buildExample(t)
+	nsA, nsB, _, agent := twoNamespaces(t)
+	for _, enc := range pmixEncodings {
+		t.Run(enc.name, func(t *testing.T) {
+			args := append([]string{"ip", "netns", "exec", nsA}, run...)
+			args = append(args, "--mca", "plm_rsh_agent", agent, "--mca", "plm_rsh_no_tree_spawn", "1",
+				"--mca", "oob_tcp_if_include", "10.77.0.0/24", "--host", nsA+":2,"+nsB+":2",
+				"-x", "COMMTUNE_PROFILE", "-x", "COMMTUNE_PMIX", bin)
+			checkTwoHosts(t, runOpenMPI(t, args, enc.env))
+		})
+	}
+}
