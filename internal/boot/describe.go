@@ -55,6 +55,9 @@ func Describe(lookup func(string) (string, bool)) Launch {
 		}
 		l.Protocol = "PMIx " + ep.bfrops
 		l.Detail += fmt.Sprintf(", server %s from %s", ep.addr, ep.variable)
+		if v, ok := lookup(EnvPMIxVersion); ok {
+			l.Detail += ", server version " + v
+		}
 		return l
 	}
 	if err := slurmWithoutPMI(lookup); err != nil {
