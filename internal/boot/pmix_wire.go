@@ -493,8 +493,8 @@ type pmixInfoItem struct {
 }
 
 // value reads a pmix_value_t: its type then its data. Values are decoded
-// to string, []byte, bool, int64, uint64, []pmixInfoItem (an info array),
-// []any (another array) or pmixProcID; a type the client does not know
+// to string, []byte, bool, int64, uint64, pmixInfoItem (an info),
+// []pmixInfoItem (an info array), []any (another array) or pmixProcID; a type the client does not know
 // is an error, since values carry no length to skip them by.
 func (r *pmixReader) value(what string, depth int) any {
 	t := r.u16(what + "'s type")
@@ -541,7 +541,11 @@ func (r *pmixReader) typed(t uint16, what string, depth int) any {
 	case pmixProc:
 		return pmixProcID{nspace: r.str(what + "'s namespace"), rank: r.u32(what + "'s rank")}
 	case pmixInfo:
-		return r.info(what, depth)
+		if depth > 4 {
+			r.fail("%s: values nested too deep", what)
+			return nil
+		}
+		return r.info(what, depth+1)
 	case pmixDataArray:
 		if depth > 4 {
 			r.fail("%s: arrays nested too deep", what)
