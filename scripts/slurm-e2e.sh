@@ -2,7 +2,7 @@
 # End-to-end run under Slurm: installs slurm-wlm and munge (Debian, as
 # root), writes a single-node slurm.conf, starts munged, slurmctld and
 # slurmd, runs examples/allreduce with `srun -n 4 --mpi=pmi2` and
-# `srun -n 4 --mpi=pmix`, checks that `srun -n 4` without either is
+# `srun -n 4 --mpi=pmix` (in both PMIx encodings), checks that `srun -n 4` without either is
 # refused, and stops the daemons. Exit status: the first failing srun's.
 # Usage: scripts/slurm-e2e.sh [ranks]
 # With SLURM_E2E_ALSO set to a command, it also runs
@@ -88,6 +88,8 @@ for mpi in pmi2 pmix; do
 	echo "+ srun -n $ranks --mpi=$mpi $bin"
 	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=$mpi "$bin"
 done
+echo "+ COMMTUNE_PMIX=v3 srun -n $ranks --mpi=pmix $bin"
+COMMTUNE_PMIX=v3 COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmix "$bin"
 echo "+ srun -n $ranks $bin   (no PMI: each task must refuse to run alone)"
 if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
 	echo "slurm-e2e: tasks without PMI ran" >&2

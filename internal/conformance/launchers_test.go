@@ -168,7 +168,7 @@ exec ip netns exec "$host" sh -c "$*"
 
 // TestSlurm runs scripts/slurm-e2e.sh: a single-node Slurm (slurmctld,
 // slurmd, munged) started for the test, the example under `srun -n 4`
-// with --mpi=pmi2 and with --mpi=pmix, then `srun -n 4` without PMI,
+// with --mpi=pmi2 and with --mpi=pmix (both PMIx encodings), then `srun -n 4` without PMI,
 // which every task must refuse, then under each plugin a job one rank of
 // which aborts (abortOne): it ends with the code, the reason printed once,
 // no task left. .ci/run installs slurm-wlm and munge.
@@ -192,11 +192,11 @@ func TestSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("slurm-e2e.sh: %v", err)
 	}
-	for _, mpi := range []string{"pmi2", "pmix"} {
-		_, run, _ := strings.Cut(string(out), "+ srun -n 4 --mpi="+mpi+" ")
-		run, _, _ = strings.Cut(run, "\n+ ")
-		if n := strings.Count(run, "ring ok; allreduce ok"); n != 4 {
-			t.Errorf("%d ranks reported success under srun --mpi=%s, want 4", n, mpi)
+	for _, run := range []string{"srun -n 4 --mpi=pmi2 ", "srun -n 4 --mpi=pmix ", "COMMTUNE_PMIX=v3 srun -n 4 --mpi=pmix "} {
+		_, ran, _ := strings.Cut(string(out), "+ "+run)
+		ran, _, _ = strings.Cut(ran, "\n+ ")
+		if n := strings.Count(ran, "ring ok; allreduce ok"); n != 4 {
+			t.Errorf("%d ranks reported success under %s, want 4", n, run)
 		}
 	}
 	if n := strings.Count(string(out), "without PMI: run srun --mpi=pmix or --mpi=pmi2"); n != 4 {
