@@ -27,7 +27,8 @@ func TestInfoLauncher(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := cliCommand("info", "--launcher")
 			for _, kv := range os.Environ() {
-				if !strings.HasPrefix(kv, "PMI") && !strings.HasPrefix(kv, "COMMTUNE_BOOT=") && !strings.HasPrefix(kv, "SLURM_") {
+				if !strings.HasPrefix(kv, "PMI") && !strings.HasPrefix(kv, "COMMTUNE_BOOT=") && !strings.HasPrefix(kv, "COMMTUNE_PMI") &&
+					!strings.HasPrefix(kv, "SLURM_") && !strings.HasPrefix(kv, "OMPI_") {
 					cmd.Env = append(cmd.Env, kv)
 				}
 			}

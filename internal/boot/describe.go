@@ -48,7 +48,7 @@ func Describe(lookup func(string) (string, bool)) Launch {
 	rank, hasRank := lookup(EnvPMIxRank)
 	if hasNS || hasRank {
 		l := Launch{Source: SourcePMIx, Launcher: pmixLauncher(lookup), Detail: fmt.Sprintf("namespace %q, rank %s", ns, rank)}
-		ep, err := pmixServer(lookup)
+		_, ep, err := pmixEnv(lookup, ns, rank)
 		if err != nil {
 			l.Error = err.Error()
 			return l
@@ -69,11 +69,13 @@ func Describe(lookup func(string) (string, bool)) Launch {
 // pmixLauncher guesses which PMIx server started the process from the
 // variables each sets beside PMIx's own.
 func pmixLauncher(lookup func(string) (string, bool)) string {
-	if _, ok := lookup("SLURM_STEP_ID"); ok {
-		return "Slurm srun --mpi=pmix"
-	}
+	// Open MPI first: inside a Slurm allocation its daemons are started
+	// by srun, and its ranks inherit the step's variables.
 	if _, ok := lookup("OMPI_COMM_WORLD_SIZE"); ok {
 		return "Open MPI mpirun"
+	}
+	if _, ok := lookup("SLURM_STEP_ID"); ok {
+		return "Slurm srun --mpi=pmix"
 	}
 	return "a PMIx server"
 }

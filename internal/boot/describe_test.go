@@ -34,6 +34,10 @@ func TestDescribe(t *testing.T) {
 		{"pmix-v2-only", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI21": uri}, SourcePMIx, "a PMIx server", "", "only the v2 wire"},
 		{"pmix-bad-knob", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": uri, EnvPMIxEncoding: "v9"}, "", "?", "", "v41, v4, v3 or auto"},
 		{"pmix-usock", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": "1234.0;usock:///tmp/x"}, SourcePMIx, "a PMIx server", "", "not a tcp address"},
+		{"pmix-munge-only", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": uri, EnvPMIxSecurity: "munge"}, SourcePMIx, "a PMIx server", "", "no native credential"},
+		{"pmix-bad-rank", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "x", "PMIX_SERVER_URI41": uri}, SourcePMIx, "a PMIx server", "", "is not a rank"},
+		{"mpirun-in-slurm", map[string]string{EnvPMIxNamespace: "1234", EnvPMIxRank: "0", "PMIX_SERVER_URI41": uri, "OMPI_COMM_WORLD_SIZE": "2", "SLURM_STEP_ID": "0"},
+			SourcePMIx, "Open MPI mpirun", "PMIx v41", ""},
 		{"slurm-no-pmi", map[string]string{"SLURM_PROCID": "0", "SLURM_NTASKS": "4"}, "slurm", "Slurm srun without PMI", "", "--mpi=pmix"},
 		{"bad-pmi-knob", map[string]string{EnvPMIVersion: "7"}, "", "?", "", "COMMTUNE_PMI"},
 	}

@@ -58,7 +58,7 @@ type KV interface {
 }
 
 // ManyGetter is implemented by a KV that fetches many keys in one round
-// trip (the launcher's own KVS client).
+// trip (the launcher's own KVS client, the PMIx client).
 type ManyGetter interface {
 	GetMany(ctx context.Context, keys []string) ([]string, error)
 }

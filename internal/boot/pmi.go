@@ -423,13 +423,7 @@ func (c *pmiClient) read(ctx context.Context, timeout time.Duration) (pmiFields,
 // deadline bounds the next I/O by timeout and by ctx, and returns the
 // function that lifts it.
 func (c *pmiClient) deadline(ctx context.Context, timeout time.Duration) func() {
-	d := time.Now().Add(timeout)
-	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
-		d = cd
-	}
-	c.conn.SetDeadline(d)
-	stop := context.AfterFunc(ctx, func() { c.conn.SetDeadline(time.Now()) })
-	return func() { stop() }
+	return connDeadline(ctx, c.conn, timeout)
 }
 
 // KV over PMI. Values are escaped so that spaces, '=' and ';' survive both

@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"net"
+	"os"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,7 @@ type pmixClient struct {
 	bfrops string // the encoding's name: v41, v4, v3
 	nspace string
 	rank   uint32
+	size   int // the job's, once known
 	pindex int32
 
 	wmu sync.Mutex // one frame written at a time
@@ -88,6 +90,7 @@ type pmixClient struct {
 	lost    error         // why the connection ended, once it has
 	done    chan struct{} // closed when the reader stops
 	closed  bool
+	closing bool              // a Close is finalizing
 	puts    map[string]string // put since the last commit
 	kv      map[string]string // every put, for conflict checks
 	ops     sync.Mutex        // fences and gets in order, as under PMI
@@ -193,19 +196,26 @@ func parsePMIxURI(name, uri string) (string, error) {
 	return net.JoinHostPort(host, port), nil
 }
 
-// dialPMIx connects and runs the handshake.
-func dialPMIx(ctx context.Context, lookup func(string) (string, bool), nspace, rankText string) (*pmixClient, error) {
+// pmixEnv checks what a PMIx server set: the namespace, the rank, a
+// security mode commtune can meet, and the server to dial.
+func pmixEnv(lookup func(string) (string, bool), nspace, rankText string) (uint32, pmixEndpoint, error) {
 	if nspace == "" || len(nspace) > 255 || strings.IndexByte(nspace, 0) >= 0 {
-		return nil, fmt.Errorf("%w: %s=%q is not a namespace", ErrPMIx, EnvPMIxNamespace, clip(nspace))
+		return 0, pmixEndpoint{}, fmt.Errorf("%w: %s=%q is not a namespace", ErrPMIx, EnvPMIxNamespace, clip(nspace))
 	}
 	rank, err := strconv.ParseUint(strings.TrimSpace(rankText), 10, 32)
 	if err != nil || rank >= MaxSize {
-		return nil, fmt.Errorf("%w: %s=%q is not a rank", ErrPMIx, EnvPMIxRank, clip(rankText))
+		return 0, pmixEndpoint{}, fmt.Errorf("%w: %s=%q is not a rank", ErrPMIx, EnvPMIxRank, clip(rankText))
 	}
 	if sec, ok := lookup(EnvPMIxSecurity); ok && !securityOffers(sec, "native") {
-		return nil, fmt.Errorf("%w: %s=%s: the server takes no native credential, the only kind commtune sends", ErrPMIx, EnvPMIxSecurity, sec)
+		return 0, pmixEndpoint{}, fmt.Errorf("%w: %s=%s: the server takes no native credential, the only kind commtune sends", ErrPMIx, EnvPMIxSecurity, sec)
 	}
 	ep, err := pmixServer(lookup)
+	return uint32(rank), ep, err
+}
+
+// dialPMIx connects and runs the handshake.
+func dialPMIx(ctx context.Context, lookup func(string) (string, bool), nspace, rankText string) (*pmixClient, error) {
+	rank, ep, err := pmixEnv(lookup, nspace, rankText)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +224,7 @@ func dialPMIx(ctx context.Context, lookup func(string) (string, bool), nspace, r
 	if err != nil {
 		return nil, fmt.Errorf("%w: connecting to %s=%s: %v", ErrPMIx, ep.variable, ep.addr, err)
 	}
-	c := &pmixClient{conn: conn, enc: ep.enc, bfrops: ep.bfrops, nspace: nspace, rank: uint32(rank), nextTag: pmixFirstTag,
+	c := &pmixClient{conn: conn, enc: ep.enc, bfrops: ep.bfrops, nspace: nspace, rank: rank, nextTag: pmixFirstTag,
 		pending: map[uint32]chan []byte{}, done: make(chan struct{}), puts: map[string]string{}, kv: map[string]string{}}
 	if err := c.hello(ctx); err != nil {
 		conn.Close()
@@ -351,6 +361,9 @@ func (c *pmixClient) send(what string, payload []byte) (*pmixCall, error) {
 	c.wmu.Unlock()
 	if err != nil {
 		c.forget(call)
+		// Part of the frame may be out: the stream is out of step, so the
+		// connection ends here and every later call says why.
+		c.conn.Close()
 		return nil, fmt.Errorf("%w: sending %s: %v", ErrPMIx, what, err)
 	}
 	return call, nil
@@ -429,25 +442,39 @@ func (c *pmixClient) getRequest(rank uint32, key string) []byte {
 	return w.b
 }
 
-// get asks for one key of one rank (GETNB) and returns its value.
-func (c *pmixClient) get(ctx context.Context, rank uint32, key string) (any, error) {
+// get asks for one key of one rank (GETNB) and returns its value, by
+// deadline.
+func (c *pmixClient) get(ctx context.Context, deadline time.Time, rank uint32, key string) (any, error) {
 	payload := c.getRequest(rank, key)
 	what := fmt.Sprintf("the get of %q", key)
-	deadline := time.Now().Add(pmiFenceTimeout)
 	for {
 		body, err := c.request(ctx, time.Until(deadline), what, payload)
 		if err != nil {
 			return nil, err
 		}
 		v, err := parseGetReply(body, c.enc, key)
-		// A server answers "timeout" after 2 s when a rank of its node has
-		// not committed the key yet; the KV's get waits for it.
-		if errors.Is(err, errPMIxTimeout) && time.Now().Before(deadline) && ctx.Err() == nil {
-			continue
+		if !errors.Is(err, errPMIxTimeout) {
+			return v, err
 		}
-		return v, err
+		// A server answers "timeout" after 2 s when a rank of its node has
+		// not committed the key yet; the KV's get waits for it, asking
+		// again after a pause in case a server answers at once.
+		pause := time.NewTimer(min(pmixRetryPause, time.Until(deadline)))
+		select {
+		case <-ctx.Done():
+			pause.Stop()
+			return nil, fmt.Errorf("%w: waiting for %s: %w", ErrPMIx, what, ctx.Err())
+		case <-pause.C:
+		}
+		if !time.Now().Before(deadline) {
+			return nil, fmt.Errorf("%w: no value for %s within %v", ErrPMIx, what, pmiFenceTimeout)
+		}
 	}
 }
+
+// pmixRetryPause is the pause before asking again for a key the server
+// was not ready to answer.
+const pmixRetryPause = 100 * time.Millisecond
 
 // errPMIxTimeout marks a get the server gave up waiting for.
 var errPMIxTimeout = errors.New("the server's wait for the key timed out")
@@ -614,6 +641,7 @@ func (c *pmixClient) Get(ctx context.Context, key string) (string, error) {
 // replies are taken as they come, one round trip for all. A key the
 // server was not ready to answer is asked again on its own.
 func (c *pmixClient) GetMany(ctx context.Context, keys []string) ([]string, error) {
+	deadline := time.Now().Add(pmiFenceTimeout)
 	out := make([]string, len(keys))
 	calls := make([]*pmixCall, len(keys))
 	defer func() {
@@ -633,6 +661,10 @@ func (c *pmixClient) GetMany(ctx context.Context, keys []string) ([]string, erro
 		if err != nil {
 			return nil, err
 		}
+		if owner := keyOwner(key); c.size > 0 && owner >= c.size {
+			// The server would ask its host for a rank that does not exist.
+			return nil, fmt.Errorf("%w: key %q names rank %d, past the job's %d", ErrRefused, key, owner, c.size)
+		}
 		if mine {
 			// This rank's own data, answered here as the OpenPMIx client
 			// does: no round trip.
@@ -647,14 +679,14 @@ func (c *pmixClient) GetMany(ctx context.Context, keys []string) ([]string, erro
 		if call == nil {
 			continue
 		}
-		body, err := c.wait(ctx, pmiFenceTimeout, call)
+		body, err := c.wait(ctx, time.Until(deadline), call)
 		calls[i] = nil
 		if err != nil {
 			return nil, err
 		}
 		v, err := parseGetReply(body, c.enc, keys[i])
 		if errors.Is(err, errPMIxTimeout) {
-			v, err = c.get(ctx, uint32(keyOwner(keys[i])), keys[i])
+			v, err = c.get(ctx, deadline, uint32(keyOwner(keys[i])), keys[i])
 		}
 		if err != nil {
 			return nil, err
@@ -694,10 +726,12 @@ func (c *pmixClient) Abort(ctx context.Context, code int, msg string) error {
 // Open MPI mpirun fails the job otherwise), then closes the connection.
 func (c *pmixClient) Close() error {
 	c.mu.Lock()
-	if c.closed {
+	if c.closed || c.closing {
 		c.mu.Unlock()
+		<-c.done // the first Close ends the connection
 		return nil
 	}
+	c.closing = true
 	c.mu.Unlock()
 	err := c.statusCall(context.Background(), pmiReplyTimeout, "finalize", c.command(pmixCmdFinalize))
 	c.mu.Lock()
@@ -709,3 +743,23 @@ func (c *pmixClient) Close() error {
 	<-c.done
 	return err
 }
+
+// pmixURIEncoding reports the encoding a PMIX_SERVER_URI variable implies.
+func pmixURIEncoding(name string) (pmixEncoding, string) {
+	switch name {
+	case "PMIX_SERVER_URI41":
+		return pmixV4, "v41"
+	case "PMIX_SERVER_URI4":
+		return pmixV4, "v4"
+	case "PMIX_SERVER_URI3":
+		return pmixV3, "v3"
+	}
+	return 0, ""
+}
+
+// uid and gid for the credential; variables so that tests can build the
+// exact bytes of a capture.
+var (
+	pmixUID = func() uint32 { return uint32(os.Geteuid()) }
+	pmixGID = func() uint32 { return uint32(os.Getegid()) }
+)

@@ -49,6 +49,7 @@ type fakePMIx struct {
 	fenceArrived chan uint32               // when set, told the rank of each fence that arrives
 	aborts       []fakeAbort
 	finalized    map[uint32]bool
+	finalizes    map[uint32]int // FINALIZEs per rank
 }
 
 // fakeAbort is an ABORT as the server received it.
@@ -78,7 +79,7 @@ func newFakePMIx(t *testing.T, size int, nodes ...[]int) *fakePMIx {
 	}
 	f := &fakePMIx{t: t, nspace: "fake-job.0", size: size, nodes: nodes, ln: ln, stop: make(chan struct{}),
 		conns: map[net.Conn]bool{}, hellos: map[uint32]pmixHello{}, committed: map[uint32]map[string]any{},
-		fences: map[uint32]int{}, arrived: map[int]int{}, gets: map[string]int{}, finalized: map[uint32]bool{}}
+		fences: map[uint32]int{}, arrived: map[int]int{}, gets: map[string]int{}, finalized: map[uint32]bool{}, finalizes: map[uint32]int{}}
 	f.cond = sync.NewCond(&f.mu)
 	f.wg.Add(1)
 	go f.accept()
@@ -417,6 +418,7 @@ func (f *fakePMIx) handle(c *fakePMIxConn, tag uint32, payload []byte) {
 	case pmixCmdFinalize:
 		f.mu.Lock()
 		f.finalized[c.rank] = true
+		f.finalizes[c.rank]++
 		f.mu.Unlock()
 		reply = statusPayload(c.enc, 0)
 	default:

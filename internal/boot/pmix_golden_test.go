@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // Goldens from testdata/pmix: real conversations with Open MPI's mpirun
@@ -403,7 +404,7 @@ func TestPMIxGoldenCClient(t *testing.T) {
 			if err := c.Fence(ctx); err != nil {
 				t.Fatal(err)
 			}
-			v, err := c.get(ctx, 1, "ck")
+			v, err := c.get(ctx, time.Now().Add(time.Minute), 1, "ck")
 			if err != nil || v != "hello-value" {
 				t.Fatalf("get of rank 1's ck: %v (%T), %v", v, v, err)
 			}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // The job's shape under PMIx: its size and the ranks of this node, read
@@ -21,12 +22,18 @@ func (c *pmixClient) start(ctx context.Context) (*Job, error) {
 		// The job data used a value this client does not decode (values
 		// carry no length to skip): ask for the two facts it needs.
 		if err := c.askShape(ctx, &shape); err != nil {
+			if shape.err != nil {
+				return nil, fmt.Errorf("%w (the job data was no help: %v)", err, shape.err)
+			}
 			return nil, err
 		}
 	}
 	if int(c.rank) >= shape.size {
 		return nil, fmt.Errorf("%w: %s=%d but the job has %d ranks", ErrPMIx, EnvPMIxRank, c.rank, shape.size)
 	}
+	c.mu.Lock()
+	c.size = shape.size
+	c.mu.Unlock()
 	j := &Job{Rank: int(c.rank), Size: shape.size, KV: c, Source: SourcePMIx, ID: jobID(c.nspace),
 		Protocol: "PMIx " + c.bfrops}
 	if err := placeLocal(j, shape.lpeers); err != nil {
@@ -43,6 +50,7 @@ func (c *pmixClient) start(ctx context.Context) (*Job, error) {
 type jobShape struct {
 	size   int
 	lpeers []int
+	err    error // why the job data's reading stopped early, if it did
 }
 
 // parseJobData reads the reply to the job data request: the namespace,
@@ -82,12 +90,14 @@ func parseJobData(body []byte, enc pmixEncoding, nspace string, rank uint32) job
 			}
 		}
 	}
+	s.err = r.err
 	return s
 }
 
 // askShape asks the server for the job size and this node's ranks.
 func (c *pmixClient) askShape(ctx context.Context, s *jobShape) error {
-	v, err := c.get(ctx, pmixRankWildcard, "pmix.job.size")
+	deadline := time.Now().Add(pmiReplyTimeout)
+	v, err := c.get(ctx, deadline, pmixRankWildcard, "pmix.job.size")
 	if err != nil {
 		return err
 	}
@@ -96,7 +106,7 @@ func (c *pmixClient) askShape(ctx context.Context, s *jobShape) error {
 		return fmt.Errorf("%w: pmix.job.size is %v", ErrPMIx, v)
 	}
 	s.size = int(n)
-	v, err = c.get(ctx, pmixRankWildcard, "pmix.lpeers")
+	v, err = c.get(ctx, deadline, pmixRankWildcard, "pmix.lpeers")
 	if err != nil {
 		return err
 	}

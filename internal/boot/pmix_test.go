@@ -328,7 +328,7 @@ func TestPMIxServerLost(t *testing.T) {
 	if !errors.Is(err, ErrPMIx) || errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "closed the connection") {
 		t.Fatalf("fence on a lost connection: %v", err)
 	}
-	if _, err := j.KV.Get(ctx, "addr/1"); !errors.Is(err, ErrPMIx) {
+	if _, err := j.KV.Get(ctx, "never-put"); !errors.Is(err, ErrPMIx) {
 		t.Fatalf("get on a lost connection: %v", err)
 	}
 	if err := j.KV.Fence(ctx); !errors.Is(err, ErrPMIx) {

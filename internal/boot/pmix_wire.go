@@ -5,12 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 )
 
-// PMIx's wire, as OpenPMIx (v3.2 to v6) speaks it between a client and its
-// local server; docs/pmix.md describes it byte by byte. Every message is a
+// PMIx's wire, as OpenPMIx speaks it between a client and its local
+// server (read in v3.2.5 and v4.2.2, run against 4.2.2); docs/pmix.md describes it byte by byte. Every message is a
 // 16-byte header then a payload of "packs": each pack is a count then that
 // many items of one type. Items are encoded in one of two ways, which the
 // client announces in its connection request (the "bfrops" module):
@@ -38,38 +37,46 @@ const (
 // PMIx data types (pmix_common.h; unchanged from v3 to v6) the client packs
 // or unpacks.
 const (
-	pmixBool       = 1
-	pmixByte       = 2
-	pmixString     = 3
-	pmixSize       = 4
-	pmixPID        = 5
-	pmixInt        = 6
-	pmixInt8       = 7
-	pmixInt16      = 8
-	pmixInt32      = 9
-	pmixInt64      = 10
-	pmixUint       = 11
-	pmixUint8      = 12
-	pmixUint16     = 13
-	pmixUint32     = 14
-	pmixUint64     = 15
-	pmixStatus     = 20
-	pmixProc       = 22
-	pmixInfo       = 24
-	pmixByteObject = 27
-	pmixPersist    = 30
-	pmixScope      = 32
-	pmixDataRange  = 33
-	pmixCommand    = 34
-	pmixDirectives = 35
-	pmixDataType   = 36
-	pmixProcState  = 37
-	pmixDataArray  = 39
-	pmixProcRank   = 40
-	pmixAllocDir   = 43
-	pmixJobState   = 50
-	pmixLinkState  = 51
-	pmixProcNspace = 60
+	pmixUndef            = 0
+	pmixBool             = 1
+	pmixByte             = 2
+	pmixString           = 3
+	pmixSize             = 4
+	pmixPID              = 5
+	pmixInt              = 6
+	pmixInt8             = 7
+	pmixInt16            = 8
+	pmixInt32            = 9
+	pmixInt64            = 10
+	pmixUint             = 11
+	pmixUint8            = 12
+	pmixUint16           = 13
+	pmixUint32           = 14
+	pmixUint64           = 15
+	pmixFloat            = 16
+	pmixDouble           = 17
+	pmixTimeval          = 18
+	pmixTime             = 19
+	pmixStatus           = 20
+	pmixProc             = 22
+	pmixInfo             = 24
+	pmixByteObject       = 27
+	pmixPersist          = 30
+	pmixScope            = 32
+	pmixDataRange        = 33
+	pmixCommand          = 34
+	pmixDirectives       = 35
+	pmixDataType         = 36
+	pmixProcState        = 37
+	pmixDataArray        = 39
+	pmixProcRank         = 40
+	pmixCompressedString = 42
+	pmixAllocDir         = 43
+	pmixJobState         = 50
+	pmixLinkState        = 51
+	pmixCPUSet           = 52
+	pmixCompressedBytes  = 59
+	pmixProcNspace       = 60
 )
 
 // Ranks with a meaning of their own.
@@ -168,28 +175,31 @@ func parseHelloReply(b []byte) (pindex int32, err error) {
 	return int32(binary.BigEndian.Uint32(b[4:])), nil
 }
 
-// pmixStatusText names the statuses a client meets.
+// pmixStatusNames names the statuses a client meets (pmix_common.h).
+var pmixStatusNames = map[int32]string{
+	-1:   "error",
+	-7:   "process aborted",
+	-11:  "exists",
+	-12:  "invalid credential",
+	-13:  "handshake failed",
+	-16:  "unknown data type",
+	-20:  "unpack failure",
+	-23:  "no permissions",
+	-24:  "timeout",
+	-25:  "unreachable",
+	-27:  "bad parameter",
+	-31:  "not initialized",
+	-46:  "not found",
+	-47:  "not supported",
+	-49:  "communication failure",
+	-52:  "partial success: a participant was lost",
+	-61:  "lost connection",
+	-101: "lost connection to server",
+}
+
+// pmixStatusText is a status with its name, when it has one.
 func pmixStatusText(st int32) string {
-	names := map[int32]string{
-		-1:   "error",
-		-7:   "process aborted",
-		-11:  "exists",
-		-12:  "invalid credential",
-		-13:  "handshake failed",
-		-16:  "unknown data type",
-		-20:  "unpack failure",
-		-23:  "no permissions",
-		-24:  "timeout",
-		-25:  "unreachable",
-		-27:  "bad parameter",
-		-31:  "not initialized",
-		-46:  "not found",
-		-47:  "not supported",
-		-49:  "communication failure",
-		-61:  "lost connection",
-		-101: "lost connection to server",
-	}
-	if n, ok := names[st]; ok {
+	if n, ok := pmixStatusNames[st]; ok {
 		return fmt.Sprintf("status %d (%s)", st, n)
 	}
 	return fmt.Sprintf("status %d", st)
@@ -201,7 +211,7 @@ type pmixWriter struct {
 	enc pmixEncoding
 }
 
-func (w *pmixWriter) uvarint(v uint64) { w.b = binary.AppendUvarint(w.b, v) }
+func (w *pmixWriter) uvarint(v uint64) { w.b = appendFlex(w.b, v) }
 
 // u16, u32, i32 and size pack one item of that width.
 func (w *pmixWriter) u16(v uint16) {
@@ -225,7 +235,7 @@ func (w *pmixWriter) i32(v int32) {
 		w.b = binary.BigEndian.AppendUint32(w.b, uint32(v))
 		return
 	}
-	w.b = binary.AppendVarint(w.b, int64(v)) // zigzag
+	w.uvarint(zigzag(int64(v)))
 }
 
 func (w *pmixWriter) size(v uint64) {
@@ -291,11 +301,16 @@ func (w *pmixWriter) infoBool(key string, v bool) {
 // pmixReader unpacks a payload. The first error sticks: later reads
 // return zero values, and err says what broke where.
 type pmixReader struct {
-	b   []byte
-	off int
-	enc pmixEncoding
-	err error
+	b      []byte
+	off    int
+	enc    pmixEncoding
+	err    error
+	values int // values decoded, bounded by pmixMaxValues
 }
+
+// pmixMaxValues bounds the values one reader decodes: a message of
+// one-byte items must not become a gigabyte of Go values.
+const pmixMaxValues = 1 << 20
 
 func (r *pmixReader) fail(format string, a ...any) {
 	if r.err == nil {
@@ -330,7 +345,7 @@ func (r *pmixReader) uvarint(what string) uint64 {
 	if r.err != nil {
 		return 0
 	}
-	v, n := binary.Uvarint(r.b[r.off:])
+	v, n := flexUvarint(r.b[r.off:])
 	if n <= 0 {
 		r.fail("%s is not a varint", what)
 		return 0
@@ -339,18 +354,44 @@ func (r *pmixReader) uvarint(what string) uint64 {
 	return v
 }
 
-func (r *pmixReader) varint(what string) int64 {
-	if r.err != nil {
-		return 0
+func (r *pmixReader) varint(what string) int64 { return unzigzag(r.uvarint(what)) }
+
+// OpenPMIx's varints ("flex128") are base-128 groups, low first, the top
+// bit saying another follows, as LEB128; but after 8 groups the 9th byte
+// holds the last 8 bits whole, so a uint64 takes at most 9 bytes.
+const flexMaxLen = 9
+
+// appendFlex appends v as a flex128 varint.
+func appendFlex(b []byte, v uint64) []byte {
+	for i := 0; i < flexMaxLen-1; i++ {
+		if v < 0x80 {
+			return append(b, byte(v))
+		}
+		b = append(b, byte(v)|0x80)
+		v >>= 7
 	}
-	v, n := binary.Varint(r.b[r.off:])
-	if n <= 0 {
-		r.fail("%s is not a varint", what)
-		return 0
-	}
-	r.off += n
-	return v
+	return append(b, byte(v))
 }
+
+// flexUvarint reads a flex128 varint: the value and the bytes it took,
+// or n 0 when b ends inside it.
+func flexUvarint(b []byte) (v uint64, n int) {
+	for i := 0; i < flexMaxLen && i < len(b); i++ {
+		if i == flexMaxLen-1 {
+			return v | uint64(b[i])<<56, flexMaxLen
+		}
+		v |= uint64(b[i]&0x7f) << (7 * i)
+		if b[i] < 0x80 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
+}
+
+// zigzag and unzigzag map signed integers to unsigned ones, small
+// magnitudes to small numbers, as OpenPMIx does before a varint.
+func zigzag(v int64) uint64   { return uint64(v<<1) ^ uint64(v>>63) }
+func unzigzag(u uint64) int64 { return int64(u>>1) ^ -int64(u&1) }
 
 // unsigned reads an unsigned integer of width bytes: fixed big-endian in
 // v3, a varint no wider than width in v4.
@@ -493,9 +534,11 @@ type pmixInfoItem struct {
 }
 
 // value reads a pmix_value_t: its type then its data. Values are decoded
-// to string, []byte, bool, int64, uint64, pmixInfoItem (an info),
-// []pmixInfoItem (an info array), []any (another array) or pmixProcID; a type the client does not know
-// is an error, since values carry no length to skip them by.
+// to string (floats too, as PMIx sends them), []byte, bool, int64,
+// uint64, [2]int64 (a timeval), pmixInfoItem (an info), []pmixInfoItem
+// (an info array), []any (another array), pmixProcID, or nil (undefined).
+// A type the client does not know is an error, since values carry no
+// length to skip them by.
 func (r *pmixReader) value(what string, depth int) any {
 	t := r.u16(what + "'s type")
 	return r.typed(t, what, depth)
@@ -505,15 +548,30 @@ func (r *pmixReader) typed(t uint16, what string, depth int) any {
 	if r.err != nil {
 		return nil
 	}
+	if r.values++; r.values > pmixMaxValues {
+		r.fail("more than %d values", pmixMaxValues)
+		return nil
+	}
 	switch t {
+	case pmixUndef:
+		return nil
 	case pmixBool:
 		return r.byte1(what) != 0
-	case pmixByte, pmixInt8, pmixUint8, pmixPersist, pmixScope, pmixDataRange, pmixCommand, pmixProcState, pmixAllocDir, pmixJobState, pmixLinkState:
+	case pmixInt8:
+		return int64(int8(r.byte1(what)))
+	case pmixByte, pmixUint8, pmixPersist, pmixScope, pmixDataRange, pmixCommand, pmixProcState, pmixAllocDir, pmixJobState, pmixLinkState:
 		return uint64(r.byte1(what))
-	case pmixString, pmixProcNspace:
+	case pmixString, pmixProcNspace, pmixCPUSet, pmixFloat, pmixDouble: // floats travel as "%f" text
 		return r.str(what)
 	case pmixSize:
-		return uint64(r.size(what))
+		if r.enc == pmixV3 {
+			return uint64(r.tagged(what))
+		}
+		return r.uvarint(what)
+	case pmixTime:
+		return r.u64(what)
+	case pmixTimeval:
+		return [2]int64{r.i64(what + "'s seconds"), r.i64(what + "'s microseconds")}
 	case pmixInt, pmixUint: // both int32 on the wire: v3 tags it, v4 zigzags it
 		if r.enc == pmixV3 {
 			return r.tagged(what)
@@ -536,7 +594,7 @@ func (r *pmixReader) typed(t uint16, what string, depth int) any {
 		return uint64(r.u32(what))
 	case pmixUint64:
 		return r.u64(what)
-	case pmixByteObject:
+	case pmixByteObject, pmixCompressedString, pmixCompressedBytes: // compressed ones stay compressed
 		return r.bytes(what)
 	case pmixProc:
 		return pmixProcID{nspace: r.str(what + "'s namespace"), rank: r.u32(what + "'s rank")}
@@ -597,23 +655,3 @@ type pmixProcID struct {
 	nspace string
 	rank   uint32
 }
-
-// pmixEnvEncoding reports the encoding a PMIX_SERVER_URI variable implies.
-func pmixURIEncoding(name string) (pmixEncoding, string) {
-	switch name {
-	case "PMIX_SERVER_URI41":
-		return pmixV4, "v41"
-	case "PMIX_SERVER_URI4":
-		return pmixV4, "v4"
-	case "PMIX_SERVER_URI3":
-		return pmixV3, "v3"
-	}
-	return 0, ""
-}
-
-// uid and gid for the credential; variables so that tests can build the
-// exact bytes of a capture.
-var (
-	pmixUID = func() uint32 { return uint32(os.Geteuid()) }
-	pmixGID = func() uint32 { return uint32(os.Getegid()) }
-)

@@ -74,9 +74,15 @@ func runOpenMPI(t *testing.T, args []string, env ...string) string {
 }
 
 // TestAbortOpenMPI: under Open MPI's mpirun, Abort ends the job through
-// PMIx: mpirun exits with the code, the reason printed once, no rank left.
+// PMIx, in both encodings: mpirun exits with the code, the reason printed
+// once, no rank left.
 func TestAbortOpenMPI(t *testing.T) {
-	runAborted(t, 7, "openmpi", append(openMPIRun(t, 4), os.Args[0]))
+	run := openMPIRun(t, 4)
+	for _, enc := range pmixEncodings {
+		t.Run(enc.name, func(t *testing.T) {
+			runAborted(t, 7, "openmpi-"+enc.name, append(run, os.Args[0]), enc.env)
+		})
+	}
 }
 
 // TestOpenMPITwoNamespaces runs the example under mpirun on two "hosts":
