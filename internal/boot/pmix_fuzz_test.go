@@ -303,6 +303,9 @@ func TestPMIxFuzzSeeds(t *testing.T) {
 		w.b = append(w.b, bytes.Repeat([]byte{7}, 65)...)
 		add("FuzzPMIxValue", "array-65"+suffix, w.b, v3)
 	}
+	add("FuzzPMIxValue", "uint64-max-v41", append([]byte{pmixUint64}, appendFlex(nil, math.MaxUint64)...), false)
+	add("FuzzPMIxValue", "int64-min-v41", append([]byte{pmixInt64}, appendFlex(nil, zigzag(math.MinInt64))...), false)
+	add("FuzzPMIxValue", "timeval-v41", []byte{pmixTimeval, 0x04, 0x01}, false)
 	add("FuzzPMIxValue", "int-v3", []byte{0, pmixInt, 0, pmixInt32, 0xff, 0xff, 0xff, 0xfe}, true)
 	add("FuzzPMIxValue", "size-v3", []byte{0, pmixSize, 0, pmixUint64, 0, 0, 0, 0, 0, 0, 1, 0}, true)
 	add("FuzzPMIxValue", "bytes-length-huge-v41", []byte{pmixByteObject, 0xff, 0xff, 0xff, 0xff, 0x0f}, false)
