@@ -399,7 +399,7 @@ func (c *pmixClient) wait(ctx context.Context, timeout time.Duration, call *pmix
 		return nil, fmt.Errorf("%w: waiting for the reply to %s: %w", ErrPMIx, call.what, ctx.Err())
 	case <-timer.C:
 		c.forget(call)
-		return nil, fmt.Errorf("%w: no reply to %s within %v", ErrPMIx, call.what, timeout)
+		return nil, fmt.Errorf("%w: %w to %s within %v", ErrPMIx, errPMIxNoReply, call.what, timeout)
 	}
 }
 
@@ -475,6 +475,9 @@ func (c *pmixClient) get(ctx context.Context, deadline time.Time, rank uint32, k
 // pmixRetryPause is the pause before asking again for a key the server
 // was not ready to answer.
 const pmixRetryPause = 100 * time.Millisecond
+
+// errPMIxNoReply marks a request whose reply did not come in time.
+var errPMIxNoReply = errors.New("no reply")
 
 // errPMIxTimeout marks a get the server gave up waiting for.
 var errPMIxTimeout = errors.New("the server's wait for the key timed out")
@@ -710,7 +713,10 @@ func valueString(key string, v any) (string, error) {
 }
 
 // Abort implements Aborter: the server ends every process of the job and
-// the launcher exits with code. It waits briefly for the server's answer.
+// the launcher exits with code. Once the request is out it waits at most
+// pmixAbortWait for the answer: Open MPI's mpirun often answers only by
+// killing the job, at times seconds later, and the caller's next step,
+// telling the peers, ends the job at once with the same code.
 func (c *pmixClient) Abort(ctx context.Context, code int, msg string) error {
 	w := c.command(pmixCmdAbort)
 	w.count(1)
@@ -719,8 +725,33 @@ func (c *pmixClient) Abort(ctx context.Context, code int, msg string) error {
 	w.str(strings.NewReplacer("\x00", " ").Replace(cutText(msg)))
 	w.count(1)
 	w.size(0) // no procs: the whole job
-	return c.statusCall(ctx, 5*time.Second, "the abort", w)
+	call, err := c.send("the abort", w.b)
+	if err != nil {
+		return err
+	}
+	body, err := c.wait(ctx, pmixAbortWait, call)
+	if err != nil {
+		if errors.Is(err, errPMIxNoReply) {
+			return nil // sent; the server acts on it or the ranks' exits end the job
+		}
+		return err
+	}
+	r := &pmixReader{b: body, enc: c.enc}
+	if st := r.status("the abort's status"); r.err != nil {
+		return r.err
+	} else if st != 0 {
+		return fmt.Errorf("%w: the abort failed: %s", ErrPMIx, pmixStatusText(st))
+	}
+	// The server took it and is ending the job: let it, until ctx ends.
+	// Open MPI's mpirun stops its ranks in steps, each ended early by a
+	// rank's exit; ranks that all exit before it starts leave it waiting
+	// out every step (2 s).
+	<-ctx.Done()
+	return nil
 }
+
+// pmixAbortWait bounds the wait for the answer to an abort.
+const pmixAbortWait = 300 * time.Millisecond
 
 // Close finalizes, so the launcher knows this rank ended on purpose (an
 // Open MPI mpirun fails the job otherwise), then closes the connection.

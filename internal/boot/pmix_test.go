@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // discoverPMIx runs discover for each rank at once against f, each with
@@ -243,7 +244,8 @@ func fenceAll(t *testing.T, ctx context.Context, jobs []*Job) {
 }
 
 // TestPMIxAbortDuringFence: an Abort goes out and is answered while the
-// same rank's fence waits for another; cancelling the fence's context
+// same rank's fence waits for another, then waits out its context (the
+// server would be ending the process); cancelling the fence's context
 // ends it at once, and the server's late answer to it does not confuse
 // the fences after.
 func TestPMIxAbortDuringFence(t *testing.T) {
@@ -260,7 +262,12 @@ func TestPMIxAbortDuringFence(t *testing.T) {
 	if r := <-arrived; r != 0 {
 		t.Fatalf("rank %d fenced", r)
 	}
-	if err := jobs[0].KV.(Aborter).Abort(ctx, 7, "it broke\x00badly"); err != nil {
+	// Answered, Abort waits for the server to end the process, until its
+	// context ends.
+	actx, acancel := context.WithTimeout(ctx, 100*time.Millisecond)
+	err := jobs[0].KV.(Aborter).Abort(actx, 7, "it broke\x00badly")
+	acancel()
+	if err != nil {
 		t.Fatal(err)
 	}
 	f.mu.Lock()
