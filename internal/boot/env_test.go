@@ -28,14 +28,7 @@ func goodEnv(with ...string) []string {
 		EnvRank: "1", EnvSize: "4", EnvLocalRank: "1", EnvLocalSize: "2",
 		EnvJob: "job-1", EnvBoot: "127.0.0.1:4000", EnvKey: testKey,
 	}
-	for _, w := range with {
-		if name, ok := strings.CutPrefix(w, "-"); ok {
-			delete(env, name)
-			continue
-		}
-		k, v, _ := strings.Cut(w, "=")
-		env[k] = v
-	}
+	editEnv(env, with...)
 	var out []string
 	for k, v := range env {
 		out = append(out, k+"="+v)
@@ -197,5 +190,17 @@ func TestDiscoverLaunched(t *testing.T) {
 	_, err := discover(ctx, mapEnv(Env(&dead, s.Addr())))
 	if err == nil || !strings.Contains(err.Error(), "COMMTUNE_BOOT") {
 		t.Fatalf("discover with a dead server: err = %v, want one naming COMMTUNE_BOOT", err)
+	}
+}
+
+// editEnv applies edits to env: "NAME=value" sets, "-NAME" removes.
+func editEnv(env map[string]string, edits ...string) {
+	for _, e := range edits {
+		if name, ok := strings.CutPrefix(e, "-"); ok {
+			delete(env, name)
+			continue
+		}
+		k, v, _ := strings.Cut(e, "=")
+		env[k] = v
 	}
 }

@@ -111,14 +111,7 @@ func (f *fakePMIx) env(rank int, with ...string) map[string]string {
 		EnvPMIxSecurity: "native", "PMIX_SERVER_URI41": uri, "PMIX_SERVER_URI4": uri, "PMIX_SERVER_URI3": uri,
 		"PMIX_SERVER_URI2": uri, "PMIX_SERVER_URI21": uri, "PMIX_BFROP_BUFFER_TYPE": "PMIX_BFROP_BUFFER_NON_DESC",
 	}
-	for _, w := range with {
-		if name, ok := strings.CutPrefix(w, "-"); ok {
-			delete(env, name)
-			continue
-		}
-		k, v, _ := strings.Cut(w, "=")
-		env[k] = v
-	}
+	editEnv(env, with...)
 	return env
 }
 

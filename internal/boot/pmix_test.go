@@ -419,14 +419,7 @@ func TestPMIxEnvironment(t *testing.T) {
 	const uri = "ns.0;tcp4://127.0.0.1:1"
 	base := func(with ...string) map[string]string {
 		env := map[string]string{EnvPMIxNamespace: "ns", EnvPMIxRank: "0", "PMIX_SERVER_URI41": uri}
-		for _, w := range with {
-			if name, ok := strings.CutPrefix(w, "-"); ok {
-				delete(env, name)
-				continue
-			}
-			k, v, _ := strings.Cut(w, "=")
-			env[k] = v
-		}
+		editEnv(env, with...)
 		return env
 	}
 	for _, tc := range []struct {
