@@ -55,7 +55,7 @@ func TestInfo(t *testing.T) {
 			"\n  1M      sharing L2 4M among 2 CPUs (4 pairs, e.g. CPUs 0 and 4)\n" +
 				"  2M      sharing no cache, each alone in its own L2 4M (24 pairs, e.g. CPUs 0 and 1)\n",
 		}, ""},
-		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--profile] [--coll] [--halo] [--shm] [--json] [--sysfs DIR] [--file PROFILE]"},
+		{"help", []string{"help", "info"}, 0, nil, "usage: commtune info [--topology] [--profile] [--coll] [--halo] [--shm] [--launcher] [--json] [--sysfs DIR] [--file PROFILE]"},
 		{"argument", []string{"info", "cpus"}, 2, nil, `commtune info: unexpected argument "cpus"`},
 		{"unknown flag", []string{"info", "--bogus"}, 2, nil, "flag provided but not defined: -bogus"},
 		{"absent tree", []string{"info", "--sysfs", filepath.Join(badTree, "absent")}, 1, nil, "no such file or directory"},
