@@ -192,18 +192,27 @@ func TestSlurm(t *testing.T) {
 	if err != nil {
 		t.Fatalf("slurm-e2e.sh: %v", err)
 	}
+	noPMIx := strings.Contains(string(out), "slurm-e2e: this Slurm has no pmix plugin")
 	for _, run := range []string{"srun -n 4 --mpi=pmi2 ", "srun -n 4 --mpi=pmix ", "COMMTUNE_PMIX=v3 srun -n 4 --mpi=pmix "} {
-		_, ran, _ := strings.Cut(string(out), "+ "+run)
-		ran, _, _ = strings.Cut(ran, "\n+ ")
-		if n := strings.Count(ran, "ring ok; allreduce ok"); n != 4 {
-			t.Errorf("%d ranks reported success under %s, want 4", n, run)
-		}
+		t.Run(strings.TrimSpace(run), func(t *testing.T) {
+			if noPMIx && strings.Contains(run, "pmix") {
+				t.Skip("this Slurm has no pmix plugin (Debian's slurm-wlm has it)")
+			}
+			_, ran, _ := strings.Cut(string(out), "+ "+run)
+			ran, _, _ = strings.Cut(ran, "\n+ ")
+			if n := strings.Count(ran, "ring ok; allreduce ok"); n != 4 {
+				t.Errorf("%d ranks reported success under %s, want 4", n, run)
+			}
+		})
 	}
 	if n := strings.Count(string(out), "without PMI: run srun --mpi=pmix or --mpi=pmi2"); n != 4 {
 		t.Fatalf("%d tasks refused to run without PMI, want 4", n)
 	}
 	for _, mpi := range []string{"pmi2", "pmix"} {
 		t.Run("abort/"+mpi, func(t *testing.T) {
+			if noPMIx && mpi == "pmix" {
+				t.Skip("this Slurm has no pmix plugin (Debian's slurm-wlm has it)")
+			}
 			_, abort, _ := strings.Cut(string(out), "+ srun -n 4 --mpi="+mpi+" "+os.Args[0])
 			var code int
 			var at int64
