@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -61,16 +62,12 @@ func TestOpenMPI(t *testing.T) {
 // unless it succeeds, and returns its output.
 func runOpenMPI(t *testing.T, args []string, env ...string) string {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), append(env, "COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")...)
-	out, err := cmd.CombinedOutput()
+	out, err := tryOpenMPI(args, 5*time.Minute, env...)
 	t.Logf("%s", out)
 	if err != nil {
 		t.Fatalf("%s: %v", strings.Join(args, " "), err)
 	}
-	return string(out)
+	return out
 }
 
 // TestAbortOpenMPI: under Open MPI's mpirun, Abort ends the job through
@@ -98,13 +95,59 @@ func TestOpenMPITwoNamespaces(t *testing.T) {
 	}
 	bin := buildExample(t)
 	nsA, nsB, _, agent := twoNamespaces(t)
+	t.Cleanup(func() { killNamespaces(t, nsA, nsB) }) // before the namespaces go
 	for _, enc := range pmixEncodings {
 		t.Run(enc.name, func(t *testing.T) {
 			args := append([]string{"ip", "netns", "exec", nsA}, run...)
 			args = append(args, "--mca", "plm_rsh_agent", agent, "--mca", "plm_rsh_no_tree_spawn", "1",
 				"--mca", "oob_tcp_if_include", "10.77.0.0/24", "--host", nsA+":2,"+nsB+":2",
 				"-x", "COMMTUNE_PROFILE", "-x", "COMMTUNE_PMIX", bin)
-			checkTwoHosts(t, runOpenMPI(t, args, enc.env))
+			for attempt := 1; ; attempt++ {
+				out, err := tryOpenMPI(args, 45*time.Second, enc.env)
+				t.Logf("%s", out)
+				if err != nil && out == "" && attempt < 3 {
+					// Open MPI's daemon for the second namespace, started through
+					// the rsh agent, at times never reports back (about one run in
+					// eight here), and mpirun waits for it forever: no rank has
+					// started, so commtune is not yet involved.
+					t.Logf("attempt %d: mpirun started no rank (%v); its daemons are stopped and it runs again", attempt, err)
+					killNamespaces(t, nsA, nsB)
+					continue
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", strings.Join(args, " "), err)
+				}
+				checkTwoHosts(t, out)
+				break
+			}
 		})
+	}
+}
+
+// tryOpenMPI runs an mpirun command line with env added, for at most
+// timeout, and returns its output.
+func tryOpenMPI(args []string, timeout time.Duration, env ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
+	cmd.Env = append(os.Environ(), append(env, "COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")...)
+	cmd.WaitDelay = 5 * time.Second // a daemon it left may hold the output open
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// killNamespaces kills every process left in the network namespaces: a
+// daemonized orted outlives the mpirun that started it.
+func killNamespaces(t *testing.T, names ...string) {
+	t.Helper()
+	for _, ns := range names {
+		out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+		for _, pid := range strings.Fields(string(out)) {
+			if n, err := strconv.Atoi(pid); err == nil {
+				if p, err := os.FindProcess(n); err == nil {
+					p.Kill()
+				}
+			}
+		}
 	}
 }
