@@ -339,7 +339,11 @@ func (r *Request) poll(d time.Duration, peer int, untilMoving bool) (done, flush
 		} else if idle++; idle%spinGoschedEvery == 0 {
 			runtime.Gosched()
 		}
-		if i%32 == 0 {
+		// A yielding poll may give the processor away for a scheduler's
+		// time slice (milliseconds, when ranks outnumber processors): 32
+		// of them outlasted a 200 ms wait's limit by as much again, so
+		// then the clock is read at every empty poll.
+		if i%32 == 0 || yield && idle > 0 {
 			now := time.Now()
 			if progressed || deadline.IsZero() {
 				deadline, progressed = now.Add(d), false
