@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/commtune/commtune/internal/coll"
@@ -46,6 +47,11 @@ import (
 const (
 	tagCollControl = 1
 	collWatch      = 200 * time.Millisecond
+	// collRewatch is how often a call that has watched once looks again:
+	// having told its signature, it waits for an answer (an abort) that
+	// comes within a message's time if the ranks disagree. A look when no
+	// control message came is an atomic load.
+	collRewatch    = collWatch / 8
 	recentCalls    = 64 // finished calls whose signatures are kept
 	maxControlText = 1024
 )
@@ -138,6 +144,54 @@ type collCoord struct {
 	active map[uint64]*CallState
 	recent [recentCalls]finished // by sequence number modulo recentCalls
 	notes  map[uint64][]callNote // said by peers of calls not begun here
+	// arrived counts the control messages that came unexpected (all of
+	// them: no receive is posted for them but while draining), drained
+	// how many of them had when the last drain began: a call begins by
+	// draining only when the two differ.
+	arrived *atomic.Uint64
+	drained atomic.Uint64
+	// broken is why every later call fails: a peer left a call this rank
+	// finished, or said it calls something else there. The ranks are out
+	// of step, so a call made now might complete with another call's
+	// messages, or wait for messages that never come.
+	broken     error
+	brokenFlag atomic.Bool // broken is set: read without the lock
+	// Direct calls (team.go) pass no message and are not in active or
+	// recent: directRunning is the number of the one running (0: none),
+	// direct the numbers of those finished, by number modulo recentCalls.
+	// A peer's signature note for one of them means that peer passes
+	// messages in a call this rank runs directly: they disagree.
+	directRunning directCall
+	direct        [recentCalls]directCall
+}
+
+// directCall is what a rank keeps of a direct call to compare a peer's
+// signature with: its number (written last, read first) and what its
+// signature depends on.
+type directCall struct {
+	seq, op, root, bytes atomic.Uint64
+}
+
+// set records direct call seq of op on l.
+func (d *directCall) set(seq uint64, op coll.Operation, l coll.Layout) {
+	d.op.Store(uint64(opIndex(op)))
+	d.root.Store(uint64(l.Root))
+	d.bytes.Store(uint64(l.Bytes))
+	d.seq.Store(seq)
+}
+
+// sig returns the signature of the direct call d records, if it is call
+// seq.
+func (d *directCall) sig(seq uint64) (Sig, bool) {
+	if d.seq.Load() != seq {
+		return Sig{}, false
+	}
+	i := int(d.op.Load())
+	if i >= len(coll.Operations) {
+		return Sig{}, false
+	}
+	op := coll.Operations[i]
+	return namedSignature(op, directNames[op], coll.Layout{Root: int(d.root.Load()), Bytes: int(d.bytes.Load())}), true
 }
 
 // finished is a call that ended on this rank.
@@ -150,6 +204,7 @@ type finished struct {
 type CallState struct {
 	seq     uint64
 	sig     Sig
+	tag     int   // of the call's messages (callTag)
 	failed  error // set when the call must end: a peer's abort, a mismatch
 	noted   bool  // failed is what a peer said, and that peer told everyone
 	told    bool  // this rank has told the others why it left
@@ -165,21 +220,42 @@ type callNote struct {
 }
 
 func (c *Comm) coord() *collCoord {
+	if co := c.coll.Load(); co != nil {
+		return co
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.coll == nil {
-		c.coll = &collCoord{active: map[uint64]*CallState{}, notes: map[uint64][]callNote{}}
+	if co := c.coll.Load(); co != nil {
+		return co
 	}
-	return c.coll
+	co := &collCoord{active: map[uint64]*CallState{}, notes: map[uint64][]callNote{},
+		arrived: c.ep.Eng.Watch(c.collCtx, tagCollControl)}
+	c.coll.Store(co)
+	return co
 }
 
 // beginCall records call seq as in progress, in st, with what peers already said of
-// it; a mismatch found there fails it at once.
+// it; a mismatch found there, or a communicator out of step (broken), fails
+// it at once. It reads the control messages that came since the last look
+// first, so that a rank that finished a call its peers abandoned fails the
+// next one it makes once their word is here, even a call that would not
+// wait.
 func (c *Comm) beginCall(st *CallState, seq uint64, sig Sig) {
 	co := c.coord()
-	*st = CallState{seq: seq, sig: sig}
+	if co.arrived.Load() != co.drained.Load() {
+		c.drainNotes()
+	}
+	*st = CallState{seq: seq, sig: sig, tag: callTag(seq, sig)}
 	co.mu.Lock()
 	co.active[seq] = st
+	if co.broken != nil {
+		st.failed, st.noted = co.broken, true
+	}
+	if m := c.team.Load(); m != nil && st.failed == nil {
+		if f := m.t.broken.Load(); f != nil {
+			st.failed, st.noted = f.err, true // a direct call left the ranks out of step
+		}
+	}
 	notes := co.notes[seq]
 	delete(co.notes, seq)
 	co.mu.Unlock()
@@ -213,6 +289,9 @@ func (c *Comm) abandon(st *CallState, err error) {
 	co.mu.Lock()
 	skip := st.told || st.noted
 	st.told = true
+	// The ranks no longer agree on where they are: the calls after this
+	// one fail too.
+	c.breakLocked(st.seq, err)
 	co.mu.Unlock()
 	if skip {
 		return
@@ -288,7 +367,9 @@ func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string, to ...int) {
 // the world ranks waitingFor returns (nil: to every rank).
 func (c *Comm) watch(st *CallState, waitingFor func() []int) error {
 	co := c.coord()
-	c.drainNotes()
+	if co.arrived.Load() != co.drained.Load() {
+		c.drainNotes()
+	}
 	co.mu.Lock()
 	failed, send := st.failed, !st.sigSent
 	st.sigSent = true
@@ -296,12 +377,42 @@ func (c *Comm) watch(st *CallState, waitingFor func() []int) error {
 	if failed != nil {
 		return failed
 	}
-	if send {
-		var to []int
-		if waitingFor != nil {
-			to = waitingFor()
+	var to []int
+	if waitingFor != nil {
+		to = waitingFor()
+	}
+	if err := c.strayMessages(st, to); err != nil {
+		co.mu.Lock()
+		first := st.failed == nil
+		if first {
+			st.failed, st.told = err, true
+			c.breakLocked(st.seq, err)
 		}
+		co.mu.Unlock()
+		if first {
+			c.tellPeers(controlAbort, st.seq, 0, err.Error())
+		}
+		return err
+	}
+	if send {
 		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe(), to...)
+	}
+	return nil
+}
+
+// strayMessages looks through what the world ranks peers sent that waits
+// unexpected for a message of call st under another signature: the
+// sender disagrees on the call. Its message never matches (the tags
+// differ), and it may have finished the call, having only sent: the
+// waiting rank must tell, without its help.
+func (c *Comm) strayMessages(st *CallState, peers []int) error {
+	for _, w := range peers {
+		for _, m := range c.ep.Eng.Pending(c.collCtx, w) {
+			if m.Tag >= tagCallFirst && m.Tag != st.tag && sameCall(m.Tag, st.tag) {
+				return fmt.Errorf("%w: rank %d sent a message of this call (%d bytes) under another algorithm, root, size or way of choosing than rank %d's %s",
+					core.ErrSizeMismatch, c.fromWorld(w), m.Count, c.rank, st.sig.describe())
+			}
+		}
 	}
 	return nil
 }
@@ -313,8 +424,8 @@ func (c *Comm) watch(st *CallState, waitingFor func() []int) error {
 // (what cannot be, data already moving, finishes first) and the reason
 // returned.
 func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, others []*core.Request) (Status, error) {
-	for {
-		rst, done, err := r.WaitFor(ctx, collWatch)
+	for wait := collWatch; ; wait = collRewatch {
+		rst, done, err := r.WaitFor(ctx, wait)
 		if done {
 			return c.Status(rst), err
 		}
@@ -352,7 +463,12 @@ func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, oth
 // drains takes every message it probed; the others read the result.
 func (c *Comm) drainNotes() {
 	co := c.coord()
-	for locked := co.drain.TryLock(); locked; {
+	locked := co.drain.TryLock()
+	if locked {
+		// What arrives from here on is for the next drain to read.
+		co.drained.Store(co.arrived.Load())
+	}
+	for locked {
 		pst, ok, err := c.ep.Eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
 		if err != nil || !ok {
 			co.drain.Unlock()
@@ -388,7 +504,17 @@ func (c *Comm) apply(n callNote, seq uint64) {
 	f := co.recent[seq%recentCalls]
 	past, isPast := f.sig, f.seq == seq
 	var abortWhy error
+	var direct Sig
 	switch {
+	case st == nil && !isPast && c.directSig(seq, &direct):
+		// A call this rank runs, or ran, directly.
+		switch {
+		case n.kind != controlSignature:
+			c.breakLocked(seq-1, c.noteError(n, "a collective call this rank ran reading the others' buffers in place"))
+		case n.word != direct.hash:
+			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", core.ErrSizeMismatch, n.from, n.text, c.rank, direct.describe())
+			c.breakLocked(seq-1, abortWhy)
+		}
 	case st == nil && !isPast:
 		co.notes[seq] = append(co.notes[seq], n) // not begun here: see at begin
 	case n.kind != controlSignature && st != nil:
@@ -397,24 +523,104 @@ func (c *Comm) apply(n callNote, seq uint64) {
 		}
 	case n.kind != controlSignature:
 		// A call this rank finished: the peers are out of step with it, so
-		// whatever it waits for now may never come.
-		for _, other := range co.active {
-			if other.seq > seq && other.failed == nil {
-				other.failed, other.noted = c.noteError(n, "an earlier collective call, which this rank finished"), true
-			}
-		}
+		// whatever it waits for now may never come, and what a call that
+		// does not wait gets may be another call's.
+		c.breakLocked(seq, c.noteError(n, "an earlier collective call, which this rank finished"))
 	case st != nil && n.word != st.sig.hash:
 		if st.failed == nil && !st.told {
 			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", core.ErrSizeMismatch, n.from, n.text, c.rank, st.sig.describe())
 			st.failed, st.told = abortWhy, true
 		}
 	case st == nil && n.word != past.hash:
+		// This rank finished the call, having only sent (what it received
+		// matched its own signature): its peers cannot.
 		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d called %s", core.ErrSizeMismatch, n.from, n.text, c.rank, past.describe())
+		c.breakLocked(seq, fmt.Errorf("%w (in an earlier collective call, which this rank finished)", abortWhy))
 	}
 	co.mu.Unlock()
 	if abortWhy != nil {
 		c.tellPeers(controlAbort, seq, 0, abortWhy.Error())
 	}
+}
+
+// breakLocked makes every call of c from now on fail with err, and the
+// calls in progress begun after call seq that have not failed yet: the
+// ranks are out of step since seq. co.mu is held.
+func (c *Comm) breakLocked(seq uint64, err error) {
+	co := c.coll.Load()
+	if co.broken == nil {
+		co.broken = err
+		co.brokenFlag.Store(true)
+	}
+	for _, other := range co.active {
+		if other.seq > seq && other.failed == nil {
+			other.failed, other.noted = co.broken, true
+		}
+	}
+	if running := co.directRunning.seq.Load(); running > seq {
+		if m := c.team.Load(); m != nil {
+			m.fail(co.broken) // its members wait for this rank, or it for them
+		}
+	}
+}
+
+// directSig sets *sig to direct call seq's signature, if seq is the direct
+// call running or one of the recent ones.
+func (c *Comm) directSig(seq uint64, sig *Sig) bool {
+	co := c.coll.Load()
+	var ok bool
+	if *sig, ok = co.directRunning.sig(seq); ok {
+		return true
+	}
+	*sig, ok = co.direct[seq%recentCalls].sig(seq)
+	return ok
+}
+
+// beginDirect starts direct call seq, which passes no message: it reads
+// what peers said since the last look and fails if the communicator is out
+// of step.
+func (c *Comm) beginDirect(seq uint64, op coll.Operation, l coll.Layout) error {
+	co := c.coord()
+	co.directRunning.set(seq, op, l) // before looking: a note read from now on finds it
+	if co.arrived.Load() != co.drained.Load() {
+		c.drainNotes()
+	}
+	if co.brokenFlag.Load() {
+		co.mu.Lock()
+		defer co.mu.Unlock()
+		co.directRunning.seq.Store(0)
+		return co.broken
+	}
+	return nil
+}
+
+// endDirect ends direct call seq: notes that come for it from now on find
+// it among the finished ones.
+func (c *Comm) endDirect(seq uint64, op coll.Operation, l coll.Layout) {
+	co := c.coord()
+	co.direct[seq%recentCalls].set(seq, op, l)
+	co.directRunning.seq.CompareAndSwap(seq, 0)
+	if co.arrived.Load() != co.drained.Load() {
+		c.drainNotes()
+	}
+}
+
+// watchDirect is what direct call seq, of operation op on layout l, does
+// each time it has waited collWatch more for member from: read what peers
+// said (a disagreement breaks the team, ending the wait), and tell from,
+// once, what this rank calls: a member that passes messages in this call
+// waits for none from here, and learns so from that.
+func (c *Comm) watchDirect(seq uint64, op coll.Operation, l coll.Layout, from int, told *bool) {
+	co := c.coord()
+	if co.arrived.Load() != co.drained.Load() {
+		c.drainNotes()
+	}
+	if *told || from < 0 || from >= len(c.group) {
+		return
+	}
+	*told = true
+	sig := namedSignature(op, directNames[op], l)
+	c.tellPeers(controlSignature, seq, sig.hash, sig.describe(), c.group[from])
 }
 
 // noteError is the error a peer's note of why it left a call gives the
@@ -452,8 +658,7 @@ func mismatched(err error) bool {
 // calls, under signature sig, and fails at once if a peer has already
 // said it calls something else there.
 func (c *Comm) Begin(st *CallState, sig Sig) error {
-	seq, _ := c.nextCollCall()
-	c.beginCall(st, seq, sig)
+	c.beginCall(st, c.nextCollCall(), sig)
 	return c.watchNow(st)
 }
 

@@ -37,20 +37,37 @@ const (
 	ChosenByLottery = "lottery"
 )
 
-// Collective operations use their communicator's collective context, with
-// one tag per call: calls are numbered in the order each rank makes them
-// (which MPI requires to be the same on every rank), so that the messages
-// of consecutive calls never match each other's receives.
+// Collective operations use their communicator's collective context. A
+// call's messages carry a tag made of the call's number (calls are
+// numbered in the order each rank makes them, which MPI requires to be the
+// same on every rank) and of its signature (collcheck.go): the messages
+// of consecutive calls never match each other's receives, nor, but by a
+// chance of 2^-callSigBits, those of a rank that disagrees on the call (another
+// algorithm, root or size). Without the signature, a rank running another
+// algorithm could send a message of just the size a receive expects, and
+// the receiver finish with its data; now it waits, and the signature watch
+// ends the call on every rank that needs that message.
+//
+// The number's low callSeqBits bits go in the tag: messages of calls that
+// far apart may match each other's receives only if both calls are in
+// flight on one rank at once, which takes as many nonblocking collectives
+// started and not finished.
 const (
-	tagCollFirst = 16
-	tagCollSpan  = 1 << 28
+	tagCallFirst = 1 << 30 // below: control notes, internal exchanges, the lottery's keys
+	callSeqBits  = 16
+	callSigBits  = 30 - callSeqBits
 )
 
-// nextCollCall numbers a new collective call and gives its tag.
-func (c *Comm) nextCollCall() (seq uint64, tag int) {
-	seq = c.collSeq.Add(1)
-	return seq, tagCollFirst + int(seq%tagCollSpan)
+// callTag is the tag of call seq's messages under signature sig.
+func callTag(seq uint64, sig Sig) int {
+	return tagCallFirst | int(sig.hash>>(64-callSigBits))<<callSeqBits | int(seq&(1<<callSeqBits-1))
 }
+
+// sameCall reports whether two call tags carry the same call number.
+func sameCall(a, b int) bool { return (a^b)&(1<<callSeqBits-1) == 0 }
+
+// nextCollCall numbers a new collective call.
+func (c *Comm) nextCollCall() uint64 { return c.collSeq.Add(1) }
 
 // Algorithm chooses op's algorithm for a call: the caller's option, else
 // the configuration's forced one (COMMTUNE_COLL_<OP>), else the profile's
@@ -348,11 +365,11 @@ func (c *Comm) prepared(op coll.Operation, alg coll.Algorithm, p *plan, l coll.L
 		k.layout, k.commutative, k.choice, k.by = l, commutative, o.Choice, by
 		k.team = c.teamOf()
 		k.ticket = k.team.tickets.Add(1)
+		k.seq = c.nextCollCall() // in step with ranks that pass messages, should one disagree
 		return k
 	}
-	seq, tag := c.nextCollCall()
-	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, seq
-	k.x.c, k.x.tag = c, tag
+	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.seq = op, alg, p, &p.sched, in, out, red, c.nextCollCall()
+	k.x.c = c
 	k.auto, k.layout, k.commutative = auto, l, commutative
 	k.choice, k.by = o.Choice, by
 	return k
@@ -381,6 +398,7 @@ func (k *Call) run(ctx context.Context) error {
 		// call, not yet on how it runs.
 		sig = namedSignature(k.op, sel.sigName, k.layout)
 	}
+	k.x.tag = callTag(k.seq, sig)
 	c.beginCall(&k.state, k.seq, sig)
 	defer c.endCall(k.seq)
 	err := c.watchNow(k.x.call) // a peer may have said already it calls something else

@@ -33,8 +33,8 @@ type Comm struct {
 	mu      sync.Mutex
 	derived uint64 // Dup/Split calls so far: identical on all members
 	closed  atomic.Bool
-	collSeq atomic.Uint64 // collective calls so far: their tags
-	coll    *collCoord    // collective calls' agreement (collcheck.go), made on first use
+	collSeq atomic.Uint64             // collective calls so far: their tags
+	coll    atomic.Pointer[collCoord] // collective calls' agreement (collcheck.go), made on first use
 	plansMu sync.Mutex
 	plans   map[planKey]*plan // schedules of calls made before (collrun.go)
 	// lastPlan is the plan of the last cacheable call, checked first.

@@ -175,6 +175,13 @@ type teamMember struct {
 	inline   bool
 	lastMeet uint64 // the step of the last meeting
 	metAll   bool   // it waited for every member
+	// What the watch of a long wait needs (Comm.watchDirect): the call's
+	// number among the communicator's collective calls, its operation
+	// and layout, and whether it told its signature.
+	seq    uint64
+	op     coll.Operation
+	layout coll.Layout
+	told   bool
 }
 
 // teamWait is the longest a parked member sleeps before it looks whether
@@ -204,7 +211,13 @@ func (m *teamMember) run(ctx context.Context, k *Call) error {
 		m.fail(err) // the others would wait for this rank
 		return err
 	}
+	if err := m.c.beginDirect(k.seq, k.op, k.layout); err != nil {
+		m.fail(err) // the others would wait for this rank
+		return err
+	}
+	defer m.c.endDirect(k.seq, k.op, k.layout)
 	m.sig = signatureOf(k.op, k.layout)
+	m.seq, m.op, m.layout, m.told = k.seq, k.op, k.layout, false
 	return coll.RunDirect(ctx, m, k.op, k.layout, k.in, k.out, k.red)
 }
 
@@ -247,8 +260,13 @@ func (m *teamMember) Meet(ctx context.Context, in, out []byte, inline bool, from
 	}
 	for j := lo; j < hi; j++ {
 		if other := m.t.slots[j].pub[(m.calls-1)&1].sig; other != m.sig {
-			return fmt.Errorf("%w: rank %d calls %v, rank %d %v (do all ranks make the same collective calls in the same order?)",
+			err := fmt.Errorf("%w: rank %d calls %v, rank %d %v (do all ranks make the same collective calls in the same order?)",
 				core.ErrSizeMismatch, j, other, m.rank, m.sig)
+			// Members that read from others only, or from nobody, may
+			// have finished the call: the team is out of step, and
+			// their next call must fail.
+			m.fail(err)
+			return err
 		}
 	}
 	return nil
@@ -355,6 +373,11 @@ func (m *teamMember) waitFor(ctx context.Context, s uint64, from int, meeting bo
 		err := m.park(ctx, waited, s)
 		if errors.Is(err, errParkTimeout) {
 			err = m.stillThere(t, s)
+			if err == nil && time.Since(start) >= collWatch {
+				// A member that passes messages in this call (it
+				// disagrees) never comes: tell it what this one calls.
+				m.c.watchDirect(m.seq, m.op, m.layout, next, &m.told)
+			}
 		}
 		if err != nil {
 			m.fail(err)

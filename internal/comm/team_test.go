@@ -51,7 +51,8 @@ func TestTeamChoice(t *testing.T) {
 }
 
 // TestTeamMismatch: ranks that disagree on a call's size all fail it with
-// ErrSizeMismatch, naming both calls, and the team meets again after.
+// ErrSizeMismatch, naming both calls, and every later call on the
+// communicator fails the same way: the ranks are out of step.
 func TestTeamMismatch(t *testing.T) {
 	for _, n := range []int{8, 4096} { // inline, and read in place
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -62,7 +63,10 @@ func TestTeamMismatch(t *testing.T) {
 				if !errors.Is(err, core.ErrSizeMismatch) || !strings.Contains(err.Error(), "allreduce of") {
 					return fmt.Errorf("sizes differ: %v, want ErrSizeMismatch naming the calls", err)
 				}
-				return allreduceF64(ctx, c, make([]byte, n), Options{})
+				if err := allreduceF64(ctx, c, make([]byte, n), Options{}); !errors.Is(err, core.ErrSizeMismatch) {
+					return fmt.Errorf("the call after: %v, want ErrSizeMismatch", err)
+				}
+				return nil
 			})
 		})
 	}

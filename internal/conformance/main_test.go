@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 		lines, err := ContextChecks(ctx, c)
 		return report(c, lines, err)
 	})
+	programs["mismatchrule"] = WithArg(mismatchRuleProgram)
 	programs["closeafter"] = Plain(closeAfterReceive)
 	programs["closeddup"] = Plain(dupAfterClose)
 	programs["hold"] = WithArg(hold)

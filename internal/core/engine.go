@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -681,6 +682,44 @@ func (e *Engine) Iprobe(ctxID uint64, src, tag int) (Status, bool, error) {
 	defer e.mu.Unlock()
 	st, ok, err := e.probeLocked(ctxID, src, tag)
 	return st, ok, err
+}
+
+// Watch returns a counter of the messages with tag that arrive in context
+// ctxID while no receive is posted for them, so that they wait in the
+// unexpected queue; messages waiting there already are counted. A caller
+// that only probes for such messages now and then (the collective
+// calls' control notes) learns with one atomic load whether to look. A
+// context has one watched tag: watching another replaces it.
+func (e *Engine) Watch(ctxID uint64, tag int) *atomic.Uint64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	c := e.ctxLocked(ctxID)
+	if c.watched != nil && c.watchTag == tag {
+		return c.watched
+	}
+	c.watched, c.watchTag = new(atomic.Uint64), tag
+	for u := c.unexpHead; u != nil; u = u.next {
+		if u.tag == tag {
+			c.watched.Add(1)
+		}
+	}
+	return c.watched
+}
+
+// Pending describes the messages from world rank src that wait in
+// context ctxID with no receive posted for them, oldest first: what a
+// caller that has waited long for a message from src looks through, to
+// tell why it has not come. It allocates.
+func (e *Engine) Pending(ctxID uint64, src int) []Status {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var out []Status
+	for u := e.ctxLocked(ctxID).unexpHead; u != nil; u = u.next {
+		if u.peer == src {
+			out = append(out, Status{Source: u.peer, Tag: u.tag, Count: u.size})
+		}
+	}
+	return out
 }
 
 func (e *Engine) probeLocked(ctxID uint64, src, tag int) (Status, bool, error) {

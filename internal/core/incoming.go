@@ -216,6 +216,9 @@ func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, o
 			u = e.bufferLocked(peer, en)
 		}
 		c.pushUnexpected(u)
+		if c.watched != nil && tag == c.watchTag {
+			c.watched.Add(1)
+		}
 		e.wakeProbesLocked()
 	case (r.op == opPut) != post:
 		// A put met a message, or a receive a post: not in a context

@@ -1,5 +1,7 @@
 package core
 
+import "sync/atomic"
+
 // matchCtx is one communicator context's matching state. Messages from one
 // sender carry consecutive sequence numbers per context; an entry is matched
 // only when its number is the next one expected, so the posted and
@@ -16,6 +18,10 @@ type matchCtx struct {
 	// takenHead and takenTail list the messages matched probes took out
 	// of the unexpected queue (mprobe.go), until their Mrecv.
 	takenHead, takenTail *unexpected
+	// watched counts the messages with tag watchTag that joined the
+	// unexpected queue (Engine.Watch); nil when nobody watches.
+	watched  *atomic.Uint64
+	watchTag int
 }
 
 type heldKey struct {
