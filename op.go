@@ -40,7 +40,10 @@ var (
 // associative: fn(a, b) combines a, the contribution of lower ranks, with
 // b, that of higher ones. A non-commutative operation is applied in rank
 // order, r0 ⊕ r1 ⊕ … ⊕ rn−1; algorithms that cannot keep that order are
-// not used for it (and refuse it when forced).
+// not used for it (and refuse it when forced). T must be an element type
+// the collectives take, a Number or a plain type of non-zero size: with
+// any other T (struct{}, or one holding a pointer, string or bool) the
+// call returns an error before fn is ever called.
 func NewOp[T any](name string, fn func(a, b T) T, commutative bool) Op {
 	return Op{name: name, user: fn, commutative: commutative}
 }

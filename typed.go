@@ -11,9 +11,9 @@ import (
 // Number is the set of fixed-size numeric types whose memory can be sent
 // as bytes, the elements of Bytes. The typed helpers and the collectives
 // take these and, checked at run time, plain types made of them: arrays,
-// and structs of numbers and arrays only (checkPlain). All ranks must
-// share byte order (every platform commtune runs on is little-endian) and
-// the type's layout (one build of the program).
+// and structs of numbers and arrays only, of non-zero size (checkPlain).
+// All ranks must share byte order (every platform commtune runs on is
+// little-endian) and the type's layout (one build of the program).
 type Number interface {
 	~int | ~int8 | ~int16 | ~int32 | ~int64 |
 		~uint | ~uint8 | ~uint16 | ~uint32 | ~uint64 | ~uintptr |
@@ -32,10 +32,16 @@ func bytesOf[T any](s []T) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(s))), len(s)*int(unsafe.Sizeof(s[0])))
 }
 
-// Count returns the number of T elements a Status's byte count holds.
+// Count returns the number of T elements a Status's byte count holds. A
+// zero-size T, which no typed call moves, counts 0, as MPI_Get_count
+// counts for a datatype of size zero: no number of such elements follows
+// from a byte count.
 func Count[T any](st Status) int {
-	var x T
-	return st.Count / int(unsafe.Sizeof(x))
+	size := elemSize[T]()
+	if size == 0 {
+		return 0
+	}
+	return st.Count / size
 }
 
 // SendSlice sends s to dest with tag, like Send on its bytes.
@@ -75,9 +81,11 @@ func IrecvSlice[T any](c *Comm, s []T, src, tag int) (*Request, error) {
 	return c.Irecv(bytesOf(s), src, tag)
 }
 
+// checkElems fails if st's byte count is not a whole number of T
+// elements. A zero-size T fails too (checkPlain refuses it before any
+// message): such elements cannot be counted.
 func checkElems[T any](st Status) error {
-	var x T
-	if size := int(unsafe.Sizeof(x)); st.Count%size != 0 {
+	if size := elemSize[T](); size == 0 || st.Count%size != 0 {
 		return fmt.Errorf("commtune: received %d bytes from rank %d, not a whole number of %d-byte elements", st.Count, st.Source, size)
 	}
 	return nil
@@ -85,13 +93,14 @@ func checkElems[T any](st Status) error {
 
 // fromBytes views b as T elements, without copying; b must be aligned for
 // T (it comes from a []T or from coll's scratch, at multiples of T's
-// size).
+// size). A zero-size T gives nil: no element count follows from bytes
+// (checkPlain refuses such types before a reduction could run).
 func fromBytes[T any](b []byte) []T {
-	var x T
-	n := len(b) / int(unsafe.Sizeof(x))
-	if n == 0 {
+	size := elemSize[T]()
+	if size == 0 || len(b) < size {
 		return nil
 	}
+	n := len(b) / size
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), n)
 }
 
@@ -104,10 +113,18 @@ func elemSize[T any]() int {
 // checkPlain refuses an element type whose memory is not all of its value
 // (a pointer, string, slice, map, interface, channel, function or bool
 // anywhere in it): slices of it cannot move as memory. The answer is
-// cached per type (plainType).
+// cached per type (plainType). It also refuses a type of size 0
+// (struct{}, [0]int, [4]struct{} …): a message's element count is its
+// byte count over the element size, which has no answer for such
+// elements. Every typed call makes this check before anything else, so no later
+// step divides by a size of 0.
 func checkPlain[T any]() error {
-	if t := reflect.TypeFor[T](); !plainType(t) {
+	t := reflect.TypeFor[T]()
+	if !plainType(t) {
 		return fmt.Errorf("commtune: %s is not a plain type (numbers, and arrays and structs of them only), so its elements cannot move as memory; move such data with the value calls, which encode it", t)
+	}
+	if t.Size() == 0 {
+		return fmt.Errorf("commtune: %s has size 0: elements of zero size cannot be counted in a message", t)
 	}
 	return nil
 }

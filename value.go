@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding"
+	"encoding/binary"
 	"encoding/gob"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"reflect"
 	"unsafe"
 )
@@ -22,7 +24,9 @@ import (
 //     receiver's *T implements encoding.BinaryUnmarshaler);
 //   - plain values — arrays and structs of numbers only, and slices of
 //     them — go as their memory, as numbers do (all ranks share byte
-//     order and layout: one build of the program);
+//     order and layout: one build of the program); a value of size 0
+//     (struct{}, [0]int …) goes as no bytes, and a slice of them, whose
+//     memory cannot say how many it holds, as its length;
 //   - encoding/gob, the default for the rest.
 //
 // Sender and receiver must use the same type and the same codec. A message
@@ -88,6 +92,7 @@ func valueOptions(opts []ValueOption) valueConfig {
 const (
 	asMemory      = iota // one value's bytes
 	asMemorySlice        // a slice's elements' bytes
+	asLength             // a slice of zero-size elements: its length, 8 bytes little-endian
 	asCodec              // the codec's (or the value's own marshaller's)
 )
 
@@ -109,6 +114,8 @@ func encodingOf[T any](cfg valueConfig) int {
 	switch {
 	case plainType(t):
 		return asMemory
+	case t.Kind() == reflect.Slice && plainType(t.Elem()) && t.Elem().Size() == 0:
+		return asLength
 	case t.Kind() == reflect.Slice && plainType(t.Elem()):
 		return asMemorySlice
 	}
@@ -126,10 +133,12 @@ func encodeValue[T any](v T, cfg valueConfig) (msg []byte, err error) {
 		return b, nil
 	case asMemorySlice:
 		rv := reflect.ValueOf(v)
-		if rv.Len() == 0 || t.Elem().Size() == 0 {
+		if rv.Len() == 0 {
 			return nil, nil
 		}
 		return unsafe.Slice((*byte)(rv.UnsafePointer()), rv.Len()*int(t.Elem().Size())), nil
+	case asLength:
+		return binary.LittleEndian.AppendUint64(nil, uint64(reflect.ValueOf(v).Len())), nil
 	case asCodec:
 		if cfg.codec != nil {
 			return cfg.codec.Encode(v)
@@ -156,7 +165,7 @@ func decodeValue[T any](msg []byte, cfg valueConfig, from string) (T, error) {
 		copy(unsafe.Slice((*byte)(unsafe.Pointer(&v)), t.Size()), msg)
 	case asMemorySlice:
 		es := int(t.Elem().Size())
-		if es == 0 || len(msg)%es != 0 {
+		if len(msg)%es != 0 {
 			err = fmt.Errorf("%d bytes is not a whole number of %d-byte elements", len(msg), es)
 			break
 		}
@@ -165,6 +174,18 @@ func decodeValue[T any](msg []byte, cfg valueConfig, from string) (T, error) {
 			copy(unsafe.Slice((*byte)(s.UnsafePointer()), len(msg)), msg)
 		}
 		v = s.Interface().(T)
+	case asLength:
+		if len(msg) != 8 {
+			err = fmt.Errorf("%d bytes for the length of a slice of zero-size elements, want 8", len(msg))
+			break
+		}
+		n := binary.LittleEndian.Uint64(msg)
+		if n > math.MaxInt {
+			err = fmt.Errorf("length %d of a slice of zero-size elements is out of range", n)
+			break
+		}
+		// No memory: the elements have none.
+		v = reflect.MakeSlice(t, int(n), int(n)).Interface().(T)
 	default:
 		if cfg.codec != nil {
 			err = cfg.codec.Decode(msg, &v)
@@ -200,7 +221,7 @@ func SendValue[T any](ctx context.Context, c *Comm, v T, dest, tag int, opts ...
 func RecvValue[T any](ctx context.Context, c *Comm, src, tag int, opts ...ValueOption) (T, Status, error) {
 	var zero T
 	cfg := valueOptions(opts)
-	if t := reflect.TypeFor[T](); encodingOf[T](cfg) == asMemorySlice && t.Elem().Size() > 0 {
+	if t := reflect.TypeFor[T](); encodingOf[T](cfg) == asMemorySlice {
 		return recvRawSlice[T](ctx, c, src, tag, t)
 	}
 	msg, st, err := c.RecvBytes(ctx, src, tag)
