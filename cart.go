@@ -307,7 +307,8 @@ type Neighborhood struct {
 // Neighborhood, Cart, Dup and Split calls: the neighbourhood keeps a Dup of
 // c, so that its traffic never matches messages on c. It needs no
 // communication, so nothing checks that the ranks' lists agree (that rank
-// a lists b as a destination when b lists a as a source). sources and
+// a lists b as a destination when b lists a as a source). Either list may
+// be empty, for a rank that only sends or only receives. sources and
 // dests are copied.
 func (c *Comm) Neighborhood(sources, dests []int) (*Neighborhood, error) {
 	if err := c.check(); err != nil {

@@ -18,6 +18,17 @@ import (
 // neighbour's −d block, as MPI-4 defines for periodic dimensions of extent
 // 1 or 2. The traffic has a context of its own: it never matches the
 // communicator's other messages.
+//
+// Either list may be empty (MPI's in- or out-degree 0): a rank with no
+// destinations sends nothing, so no rank may list it as a source, and one
+// with no sources receives nothing, so no rank may list it as a
+// destination. NeighborAllgather and NeighborAlltoall infer the block
+// size from the buffer lengths, so a side with no peers takes it from the
+// other side, and its own buffer must be empty (NeighborAllgather's send
+// excepted, being one block for all destinations, not one each). A
+// length that is not a whole number of blocks is an error, returned
+// before anything is sent. The v forms take one count and one
+// displacement per neighbour, so none for an empty list.
 
 // NeighborRequest is a neighbourhood collective under way (the I… forms).
 type NeighborRequest struct {
@@ -146,23 +157,48 @@ func byteBlocks(counts, displs []int, k, n, elem int, which string) ([]int, []in
 	return bc, bd, nil
 }
 
+// allgatherBlock returns NeighborAllgather's block size in elements: the
+// length of send, the one block every destination gets, of which recv
+// holds one per source. Only a rank with no destinations may leave send
+// empty and take the size from recv instead, since such a rank sends
+// nothing: with MPI's explicit counts it would still pass one, which
+// here is the length of recv over the sources.
+func allgatherBlock(send, kd, recv, ks int) (int, error) {
+	switch {
+	case ks == 0 && recv != 0:
+		return 0, fmt.Errorf("commtune: NeighborAllgather: receive of %d elements for 0 sources: want an empty buffer", recv)
+	case ks == 0:
+		return send, nil
+	case kd == 0 && send == 0:
+		if recv%ks != 0 {
+			return 0, fmt.Errorf("commtune: NeighborAllgather: receive of %d elements is not a whole number of blocks for %d sources", recv, ks)
+		}
+		return recv / ks, nil
+	case recv%ks != 0 || recv/ks != send: // not recv != ks*send, which may overflow
+		return 0, fmt.Errorf("commtune: NeighborAllgather: receive of %d elements for %d sources of %d", recv, ks, send)
+	}
+	return send, nil
+}
+
 // IneighborAllgather starts NeighborAllgather.
 func IneighborAllgather[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
 	if n == nil {
 		return nil, errors.New("commtune: nil neighbourhood")
 	}
-	k := len(n.sources)
-	if len(recv) != k*len(send) {
-		return nil, fmt.Errorf("commtune: NeighborAllgather: receive of %d elements for %d sources of %d", len(recv), k, len(send))
+	b, err := allgatherBlock(len(send), len(n.dests), len(recv), len(n.sources))
+	if err != nil {
+		return nil, err
 	}
 	es := elemSize[T]()
-	sc, sd := sameBlock(len(n.dests), len(send)*es)
-	rc, rd := evenBlocks(k, len(send)*es)
+	sc, sd := sameBlock(len(n.dests), b*es)
+	rc, rd := evenBlocks(len(n.sources), b*es)
 	return n.exchange(Bytes(send), sc, sd, Bytes(recv), rc, rd)
 }
 
 // NeighborAllgather sends send to every destination and stores what
-// source i sent in block i of recv (len(send) elements each).
+// source i sent in block i of recv (len(send) elements each). With no
+// sources recv must be empty. With no destinations send is not sent and
+// may be empty, the block size then being len(recv) over the sources.
 func NeighborAllgather[T Number](ctx context.Context, n *Neighborhood, send, recv []T) error {
 	return waitNeighbor(ctx)(IneighborAllgather(n, send, recv))
 }
@@ -183,6 +219,8 @@ func IneighborAllgatherv[T Number](n *Neighborhood, send, recv []T, counts, disp
 
 // NeighborAllgatherv sends send to every destination and stores what
 // source i sent at displs[i] of recv, where it takes counts[i] elements.
+// counts and displs have one entry per source: none when there are no
+// sources, and then recv is left as it was.
 func NeighborAllgatherv[T Number](ctx context.Context, n *Neighborhood, send, recv []T, counts, displs []int) error {
 	return waitNeighbor(ctx)(IneighborAllgatherv(n, send, recv, counts, displs))
 }
@@ -192,22 +230,46 @@ func IneighborAlltoall[T Number](n *Neighborhood, send, recv []T) (*NeighborRequ
 	if n == nil {
 		return nil, errors.New("commtune: nil neighbourhood")
 	}
-	ks, kd := len(n.sources), len(n.dests)
-	b := 0
-	if kd > 0 {
-		b = len(send) / kd
-	}
-	if b*kd != len(send) || b*ks != len(recv) {
-		return nil, fmt.Errorf("commtune: NeighborAlltoall: %d elements for %d destinations and %d for %d sources: want equal blocks", len(send), kd, len(recv), ks)
+	b, err := alltoallBlock(len(send), len(n.dests), len(recv), len(n.sources))
+	if err != nil {
+		return nil, err
 	}
 	es := elemSize[T]()
-	sc, sd := evenBlocks(kd, b*es)
-	rc, rd := evenBlocks(ks, b*es)
+	sc, sd := evenBlocks(len(n.dests), b*es)
+	rc, rd := evenBlocks(len(n.sources), b*es)
 	return n.exchange(Bytes(send), sc, sd, Bytes(recv), rc, rd)
 }
 
+// alltoallBlock returns NeighborAlltoall's block size in elements: send
+// holds one block per destination and recv one per source. A side with no
+// peers has no blocks, so its buffer must be empty and the size comes
+// from the other side (MPI passes it as a count; here only the buffers
+// carry it). With neither, there is no block and the size is 0.
+func alltoallBlock(send, kd, recv, ks int) (int, error) {
+	switch {
+	case kd == 0 && send != 0:
+		return 0, fmt.Errorf("commtune: NeighborAlltoall: send of %d elements for 0 destinations: want an empty buffer", send)
+	case ks == 0 && recv != 0:
+		return 0, fmt.Errorf("commtune: NeighborAlltoall: receive of %d elements for 0 sources: want an empty buffer", recv)
+	case kd > 0 && send%kd != 0:
+		return 0, fmt.Errorf("commtune: NeighborAlltoall: send of %d elements is not a whole number of blocks for %d destinations", send, kd)
+	case ks > 0 && recv%ks != 0:
+		return 0, fmt.Errorf("commtune: NeighborAlltoall: receive of %d elements is not a whole number of blocks for %d sources", recv, ks)
+	case kd > 0 && ks > 0 && send/kd != recv/ks:
+		return 0, fmt.Errorf("commtune: NeighborAlltoall: %d elements for %d destinations and %d for %d sources: want equal blocks", send, kd, recv, ks)
+	case kd > 0:
+		return send / kd, nil
+	case ks > 0:
+		return recv / ks, nil
+	}
+	return 0, nil
+}
+
 // NeighborAlltoall sends block j of send to destination j and stores what
-// source i sent in block i of recv; every block has the same size.
+// source i sent in block i of recv; every block has the same size. With no
+// destinations send must be empty and the block size is len(recv) over the
+// sources; with no sources recv must be empty and it is len(send) over the
+// destinations; with neither both must be empty.
 func NeighborAlltoall[T Number](ctx context.Context, n *Neighborhood, send, recv []T) error {
 	return waitNeighbor(ctx)(IneighborAlltoall(n, send, recv))
 }
@@ -231,7 +293,9 @@ func IneighborAlltoallv[T Number](n *Neighborhood, send []T, sendCounts, sendDis
 
 // NeighborAlltoallv sends sendCounts[j] elements at sendDispls[j] of send
 // to destination j and stores what source i sent at recvDispls[i] of
-// recv, where it takes recvCounts[i] elements.
+// recv, where it takes recvCounts[i] elements. The counts and
+// displacements have one entry per neighbour: none for an empty list, and
+// then that side's buffer is neither read nor written.
 func NeighborAlltoallv[T Number](ctx context.Context, n *Neighborhood, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
 	return waitNeighbor(ctx)(IneighborAlltoallv(n, send, sendCounts, sendDispls, recv, recvCounts, recvDispls))
 }
