@@ -13,6 +13,7 @@ import (
 
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // plotProfile is a profile of platform fp with straight-line curves: tcp
@@ -128,6 +129,7 @@ func checkFileList(t *testing.T, stdout, cwd, outDir string) {
 }
 
 func TestPlot(t *testing.T) {
+	testenv.SkipUnderRace(t, "end-to-end runs of the plot command")
 	dir := t.TempDir()
 	foreign := writeProfile(t, dir, "foreign.json", plotProfile(otherMachine()))
 	fp, _, err := config.Platform()

@@ -10,11 +10,13 @@ import (
 
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/profile"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // TestSampleQuick runs a quick pass over TCP into a file: a valid profile of
 // this platform, and its selection printed.
 func TestSampleQuick(t *testing.T) {
+	testenv.SkipUnderRace(t, "an end-to-end run of the sample command")
 	out := filepath.Join(t.TempDir(), "p.json")
 	r := runCLI(t, "sample", "--quick", "--transports", "tcp", "--out", out)
 	if r.code != 0 || !strings.Contains(r.stdout, "profile written to "+out) || !strings.Contains(r.stdout, "\ntcp  0..") {
@@ -76,6 +78,7 @@ func TestSampleFlags(t *testing.T) {
 // TestSweepAndDemo run the sweep and the demo on a profile whose
 // thresholds are known, briefly.
 func TestSweepAndDemo(t *testing.T) {
+	testenv.SkipReduced(t, "end-to-end runs of bench sweep and the demo")
 	path := filepath.Join(t.TempDir(), "p.json")
 	if err := lineProfile(t).Save(path); err != nil {
 		t.Fatal(err)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // closeSizes are the messages of a close-after-receive job: eager, then
@@ -46,7 +47,7 @@ func closeAfterReceive(ctx context.Context, c *commtune.Comm) error {
 // both: 100 with the detector, 1000 without).
 func TestCloseAfterReceive(t *testing.T) {
 	def := 1000
-	if raceEnabled {
+	if testenv.Race {
 		def = 100
 	}
 	jobs := countFromEnv(t, "COMMTUNE_CLOSE_JOBS", def, 100)

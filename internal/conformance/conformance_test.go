@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // TestLocal runs the suite on goroutine ranks (the in-process driver).
@@ -30,7 +31,7 @@ func TestLocal(t *testing.T) {
 // TestStressLocal runs the stress workload on 4 goroutine ranks; the full
 // 200 000-message run over processes is TestStressProcesses.
 func TestStressLocal(t *testing.T) {
-	msgs := 20000
+	msgs := testenv.Pick(20000, 4000)
 	if testing.Short() {
 		msgs = 4000
 	}

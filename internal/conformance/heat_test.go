@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // TestHeatExample runs examples/heat on 4 ranks under commtune's launcher
@@ -14,6 +16,7 @@ import (
 // 2 ranks, each with its own shared table): the example fails unless heat
 // is conserved, and every rank must report.
 func TestHeatExample(t *testing.T) {
+	testenv.SkipReduced(t, "an example built without it, under launchers")
 	bins := buildAll(t, "../../examples/heat", "../../cmd/commtune")
 	heat, commtune := bins[0], bins[1]
 	tests := []struct {

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // TestJacobi3D runs examples/jacobi3d on 8 ranks under each way a job
@@ -15,6 +17,7 @@ import (
 // fails unless every rank's block equals the same iteration run on one
 // rank, bit for bit; rank 0 reports the halo implementation it used.
 func TestJacobi3D(t *testing.T) {
+	testenv.SkipReduced(t, "an example built without it, under launchers")
 	bins := buildAll(t, "../../examples/jacobi3d", "../../cmd/commtune")
 	jacobi, commtune := bins[0], bins[1]
 	// Enough iterations for the brute-force selection of the halo

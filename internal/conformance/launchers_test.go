@@ -18,6 +18,7 @@ import (
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/tcp"
 	"github.com/commtune/commtune/internal/syncbuf"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // buildExample compiles examples/allreduce (send/recv around a ring and an
@@ -37,6 +38,7 @@ func buildExample(t *testing.T) string {
 // -pmi-port, and PMI-2 forced by COMMTUNE_PMI=2 on the same socket; over
 // shared memory and over TCP.
 func TestHydra(t *testing.T) {
+	testenv.SkipUnderRace(t, "an example built without it, under Hydra")
 	mpiexec, err := exec.LookPath("mpiexec.mpich")
 	if err != nil {
 		t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
@@ -79,6 +81,7 @@ func TestHydra(t *testing.T) {
 // must use shared memory and the others TCP — which can only cross the
 // veth, and which they find by themselves: nothing names a rail.
 func TestTwoNamespaces(t *testing.T) {
+	testenv.SkipUnderRace(t, "an example built without it, under Hydra")
 	mpiexec, err := exec.LookPath("mpiexec.mpich")
 	if err != nil {
 		t.Skip("mpiexec.mpich not installed (apt-get install mpich); .ci/run installs it")
@@ -173,6 +176,7 @@ exec ip netns exec "$host" sh -c "$*"
 // which aborts (abortOne): it ends with the code, the reason printed once,
 // no task left. .ci/run installs slurm-wlm and munge.
 func TestSlurm(t *testing.T) {
+	testenv.SkipReduced(t, "Slurm's daemons and srun starting jobs")
 	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
 		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("%s not installed (apt-get install slurm-wlm munge); .ci/run installs it", p)

@@ -25,16 +25,14 @@ import (
 // its error, counted from the start of its call.
 const MismatchBound = time.Second
 
-// MismatchMatrix says which mismatched calls MismatchRule makes: every
-// operation, under each of its algorithms (and under the table's choice,
-// "" among them), with each rank in turn passing Bad elements where the
-// others pass Good.
+// MismatchMatrix says which mismatched calls MismatchRule makes: each of
+// Ops at each of Sizes under each algorithm Algorithms names for it ("",
+// the table's choice, among them), with each rank in turn passing Bad
+// elements where the others pass Good.
 type MismatchMatrix struct {
-	Ops []coll.Operation
-	// Algorithms lists the names forced on an operation's calls; ""
-	// forces none.
-	Algorithms func(coll.Operation) []string
+	Ops        []coll.Operation
 	Sizes      []MismatchSizes
+	Algorithms func(coll.Operation, MismatchSizes) []string
 	// Batch is how many cases run at once, each on a communicator of its
 	// own: a case waits for the disagreement to be seen, which takes
 	// most of MismatchBound.
@@ -52,20 +50,20 @@ type MismatchMatrix struct {
 // ranks that agree and of the one that does not.
 type MismatchSizes struct{ Good, Bad int }
 
-// MismatchAlgorithms returns the names of every algorithm of op and ""
-// (the table's choice), with op's direct algorithm when direct, which
-// only goroutine ranks of one process run.
-func MismatchAlgorithms(direct bool) func(coll.Operation) []string {
-	return func(op coll.Operation) []string {
-		names := []string{""}
-		for _, a := range coll.Algorithms(op) {
+// MismatchAlgorithms returns the names of op's algorithms that keep
+// reports true for, with "" (the table's choice) first and, when direct,
+// op's direct algorithm, which only goroutine ranks of one process run.
+func MismatchAlgorithms(op coll.Operation, direct bool, keep func(coll.Algorithm) bool) []string {
+	names := []string{""}
+	for _, a := range coll.Algorithms(op) {
+		if keep(a) {
 			names = append(names, a.Name())
 		}
-		if a, ok := coll.DirectAlgorithm(op); ok && direct {
-			names = append(names, a.Name())
-		}
-		return names
 	}
+	if a, ok := coll.DirectAlgorithm(op); ok && direct {
+		names = append(names, a.Name())
+	}
+	return names
 }
 
 // mismatchCall is one rank's part of a mismatch case: the call with
@@ -196,18 +194,18 @@ func MismatchRule(ctx context.Context, c *commtune.Comm, m MismatchMatrix) ([]st
 		bound = m.Bound
 	}
 	type mcase struct {
-		op        coll.Operation
+		op        int // in m.Ops
 		alg       string
 		bad       int
 		size      MismatchSizes
 		reference map[int][]int64 // the output of a call every rank makes at a size
 	}
-	var report []string
-	for _, op := range m.Ops {
-		// The reference outputs, at both sizes, from calls on which every
-		// rank agrees.
+	// The reference outputs at every size, from calls on which every rank
+	// agrees; then every case, all operations together, so that each
+	// batch of cases that wait for their disagreement is full.
+	var cases []mcase
+	for i, op := range m.Ops {
 		refs := map[int][]int64{}
-		var cases []mcase
 		for _, sz := range m.Sizes {
 			for _, s := range []int{sz.Good, sz.Bad} {
 				if _, ok := refs[s]; ok || op == coll.OpBarrier {
@@ -215,85 +213,90 @@ func MismatchRule(ctx context.Context, c *commtune.Comm, m MismatchMatrix) ([]st
 				}
 				k := newMismatchCall(op, n, me, root, s)
 				if err := k.run(ctx, c, ""); err != nil {
-					return report, fmt.Errorf("%s of %d elements, no mismatch: %w", op, s, err)
+					return nil, fmt.Errorf("%s of %d elements, no mismatch: %w", op, s, err)
 				}
 				refs[s] = k.out
 			}
-			for _, alg := range m.Algorithms(op) {
+			for _, alg := range m.Algorithms(op, sz) {
 				for bad := range n {
-					cases = append(cases, mcase{op, alg, bad, sz, refs})
+					cases = append(cases, mcase{i, alg, bad, sz, refs})
 				}
 			}
 		}
-		var (
-			early, late int
-			slowest     time.Duration
-		)
-		for lo := 0; lo < len(cases); lo += max(m.Batch, 1) {
-			batch := cases[lo:min(lo+max(m.Batch, 1), len(cases))]
-			comms := make([]*commtune.Comm, len(batch))
-			for i := range batch {
-				d, err := c.Dup()
-				if err != nil {
-					return report, err
-				}
-				comms[i] = d
+	}
+	// Per operation: cases, errors in the call, in the next call, the
+	// slowest error (ns).
+	counts := make([]int64, 3*len(m.Ops))
+	slowest := make([]int64, len(m.Ops))
+	batch := max(m.Batch, 1)
+	for lo := 0; lo < len(cases); lo += batch {
+		part := cases[lo:min(lo+batch, len(cases))]
+		comms := make([]*commtune.Comm, len(part))
+		for i := range part {
+			d, err := c.Dup()
+			if err != nil {
+				return nil, err
 			}
-			outcomes := make([]mismatchOutcome, len(batch))
-			var wg sync.WaitGroup
-			for i, mc := range batch {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					outcomes[i] = mismatchOne(ctx, comms[i], mc.op, mc.alg, root, me == mc.bad, mc.size, mc.reference, bound, m.Idle)
-				}()
-			}
-			wg.Wait()
-			var broke error
-			for i, mc := range batch {
-				comms[i].Close()
-				o := outcomes[i]
-				if o.err != nil && broke == nil {
-					alg := mc.alg
-					if alg == "" {
-						alg = "the table's choice"
-					}
-					broke = fmt.Errorf("%s (%s) on %d ranks, root %d, rank %d passing %d elements, the others %d: rank %d: %w",
-						mc.op, alg, n, root, mc.bad, mc.size.Bad, mc.size.Good, me, o.err)
-				}
-				if o.inCall {
-					early++
-				} else {
-					late++
-				}
-				slowest = max(slowest, o.took)
-			}
-			// Every rank learns whether any broke the rule, so that all
-			// stop together.
-			flag := []int32{0}
-			if broke != nil {
-				flag[0] = 1
-			}
-			if err := commtune.Allreduce(ctx, c, flag, flag, commtune.Max); err != nil {
-				return report, err
-			}
-			if broke != nil {
-				return report, broke
-			}
-			if flag[0] != 0 {
-				return report, fmt.Errorf("%s: another rank saw the rule broken", op)
-			}
+			comms[i] = d
 		}
-		counts := []int64{int64(early), int64(late)}
-		if err := commtune.Allreduce(ctx, c, counts, counts, commtune.Sum); err != nil {
-			return report, err
+		outcomes := make([]mismatchOutcome, len(part))
+		var wg sync.WaitGroup
+		for i, mc := range part {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				outcomes[i] = mismatchOne(ctx, comms[i], m.Ops[mc.op], mc.alg, root, me == mc.bad, mc.size, mc.reference, bound, m.Idle)
+			}()
 		}
-		worst := []int64{int64(slowest)}
-		if err := commtune.Allreduce(ctx, c, worst, worst, commtune.Max); err != nil {
-			return report, err
+		wg.Wait()
+		var broke error
+		for i, mc := range part {
+			comms[i].Close()
+			o := outcomes[i]
+			if o.err != nil && broke == nil {
+				alg := mc.alg
+				if alg == "" {
+					alg = "the table's choice"
+				}
+				broke = fmt.Errorf("%s (%s) on %d ranks, root %d, rank %d passing %d elements, the others %d: rank %d: %w",
+					m.Ops[mc.op], alg, n, root, mc.bad, mc.size.Bad, mc.size.Good, me, o.err)
+			}
+			if me == 0 {
+				counts[3*mc.op]++
+			}
+			if o.inCall {
+				counts[3*mc.op+1]++
+			} else {
+				counts[3*mc.op+2]++
+			}
+			slowest[mc.op] = max(slowest[mc.op], int64(o.took))
 		}
+		// Every rank learns whether any broke the rule, so that all stop
+		// together.
+		flag := []int32{0}
+		if broke != nil {
+			flag[0] = 1
+		}
+		if err := commtune.Allreduce(ctx, c, flag, flag, commtune.Max); err != nil {
+			return nil, err
+		}
+		if broke != nil {
+			return nil, broke
+		}
+		if flag[0] != 0 {
+			return nil, errors.New("another rank saw the rule broken")
+		}
+	}
+	if err := commtune.Allreduce(ctx, c, counts, counts, commtune.Sum); err != nil {
+		return nil, err
+	}
+	if err := commtune.Allreduce(ctx, c, slowest, slowest, commtune.Max); err != nil {
+		return nil, err
+	}
+	var report []string
+	for i, op := range m.Ops {
 		report = append(report, fmt.Sprintf("%s: %d cases × %d ranks: errors in the call %d, in the next call %d; slowest %v",
-			op, len(cases), n, counts[0], counts[1], time.Duration(worst[0]).Round(time.Millisecond)))
+			op, counts[3*i], n, counts[3*i+1], counts[3*i+2], time.Duration(slowest[i]).Round(time.Millisecond)))
 	}
 	return report, nil
 }

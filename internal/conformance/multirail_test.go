@@ -17,6 +17,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // twoRails joins ranks by two TCP rails (both loopback: 127.0.0.2 is lo's
@@ -26,9 +27,10 @@ import (
 var twoRails = []string{"COMMTUNE_TRANSPORTS=tcp", "COMMTUNE_RAILS=127.0.0.1,127.0.0.2", "COMMTUNE_SPLIT=iso"}
 
 // TestTwoRails runs the semantics suite and the stress test over two
-// rails with split messages, every byte checked.
+// rails with split messages, every byte checked (under the race detector,
+// a tenth of the messages).
 func TestTwoRails(t *testing.T) {
-	n := countFromEnv(t, "COMMTUNE_STRESS_MESSAGES", 20000, 4000)
+	n := countFromEnv(t, "COMMTUNE_STRESS_MESSAGES", testenv.Pick(20000, 2000), 4000)
 	for _, job := range []struct {
 		mode, arg string
 		ranks     int
@@ -147,6 +149,7 @@ func TestRailBed(t *testing.T) {
 	if testing.Short() {
 		t.Skip("samples two shaped rails for about a minute; skipped with -short")
 	}
+	testenv.SkipUnderRace(t, "bandwidths of shaped rails, sampled")
 	id := fmt.Sprintf("t%d", os.Getpid()%100000)
 	bed := func(args ...string) {
 		cmd := exec.Command("../../scripts/railbed.sh", args...)

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // openMPIRun returns the command line that starts n ranks under Open MPI's
@@ -37,6 +39,7 @@ var pmixEncodings = []struct{ name, env string }{
 // under Open MPI's mpirun, whose PMIx server the ranks find by themselves:
 // four ranks on this node over shared memory, in both PMIx encodings.
 func TestOpenMPI(t *testing.T) {
+	testenv.SkipUnderRace(t, "jobs under Open MPI's mpirun")
 	run := openMPIRun(t, 4)
 	bin := buildExample(t)
 	for _, enc := range pmixEncodings {
@@ -74,6 +77,7 @@ func runOpenMPI(t *testing.T, args []string, env ...string) string {
 // PMIx, in both encodings: mpirun exits with the code, the reason printed
 // once, no rank left.
 func TestAbortOpenMPI(t *testing.T) {
+	testenv.SkipUnderRace(t, "jobs under Open MPI's mpirun")
 	run := openMPIRun(t, 4)
 	for _, enc := range pmixEncodings {
 		t.Run(enc.name, func(t *testing.T) {
@@ -89,6 +93,7 @@ func TestAbortOpenMPI(t *testing.T) {
 // over TCP across the veth, in both encodings; a fence there collects
 // data across the two PMIx servers.
 func TestOpenMPITwoNamespaces(t *testing.T) {
+	testenv.SkipUnderRace(t, "jobs under Open MPI's mpirun")
 	run := openMPIRun(t, 4)
 	if _, err := exec.LookPath("ip"); err != nil || os.Geteuid() != 0 {
 		t.Skip("needs root and iproute2 to make network namespaces")

@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"unsafe"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // impl is one copy function under test or benchmark.
@@ -92,7 +94,7 @@ func TestCopy(t *testing.T) {
 		dstBase := aligned(guard + 64 + n + guard)
 		for _, im := range impls {
 			t.Run(fmt.Sprintf("%s/n=%d", im.name, n), func(t *testing.T) {
-				for _, p := range offsetPairs(n, testing.Short()) {
+				for _, p := range offsetPairs(n, testenv.Reduced()) {
 					so, do := p[0], p[1]
 					src := srcBase[so : so+n]
 					clear(dstBase)

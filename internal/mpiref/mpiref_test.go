@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/bench"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 func TestFindRefusesUnknown(t *testing.T) {
@@ -27,6 +28,7 @@ func TestFindRefusesUnknown(t *testing.T) {
 // positive time and a consistent summary, and that its statistics are
 // internal/bench's.
 func TestReference(t *testing.T) {
+	testenv.SkipReduced(t, "C programs under Open MPI's and MPICH's launchers")
 	found := 0
 	for _, name := range []string{"openmpi", "mpich"} {
 		impl, err := Find(name)

@@ -3,9 +3,12 @@ package plot
 import (
 	"errors"
 	"testing"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 func TestWriteConvergence(t *testing.T) {
+	testenv.SkipUnderRace(t, "drawing figures in one goroutine")
 	var calls []Call
 	for i := range 300 {
 		impl, us := "ring", 100.0+float64(i%7)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/profile/profiletest"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // testProfile has straight-line curves whose crossings are known: on tcp,
@@ -64,6 +65,7 @@ func noSwitchProfile() *profile.Profile {
 }
 
 func TestWrite(t *testing.T) {
+	testenv.SkipUnderRace(t, "drawing figures in one goroutine")
 	tests := []struct {
 		name    string
 		profile *profile.Profile
@@ -221,6 +223,7 @@ func TestLargeFigure(t *testing.T) {
 // A transport the profile cannot tune is an error, and the others are
 // drawn all the same.
 func TestWriteUntunable(t *testing.T) {
+	testenv.SkipUnderRace(t, "drawing figures in one goroutine")
 	p := testProfile()
 	p.Transports["inproc"] = &profile.Transport{Methods: map[string]profile.Curve{profile.Rendezvous: profiletest.Line(profiletest.Sizes(1, 1024), 100, 1)}}
 	files, err := Write(t.TempDir(), p)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // cluster simulates the ranks of a job timing the same calls: on each
@@ -105,6 +107,7 @@ func runBrute(t testing.TB, names []string, cost func(string) float64, cfg Brute
 // in 20·N calls or, where some were dropped early, Probe·20 and N for
 // each of the others; with the early drop off, always 20·N.
 func TestBruteForceFindsBest(t *testing.T) {
+	testenv.SkipUnderRace(t, "simulated selections in one goroutine")
 	const seeds, impls, ranks = 1000, 20, 4
 	names := make([]string, impls)
 	for i := range names {

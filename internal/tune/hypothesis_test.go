@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune/internal/stats"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 var (
@@ -164,6 +165,7 @@ func pairBest(means map[string]float64) bool {
 // ADCL lacks, settling partners on its own can miss the best: the log
 // gives the rate on the other seeds too.
 func TestHypothesisSeparable(t *testing.T) {
+	testenv.SkipUnderRace(t, "simulated selections in one goroutine")
 	const seeds, ranks = 1000, 4
 	entries := adclTable()
 	names := make([]string, len(entries))
@@ -345,6 +347,7 @@ func checkPrunings(t *testing.T, h *Hypothesis, entries []Entry[struct{}]) {
 // nothing to its attributes the heuristic can be wrong, but it still ends
 // with a winner within the bound.
 func TestHypothesisNonSeparable(t *testing.T) {
+	testenv.SkipUnderRace(t, "simulated selections in one goroutine")
 	const seeds = 1000
 	entries := adclTable()
 	tests := []struct {

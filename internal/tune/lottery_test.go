@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/stats"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 const seeds = 1000
@@ -41,6 +42,7 @@ func slower(means []float64, i int, f float64) []float64 {
 // E[I] = |Z| lg|Z| / (1-α). Untried-first replaces the coupon collector
 // behind E[I] by (|Z|-1)/(1-α) expected draws, also logged.
 func TestConvergence(t *testing.T) {
+	testenv.SkipUnderRace(t, "simulated selections in one goroutine")
 	means := twenty
 	const after = 3000   // calls measured after convergence
 	const giveUp = 10000 // a run not converged by then fails
@@ -117,6 +119,7 @@ func allMeasured(r *run) bool {
 // 6.5 (times the fastest) is beyond the bound; 10× and 100× are checked,
 // wherever the candidate list puts them (the cold start included).
 func TestHopelessBound(t *testing.T) {
+	testenv.SkipUnderRace(t, "simulated selections in one goroutine")
 	for _, bad := range []float64{10, 100} {
 		t.Run(fmt.Sprintf("%gx", bad), func(t *testing.T) {
 			const calls = 2000
@@ -171,6 +174,7 @@ func TestHopelessBound(t *testing.T) {
 //     leads only once it has MinSamples (3) samples, drawn first among the
 //     others while it looks better than the best.
 func TestStepChange(t *testing.T) {
+	testenv.SkipUnderRace(t, "simulated selections in one goroutine")
 	cases := []struct {
 		name          string
 		before, after []float64

@@ -12,6 +12,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/conformance"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // Flood: rank 0 sends floodCount eager-sized messages to rank 1, which
@@ -106,6 +107,7 @@ func TestFloodProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("flood moves 100 MB; skipped with -short")
 	}
+	testenv.SkipUnderRace(t, "a bound on the memory 100 MB of unexpected traffic between processes takes")
 	for _, tr := range conformance.Transports {
 		t.Run(tr.Name, func(t *testing.T) {
 			out, err := conformance.RunJob(2, "flood", "", fmt.Sprintf("COMMTUNE_UNEXPECTED_LIMIT=%d", floodLimit), tr.Env)

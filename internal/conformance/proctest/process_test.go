@@ -6,14 +6,16 @@ import (
 	"testing"
 
 	"github.com/commtune/commtune/internal/conformance"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // TestProcesses runs the semantics suite over real processes, on TCP and
 // on shared memory (8 and 16 ranks on a 2-core machine are
 // oversubscribed; 16 is a node's worth of ranks, most pairs of which never
-// talk).
+// talk). Under the race detector, whose ranks run 5 to 20 times slower,
+// the smaller jobs.
 func TestProcesses(t *testing.T) {
-	counts := map[string][]int{"tcp": {2, 3, 4}, "shm": {2, 4, 8, 16}}
+	counts := testenv.Pick(map[string][]int{"tcp": {2, 3, 4}, "shm": {2, 4, 8, 16}}, map[string][]int{"tcp": {3}, "shm": {2, 4}})
 	for _, tr := range conformance.Transports {
 		for _, n := range counts[tr.Name] {
 			t.Run(fmt.Sprintf("%s/n=%d", tr.Name, n), func(t *testing.T) {
@@ -29,9 +31,10 @@ func TestProcesses(t *testing.T) {
 // TestStressProcesses: 2 to 32 processes exchange random messages (0–256
 // KiB, random tags, any-source receives, every rank to every other) with
 // every payload and the ordering rule checked. COMMTUNE_STRESS_MESSAGES sets the count (the acceptance run
-// uses 200000); the default keeps CI short.
+// uses 200000); the default keeps CI short. Under the race detector, a
+// tenth of the messages, and of the shm jobs the 2- and 8-rank ones.
 func TestStressProcesses(t *testing.T) {
-	n := conformance.CountFromEnv(t, "COMMTUNE_STRESS_MESSAGES", 20000, 4000)
+	n := conformance.CountFromEnv(t, "COMMTUNE_STRESS_MESSAGES", testenv.Pick(20000, 2000), 4000)
 	// shm's auto method depends on the machine's caches; cma is forced once
 	// so the receiver-pull protocol is always exercised.
 	for _, w := range []struct {
@@ -48,6 +51,9 @@ func TestStressProcesses(t *testing.T) {
 		{"shm-budget", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_BUDGET=4K", "COMMTUNE_SHM_METHOD=copy"}, []int{8}},
 	} {
 		for _, ranks := range w.ranks {
+			if testenv.Reduced() && w.name == "shm" && ranks != 2 && ranks != 8 {
+				continue
+			}
 			t.Run(fmt.Sprintf("%s/n=%d", w.name, ranks), func(t *testing.T) {
 				out, err := conformance.RunJob(ranks, "stress", strconv.Itoa(n), w.env...)
 				if err != nil {

@@ -11,7 +11,7 @@ import (
 // (conformance.RunJob), else the tests.
 func TestMain(m *testing.M) {
 	programs := conformance.Programs()
-	programs["methods"] = conformance.Plain(methodsExchange)
+	programs["methods"] = conformance.WithArg(methodsExchange)
 	programs["crossing"] = conformance.Plain(crossingExchange)
 	conformance.RankMain(programs)
 	os.Exit(m.Run())

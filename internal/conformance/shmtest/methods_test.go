@@ -9,22 +9,35 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/conformance"
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // methodSizes straddle the ring's 128 KiB chunks and 2 MiB capacity, pages
-// and the pipe's 1 MiB, up to 64 MiB.
-var methodSizes = []int{1, 2, 7, 4095, 4096, 4097, 128<<10 - 1, 128 << 10, 128<<10 + 1,
-	1<<20 + 7, 2<<20 - 1, 2<<20 + 1, 5<<20 + 13, 64<<20 + 3}
+// and the pipe's 1 MiB, up to 64 MiB; in a reduced run (the race
+// detector's ranks fill and check payloads 20 times slower), up to 2 MiB
+// and a bit: the same edges, the same goroutines. The job's argument says
+// which: "reduced", or "".
+func methodSizes(arg string) []int {
+	sizes := []int{1, 2, 7, 4095, 4096, 4097, 128<<10 - 1, 128 << 10, 128<<10 + 1, 1<<20 + 7, 2<<20 - 1, 2<<20 + 1}
+	if arg != "reduced" {
+		sizes = append(sizes, 5<<20+13, 64<<20+3)
+	}
+	return sizes
+}
+
+// methodsArg is the argument of this run's methods jobs.
+func methodsArg() string { return testenv.Pick("", "reduced") }
 
 // methodsExchange sends every size both ways between ranks paired as (0,1),
 // (2,3)…, from and into buffers at odd offsets, and checks every byte and
 // that nothing outside the receive window was touched.
-func methodsExchange(ctx context.Context, c *commtune.Comm) error {
+func methodsExchange(ctx context.Context, c *commtune.Comm, arg string) error {
+	sizes := methodSizes(arg)
 	peer := c.Rank() ^ 1
 	if peer >= c.Size() {
 		return nil
 	}
-	for i, n := range methodSizes {
+	for i, n := range sizes {
 		for _, off := range []int{0, 1, 61} {
 			out := make([]byte, n+off)
 			conformance.FillPayload(out[off:], c.Rank(), peer, i*100+off)
@@ -42,7 +55,7 @@ func methodsExchange(ctx context.Context, c *commtune.Comm) error {
 	}
 	s := c.Stats()
 	fmt.Printf("rank %d: %d sizes both ways: %d rendezvous sends, %d pulled by the receiver, %d eager\n",
-		c.Rank(), len(methodSizes), s.RendezvousSends, s.PullSends, s.EagerCopySends+s.EagerIovecSends)
+		c.Rank(), len(sizes), s.RendezvousSends, s.PullSends, s.EagerCopySends+s.EagerIovecSends)
 	return nil
 }
 
@@ -51,7 +64,7 @@ func methodsExchange(ctx context.Context, c *commtune.Comm) error {
 func TestShmMethods(t *testing.T) {
 	for _, m := range []string{"copy", "cma", "vmsplice", "cachefree", "auto"} {
 		t.Run(m, func(t *testing.T) {
-			out, err := conformance.RunJob(2, "methods", "", "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD="+m, "COMMTUNE_SHM_EAGER=0")
+			out, err := conformance.RunJob(2, "methods", methodsArg(), "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD="+m, "COMMTUNE_SHM_EAGER=0")
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
@@ -67,7 +80,7 @@ func TestShmMethods(t *testing.T) {
 // environment switch), a job forcing the cma method still runs — on the
 // copy method — and says so once for the node.
 func TestNoCMA(t *testing.T) {
-	out, err := conformance.RunJob(4, "methods", "", "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD=cma",
+	out, err := conformance.RunJob(4, "methods", methodsArg(), "COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_METHOD=cma",
 		"COMMTUNE_SHM_CMA=off", "COMMTUNE_SHM_EAGER=0")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, out)

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/commtune/commtune/internal/testenv"
 )
 
 // A model of the waking protocol (docs/wire-shm.md, "Waking"), explored
@@ -794,6 +796,7 @@ var wakeScenarios = []struct {
 // TestWakeModel explores every interleaving of each scenario and checks
 // what it finds against the table.
 func TestWakeModel(t *testing.T) {
+	testenv.SkipUnderRace(t, "a model explored in one goroutine")
 	for _, sc := range wakeScenarios {
 		t.Run(sc.name, func(t *testing.T) {
 			m := sc.model
@@ -819,6 +822,7 @@ func TestWakeModel(t *testing.T) {
 // found — a lost record, or a parked waiter's record left to the timed
 // sleep.
 func TestWakeModelCatchesBreakage(t *testing.T) {
+	testenv.SkipUnderRace(t, "a model explored in one goroutine")
 	oneRecord := [][]int{{0}}
 	twoWaits := [][]int{{0, 1}}
 	for _, tc := range []struct {
@@ -860,6 +864,7 @@ func TestWakeModelCatchesBreakage(t *testing.T) {
 // (finalDrainTries): records lost with the writer draining or a second
 // waiter, which the repaired protocol (TestWakeModel) never loses.
 func TestWakeModelBeforeRepair(t *testing.T) {
+	testenv.SkipUnderRace(t, "a model explored in one goroutine")
 	for _, tc := range []struct {
 		name                              string
 		model                             wakeModel

@@ -1,5 +1,0 @@
-//go:build !race
-
-package coll
-
-const raceDetector = false

@@ -1,6 +1,0 @@
-//go:build !race
-
-package conformance
-
-// raceEnabled reports a race-detector build (race_test.go).
-const raceEnabled = false
