@@ -407,6 +407,9 @@ func (m *teamMember) stillThere(t *team, s uint64) error {
 			continue
 		}
 		if err := m.c.ep.Eng.Lost(m.c.group[j]); err != nil {
+			if t.slots[j].step.Load() >= s {
+				continue // it reached the fence between the two looks, then left
+			}
 			return err
 		}
 	}
