@@ -24,8 +24,6 @@ func TestMain(m *testing.M) {
 	programs["mismatchrule"] = WithArg(mismatchRuleProgram)
 	programs["closeafter"] = Plain(closeAfterReceive)
 	programs["closeddup"] = Plain(dupAfterClose)
-	programs["hold"] = WithArg(hold)
-	programs["abort"] = Plain(abortOne)
 	programs["policy"] = Inside(showPolicy)
 	programs["railloss"] = Inside(railLoss)
 	RankMain(programs)

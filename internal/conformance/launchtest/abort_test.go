@@ -1,4 +1,4 @@
-package conformance
+package launchtest
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/launch"
 )
 
@@ -40,7 +41,7 @@ func leftOver(token string) []string {
 	dirs, _ := filepath.Glob("/proc/[0-9]*")
 	for _, d := range dirs {
 		env, err := os.ReadFile(filepath.Join(d, "environ"))
-		if err == nil && strings.Contains(string(env), RankArgEnv+"="+token) {
+		if err == nil && strings.Contains(string(env), conformance.RankArgEnv+"="+token) {
 			cmd, _ := os.ReadFile(filepath.Join(d, "cmdline"))
 			left = append(left, filepath.Base(d)+" "+strings.ReplaceAll(strings.TrimRight(string(cmd), "\x00"), "\x00", " "))
 		}
@@ -83,7 +84,7 @@ func runAborted(t *testing.T, want int, name string, args []string, env ...strin
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
-	cmd.Env = append(os.Environ(), append(env, RankModeEnv+"=abort", RankArgEnv+"="+token,
+	cmd.Env = append(os.Environ(), append(env, conformance.RankModeEnv+"=abort", conformance.RankArgEnv+"="+token,
 		"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")...)
 	out, err := cmd.CombinedOutput()
 	ended := time.Now()
@@ -102,7 +103,7 @@ func runAborted(t *testing.T, want int, name string, args []string, env ...strin
 // code, the launcher printing the reason.
 func TestAbortCommtuneRun(t *testing.T) {
 	token := fmt.Sprintf("abort-run-%d", os.Getpid())
-	out, err := RunJob(4, "abort", token)
+	out, err := conformance.RunJob(4, "abort", token)
 	ended := time.Now()
 	var re *launch.RankError
 	code := -1

@@ -1,4 +1,4 @@
-package conformance
+package launchtest
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 // is conserved, and every rank must report.
 func TestHeatExample(t *testing.T) {
 	testenv.SkipReduced(t, "an example built without it, under launchers")
-	bins := buildAll(t, "../../examples/heat", "../../cmd/commtune")
+	bins := buildAll(t, "../../../examples/heat", "../../../cmd/commtune")
 	heat, commtune := bins[0], bins[1]
 	tests := []struct {
 		name string

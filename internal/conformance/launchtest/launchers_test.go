@@ -1,4 +1,4 @@
-package conformance
+package launchtest
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/auth"
+	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/driver/tcp"
 	"github.com/commtune/commtune/internal/syncbuf"
@@ -26,7 +27,7 @@ import (
 func buildExample(t *testing.T) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "allreduce")
-	cmd := exec.Command("go", "build", "-o", bin, "../../examples/allreduce")
+	cmd := exec.Command("go", "build", "-o", bin, "../../../examples/allreduce")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the example: %v\n%s", err, out)
 	}
@@ -188,9 +189,9 @@ func TestSlurm(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	token := fmt.Sprintf("abort-slurm-%d", os.Getpid())
-	cmd := exec.CommandContext(ctx, "../../scripts/slurm-e2e.sh", "4")
+	cmd := exec.CommandContext(ctx, "../../../scripts/slurm-e2e.sh", "4")
 	cmd.Env = append(os.Environ(), "SLURM_E2E_ALSO="+os.Args[0], "SLURM_E2E_ALSO_MPI=pmi2 pmix",
-		RankModeEnv+"=abort", RankArgEnv+"="+token, "GORACE=atexit_sleep_ms=0")
+		conformance.RankModeEnv+"=abort", conformance.RankArgEnv+"="+token, "GORACE=atexit_sleep_ms=0")
 	out, err := cmd.CombinedOutput()
 	t.Logf("%s", out)
 	if err != nil {
@@ -265,7 +266,7 @@ func TestIntruderRefused(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, mpiexec, "-launcher", "fork", "-n", "2", os.Args[0])
-	cmd.Env = append(os.Environ(), RankModeEnv+"=hold", RankArgEnv+"="+flag, "COMMTUNE_TRANSPORTS=tcp",
+	cmd.Env = append(os.Environ(), conformance.RankModeEnv+"=hold", conformance.RankArgEnv+"="+flag, "COMMTUNE_TRANSPORTS=tcp",
 		"COMMTUNE_PROFILE=off", "GORACE=atexit_sleep_ms=0")
 	var out syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &out

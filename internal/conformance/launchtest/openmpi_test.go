@@ -1,4 +1,4 @@
-package conformance
+package launchtest
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/testenv"
 )
 
@@ -53,7 +54,7 @@ func TestOpenMPI(t *testing.T) {
 			if testing.Short() {
 				t.Skip("the whole suite under mpirun takes a minute")
 			}
-			out := runOpenMPI(t, append(run, os.Args[0]), enc.env, RankModeEnv+"=suite", "COMMTUNE_TRANSPORTS=shm,tcp")
+			out := runOpenMPI(t, append(run, os.Args[0]), enc.env, conformance.RankModeEnv+"=suite", "COMMTUNE_TRANSPORTS=shm,tcp")
 			if n := strings.Count(out, " cases passed"); n != 4 {
 				t.Fatalf("%d ranks finished the suite, want 4", n)
 			}

@@ -1,4 +1,4 @@
-package conformance
+package launchtest
 
 import (
 	"context"
@@ -18,7 +18,7 @@ import (
 // rank, bit for bit; rank 0 reports the halo implementation it used.
 func TestJacobi3D(t *testing.T) {
 	testenv.SkipReduced(t, "an example built without it, under launchers")
-	bins := buildAll(t, "../../examples/jacobi3d", "../../cmd/commtune")
+	bins := buildAll(t, "../../../examples/jacobi3d", "../../../cmd/commtune")
 	jacobi, commtune := bins[0], bins[1]
 	// Enough iterations for the brute-force selection of the halo
 	// implementation (3 samples each) to end, and more on the winner.
