@@ -62,6 +62,9 @@ const (
 	controlAbort     = 2 // the ranks disagree on the call; text: how
 	controlLost      = 3 // word: the world rank lost; text: what the sender saw
 	controlQuit      = 4 // the sender left for another reason; text: why
+	// controlSignatureDirect is a signature said by a rank running the
+	// call directly (team.go), waiting in the team for the rank it tells.
+	controlSignatureDirect = 5
 )
 
 // noteWait bounds how long a rank whose receive saw its sender withdraw
@@ -157,41 +160,15 @@ type collCoord struct {
 	broken     error
 	brokenFlag atomic.Bool // broken is set: read without the lock
 	// Direct calls (team.go) pass no message and are not in active or
-	// recent: directRunning is the number of the one running (0: none),
-	// direct the numbers of those finished, by number modulo recentCalls.
-	// A peer's signature note for one of them means that peer passes
-	// messages in a call this rank runs directly: they disagree.
-	directRunning directCall
-	direct        [recentCalls]directCall
-}
-
-// directCall is what a rank keeps of a direct call to compare a peer's
-// signature with: its number (written last, read first) and what its
-// signature depends on.
-type directCall struct {
-	seq, op, root, bytes atomic.Uint64
-}
-
-// set records direct call seq of op on l.
-func (d *directCall) set(seq uint64, op coll.Operation, l coll.Layout) {
-	d.op.Store(uint64(opIndex(op)))
-	d.root.Store(uint64(l.Root))
-	d.bytes.Store(uint64(l.Bytes))
-	d.seq.Store(seq)
-}
-
-// sig returns the signature of the direct call d records, if it is call
-// seq.
-func (d *directCall) sig(seq uint64) (Sig, bool) {
-	if d.seq.Load() != seq {
-		return Sig{}, false
-	}
-	i := int(d.op.Load())
-	if i >= len(coll.Operations) {
-		return Sig{}, false
-	}
-	op := coll.Operations[i]
-	return namedSignature(op, directNames[op], coll.Layout{Root: int(d.root.Load()), Bytes: int(d.bytes.Load())}), true
+	// recent: direct holds the numbers of those finished, by number
+	// modulo recentCalls, one store each. A peer's note of one of them —
+	// a signature said by a rank passing messages in it, or why a rank
+	// left it — means the ranks disagree, or are out of step. Notes of a
+	// direct call that came while it ran wait in notes until it looks
+	// (watchDirect) or ends; pending is len(notes), read without the
+	// lock.
+	direct  [recentCalls]atomic.Uint64
+	pending atomic.Int64
 }
 
 // finished is a call that ended on this rank.
@@ -258,6 +235,7 @@ func (c *Comm) beginCall(st *CallState, seq uint64, sig Sig) {
 	}
 	notes := co.notes[seq]
 	delete(co.notes, seq)
+	co.pending.Store(int64(len(co.notes)))
 	co.mu.Unlock()
 	for _, n := range notes {
 		c.apply(n, seq)
@@ -278,6 +256,7 @@ func (c *Comm) endCall(seq uint64) {
 			delete(co.notes, s) // said of calls long past: nobody waits on them
 		}
 	}
+	co.pending.Store(int64(len(co.notes)))
 }
 
 // abandon tells every other rank that this rank leaves call st because
@@ -504,24 +483,20 @@ func (c *Comm) apply(n callNote, seq uint64) {
 	f := co.recent[seq%recentCalls]
 	past, isPast := f.sig, f.seq == seq
 	var abortWhy error
-	var direct Sig
+	signature := n.kind == controlSignature || n.kind == controlSignatureDirect
 	switch {
-	case st == nil && !isPast && c.directSig(seq, &direct):
-		// A call this rank runs, or ran, directly.
-		switch {
-		case n.kind != controlSignature:
-			c.breakLocked(seq-1, c.noteError(n, "a collective call this rank ran reading the others' buffers in place"))
-		case n.word != direct.hash:
-			abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d %s", core.ErrSizeMismatch, n.from, n.text, c.rank, direct.describe())
-			c.breakLocked(seq-1, abortWhy)
-		}
+	case st == nil && !isPast && co.direct[seq%recentCalls].Load() == seq:
+		abortWhy = c.directNoteLocked(n, seq)
 	case st == nil && !isPast:
-		co.notes[seq] = append(co.notes[seq], n) // not begun here: see at begin
-	case n.kind != controlSignature && st != nil:
+		// Not begun here, or a direct call running: see at begin, or
+		// when the direct call looks.
+		co.notes[seq] = append(co.notes[seq], n)
+		co.pending.Store(int64(len(co.notes)))
+	case !signature && st != nil:
 		if st.failed == nil {
 			st.failed, st.noted = c.noteError(n, ""), true
 		}
-	case n.kind != controlSignature:
+	case !signature:
 		// A call this rank finished: the peers are out of step with it, so
 		// whatever it waits for now may never come, and what a call that
 		// does not wait gets may be another call's.
@@ -557,70 +532,97 @@ func (c *Comm) breakLocked(seq uint64, err error) {
 			other.failed, other.noted = co.broken, true
 		}
 	}
-	if running := co.directRunning.seq.Load(); running > seq {
-		if m := c.team.Load(); m != nil {
-			m.fail(co.broken) // its members wait for this rank, or it for them
+	if m := c.team.Load(); m != nil {
+		m.fail(co.broken) // its members may wait for this rank, or it for them
+	}
+}
+
+// directNoteLocked takes in what a peer said of call seq, which this rank
+// runs or ran directly, and returns why to abort it, if the peer passes
+// messages in it: a signature from a rank running it directly too is
+// the team's to compare (Meet). co.mu is held.
+func (c *Comm) directNoteLocked(n callNote, seq uint64) (abortWhy error) {
+	switch n.kind {
+	case controlSignatureDirect:
+	case controlSignature:
+		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d a direct algorithm (ranks of one process reading each other's buffers)",
+			core.ErrSizeMismatch, n.from, n.text, c.rank)
+		c.breakLocked(seq-1, abortWhy)
+	default:
+		c.breakLocked(seq-1, c.noteError(n, "a collective call this rank ran reading the others' buffers in place"))
+	}
+	return abortWhy
+}
+
+// beginDirect starts a direct call, which passes no message: it reads
+// what peers said since the last look and fails if the communicator is out
+// of step. Most calls pay three loads.
+func (c *Comm) beginDirect() error {
+	co := c.coord()
+	if co.arrived.Load() == co.drained.Load() && !co.brokenFlag.Load() {
+		return nil
+	}
+	return c.beginDirectSlow(co)
+}
+
+// beginDirectSlow is beginDirect when a note came or c is out of step.
+func (c *Comm) beginDirectSlow(co *collCoord) error {
+	c.drainNotes()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.broken
+}
+
+// endDirect ends direct call seq: a note that comes for it from now on
+// finds it among the finished ones, and one that came while it ran is
+// taken in now. Most calls pay a store and three loads.
+func (c *Comm) endDirect(seq uint64) {
+	co := c.coord()
+	co.direct[seq%recentCalls].Store(seq)
+	if co.arrived.Load() != co.drained.Load() || co.pending.Load() != 0 {
+		c.drainNotes()
+		c.takeDirectNotes(seq)
+	}
+}
+
+// takeDirectNotes takes in what peers said of direct call seq, running or
+// finished, that waits in notes.
+func (c *Comm) takeDirectNotes(seq uint64) {
+	co := c.coord()
+	var aborts []error
+	co.mu.Lock()
+	for _, n := range co.notes[seq] {
+		if why := c.directNoteLocked(n, seq); why != nil {
+			aborts = append(aborts, why)
 		}
 	}
-}
-
-// directSig sets *sig to direct call seq's signature, if seq is the direct
-// call running or one of the recent ones.
-func (c *Comm) directSig(seq uint64, sig *Sig) bool {
-	co := c.coll.Load()
-	var ok bool
-	if *sig, ok = co.directRunning.sig(seq); ok {
-		return true
-	}
-	*sig, ok = co.direct[seq%recentCalls].sig(seq)
-	return ok
-}
-
-// beginDirect starts direct call seq, which passes no message: it reads
-// what peers said since the last look and fails if the communicator is out
-// of step.
-func (c *Comm) beginDirect(seq uint64, op coll.Operation, l coll.Layout) error {
-	co := c.coord()
-	co.directRunning.set(seq, op, l) // before looking: a note read from now on finds it
-	if co.arrived.Load() != co.drained.Load() {
-		c.drainNotes()
-	}
-	if co.brokenFlag.Load() {
-		co.mu.Lock()
-		defer co.mu.Unlock()
-		co.directRunning.seq.Store(0)
-		return co.broken
-	}
-	return nil
-}
-
-// endDirect ends direct call seq: notes that come for it from now on find
-// it among the finished ones.
-func (c *Comm) endDirect(seq uint64, op coll.Operation, l coll.Layout) {
-	co := c.coord()
-	co.direct[seq%recentCalls].set(seq, op, l)
-	co.directRunning.seq.CompareAndSwap(seq, 0)
-	if co.arrived.Load() != co.drained.Load() {
-		c.drainNotes()
+	delete(co.notes, seq)
+	co.pending.Store(int64(len(co.notes)))
+	co.mu.Unlock()
+	for _, why := range aborts {
+		c.tellPeers(controlAbort, seq, 0, why.Error())
 	}
 }
 
 // watchDirect is what direct call seq, of operation op on layout l, does
-// each time it has waited collWatch more for member from: read what peers
-// said (a disagreement breaks the team, ending the wait), and tell from,
-// once, what this rank calls: a member that passes messages in this call
-// waits for none from here, and learns so from that.
+// each time it has waited collWatch more for member from: take in what
+// peers said (a disagreement breaks the team, ending the wait), and tell
+// from, once, what this rank calls: a member that passes messages in this
+// call waits for none from here, and learns so from that.
 func (c *Comm) watchDirect(seq uint64, op coll.Operation, l coll.Layout, from int, told *bool) {
 	co := c.coord()
 	if co.arrived.Load() != co.drained.Load() {
 		c.drainNotes()
+	}
+	if co.pending.Load() != 0 {
+		c.takeDirectNotes(seq)
 	}
 	if *told || from < 0 || from >= len(c.group) {
 		return
 	}
 	*told = true
 	sig := namedSignature(op, directNames[op], l)
-	c.tellPeers(controlSignature, seq, sig.hash, sig.describe(), c.group[from])
+	c.tellPeers(controlSignatureDirect, seq, sig.hash, sig.describe(), c.group[from])
 }
 
 // noteError is the error a peer's note of why it left a call gives the

@@ -175,13 +175,11 @@ type teamMember struct {
 	inline   bool
 	lastMeet uint64 // the step of the last meeting
 	metAll   bool   // it waited for every member
-	// What the watch of a long wait needs (Comm.watchDirect): the call's
-	// number among the communicator's collective calls, its operation
-	// and layout, and whether it told its signature.
-	seq    uint64
-	op     coll.Operation
-	layout coll.Layout
-	told   bool
+	// What the watch of a long wait needs (Comm.watchDirect): the call
+	// (its number among the communicator's collective calls, operation
+	// and layout), and whether it told its signature.
+	call *Call
+	told bool
 }
 
 // teamWait is the longest a parked member sleeps before it looks whether
@@ -211,14 +209,16 @@ func (m *teamMember) run(ctx context.Context, k *Call) error {
 		m.fail(err) // the others would wait for this rank
 		return err
 	}
-	if err := m.c.beginDirect(k.seq, k.op, k.layout); err != nil {
+	if err := m.c.beginDirect(); err != nil {
 		m.fail(err) // the others would wait for this rank
 		return err
 	}
-	defer m.c.endDirect(k.seq, k.op, k.layout)
 	m.sig = signatureOf(k.op, k.layout)
-	m.seq, m.op, m.layout, m.told = k.seq, k.op, k.layout, false
-	return coll.RunDirect(ctx, m, k.op, k.layout, k.in, k.out, k.red)
+	m.call, m.told = k, false
+	err := coll.RunDirect(ctx, m, k.op, k.layout, k.in, k.out, k.red)
+	m.call = nil
+	m.c.endDirect(k.seq)
+	return err
 }
 
 // Meet publishes this member's buffers for the call (a copy of in when
@@ -376,7 +376,7 @@ func (m *teamMember) waitFor(ctx context.Context, s uint64, from int, meeting bo
 			if err == nil && time.Since(start) >= collWatch {
 				// A member that passes messages in this call (it
 				// disagrees) never comes: tell it what this one calls.
-				m.c.watchDirect(m.seq, m.op, m.layout, next, &m.told)
+				m.c.watchDirect(m.call.seq, m.call.op, m.call.layout, next, &m.told)
 			}
 		}
 		if err != nil {

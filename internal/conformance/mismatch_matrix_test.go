@@ -18,7 +18,7 @@ import (
 // against 2048 elements; unsegmented at 2 against 3 elements, which the
 // small-message paths carry. A quick pass (-short, or a race-detector
 // build) leaves out the segments.
-func mismatchRuleMatrix(direct, quick, idle bool) MismatchMatrix {
+func mismatchRuleMatrix(n int, direct, quick, idle bool) MismatchMatrix {
 	big, small := MismatchSizes{Good: 1024, Bad: 2048}, MismatchSizes{Good: 2, Bad: 3}
 	return MismatchMatrix{
 		Ops:   coll.Operations,
@@ -28,9 +28,10 @@ func mismatchRuleMatrix(direct, quick, idle bool) MismatchMatrix {
 				return a.Segment == 0 || a.Segment == 1<<10 && sz == big && !quick
 			})
 		},
-		// 128 cases at once keep the slowest rank under half a second
-		// here (2 processors, 8 ranks): each case mostly waits.
-		Batch: 128,
+		// Each case mostly waits: 512 ranks' parts at once (as goroutines
+		// of the job's processes), at most 128 cases, keep the slowest
+		// rank under half a second here on 2 processors.
+		Batch: min(128, 512/n),
 		Idle:  idle,
 	}
 }
@@ -59,7 +60,7 @@ func TestMismatchRule(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				err := commtune.Local(n, func(c *commtune.Comm) error {
-					lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(true, quick, n%2 == 1))
+					lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(n, true, quick, n%2 == 1))
 					if c.Rank() == 0 {
 						t.Logf("\n%s", strings.Join(lines, "\n"))
 					}
@@ -97,7 +98,7 @@ func TestMismatchRule(t *testing.T) {
 // mismatchRuleProgram is the rank program of TestMismatchRule's jobs:
 // its argument says "full" or "quick".
 func mismatchRuleProgram(ctx context.Context, c *commtune.Comm, arg string) error {
-	lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(false, arg == "quick", c.Size()%2 == 1))
+	lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(c.Size(), false, arg == "quick", c.Size()%2 == 1))
 	if c.Rank() == 0 {
 		report(c, lines, nil)
 	}
