@@ -29,6 +29,13 @@ import (
 //     with that cause, and does not repeat it. Being told first, a rank
 //     whose receive sees the sender withdraw its message reports the
 //     sender's cause, not the withdrawal (explain).
+//   - A call's messages carry its number and signature in their tag
+//     (collrun.go), so a rank that disagrees never matches them. A rank
+//     whose call has waited collLook looks through what the ranks it
+//     waits for sent it unmatched: a message of this call under another
+//     signature means its sender disagrees, and the rank aborts the call,
+//     telling every rank — without the sender's help, which may have
+//     finished the call, having only sent, and gone on computing.
 //   - A rank whose call has waited collWatch tells the ranks it waits for
 //     the call's signature: the algorithm, root and size it runs. A rank
 //     that receives a signature unlike its own for the same call (running
@@ -40,13 +47,20 @@ import (
 //     wait tells it. Telling every rank made each slow call a message to
 //     every peer — at 256 ranks starting together, tens of thousands, each
 //     giving its pair's shared-memory ring memory.
-//   - A waiting rank looks for aborts and signatures every collWatch.
+//   - A waiting rank looks for aborts and signatures from collLook on,
+//     every collRewatch.
+//   - A rank told that a call it finished was abandoned, or disagreed on,
+//     is out of step with its peers: every later call fails (broken).
 //
 // The messages travel in the communicator's collective context with their
 // own tag; a call that never waits sends and reads none.
 const (
 	tagCollControl = 1
 	collWatch      = 200 * time.Millisecond
+	// collLook is how long a call waits before it first looks at what
+	// peers said and at what the ranks it waits for sent it unmatched: a
+	// look costs no message, so it comes long before the signature.
+	collLook = collWatch / 4
 	// collRewatch is how often a call that has watched once looks again:
 	// having told its signature, it waits for an answer (an abort) that
 	// comes within a message's time if the ranks disagree. A look when no
@@ -341,26 +355,24 @@ func (c *Comm) tellPeers(kind byte, seq, hash uint64, text string, to ...int) {
 	}
 }
 
-// watch is what a call does each collWatch it waits: read what peers
-// said, fail if the call must end, and say its own signature once, to
-// the world ranks waitingFor returns (nil: to every rank).
-func (c *Comm) watch(st *CallState, waitingFor func() []int) error {
+// watch is what a call does each time it has waited a while: read what
+// peers said, look through what they sent unmatched (strayMessages),
+// fail if the call must end, and, when tell is set (it has waited
+// collWatch), say its own signature once, to the world ranks waitingFor
+// returns (nil: to every rank).
+func (c *Comm) watch(st *CallState, waitingFor func() []int, tell bool) error {
 	co := c.coord()
 	if co.arrived.Load() != co.drained.Load() {
 		c.drainNotes()
 	}
 	co.mu.Lock()
-	failed, send := st.failed, !st.sigSent
-	st.sigSent = true
+	failed, send := st.failed, tell && !st.sigSent
+	st.sigSent = st.sigSent || tell
 	co.mu.Unlock()
 	if failed != nil {
 		return failed
 	}
-	var to []int
-	if waitingFor != nil {
-		to = waitingFor()
-	}
-	if err := c.strayMessages(st, to); err != nil {
+	if err := c.strayMessages(st); err != nil {
 		co.mu.Lock()
 		first := st.failed == nil
 		if first {
@@ -374,40 +386,47 @@ func (c *Comm) watch(st *CallState, waitingFor func() []int) error {
 		return err
 	}
 	if send {
+		var to []int
+		if waitingFor != nil {
+			to = waitingFor()
+		}
 		c.tellPeers(controlSignature, st.seq, st.sig.hash, st.sig.describe(), to...)
 	}
 	return nil
 }
 
-// strayMessages looks through what the world ranks peers sent that waits
-// unexpected for a message of call st under another signature: the
-// sender disagrees on the call. Its message never matches (the tags
-// differ), and it may have finished the call, having only sent: the
-// waiting rank must tell, without its help.
-func (c *Comm) strayMessages(st *CallState, peers []int) error {
-	for _, w := range peers {
-		for _, m := range c.ep.Eng.Pending(c.collCtx, w) {
-			if m.Tag >= tagCallFirst && m.Tag != st.tag && sameCall(m.Tag, st.tag) {
-				return fmt.Errorf("%w: rank %d sent a message of this call (%d bytes) under another algorithm, root, size or way of choosing than rank %d's %s",
-					core.ErrSizeMismatch, c.fromWorld(w), m.Count, c.rank, st.sig.describe())
-			}
+// strayMessages looks through what peers sent that waits unexpected for
+// a message of call st under another signature: its sender disagrees on
+// the call. Its message never matches (the tags differ), and the sender
+// may have finished the call, having only sent: the waiting rank must
+// tell, without its help. Any peer's such message tells, not only a
+// message of a rank this one waits for: the sender's schedule may send
+// to ranks this one's never waits on.
+func (c *Comm) strayMessages(st *CallState) error {
+	for _, m := range c.ep.Eng.Pending(c.collCtx, core.AnySource) {
+		if m.Tag >= tagCallFirst && m.Tag != st.tag && sameCall(m.Tag, st.tag) {
+			return fmt.Errorf("%w: rank %d sent a message of this call (%d bytes) under another algorithm, root, size or way of choosing than rank %d's %s",
+				core.ErrSizeMismatch, c.fromWorld(m.Source), m.Count, c.rank, st.sig.describe())
 		}
 	}
 	return nil
 }
 
-// waitCall waits for r, a request of call st, as block does and, every
-// collWatch it has waited, watches the call and looks at others, the
+// waitCall waits for r, a request of call st, as block does and, once it
+// has waited collLook, then every collRewatch, watches the call (telling
+// its signature once it has waited collWatch) and looks at others, the
 // call's requests still to be waited for: if the call must end, or one of
 // those has failed (a lost peer, whatever r waits for), r is withdrawn
 // (what cannot be, data already moving, finishes first) and the reason
 // returned.
 func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, others []*core.Request) (Status, error) {
-	for wait := collWatch; ; wait = collRewatch {
+	var waited time.Duration
+	for wait := collLook; ; wait = collRewatch {
 		rst, done, err := r.WaitFor(ctx, wait)
 		if done {
 			return c.Status(rst), err
 		}
+		waited += wait
 		if err == nil {
 			err = c.watch(st, func() []int {
 				peers := []int{r.Peer()}
@@ -417,7 +436,7 @@ func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, oth
 					}
 				}
 				return peers
-			})
+			}, waited >= collWatch)
 		}
 		for _, o := range others {
 			if err != nil {
@@ -605,11 +624,12 @@ func (c *Comm) takeDirectNotes(seq uint64) {
 }
 
 // watchDirect is what direct call seq, of operation op on layout l, does
-// each time it has waited collWatch more for member from: take in what
-// peers said (a disagreement breaks the team, ending the wait), and tell
-// from, once, what this rank calls: a member that passes messages in this
-// call waits for none from here, and learns so from that.
-func (c *Comm) watchDirect(seq uint64, op coll.Operation, l coll.Layout, from int, told *bool) {
+// while it waits for member from, from collLook on: take in what peers
+// said (a disagreement breaks the team, ending the wait), and, when tell
+// is set (it has waited collWatch), tell from, once, what this rank
+// calls: a member that passes messages in this call waits for none from
+// here, and learns so from that.
+func (c *Comm) watchDirect(seq uint64, op coll.Operation, l coll.Layout, from int, tell bool, told *bool) {
 	co := c.coord()
 	if co.arrived.Load() != co.drained.Load() {
 		c.drainNotes()
@@ -617,7 +637,7 @@ func (c *Comm) watchDirect(seq uint64, op coll.Operation, l coll.Layout, from in
 	if co.pending.Load() != 0 {
 		c.takeDirectNotes(seq)
 	}
-	if *told || from < 0 || from >= len(c.group) {
+	if !tell || *told || from < 0 || from >= len(c.group) {
 		return
 	}
 	*told = true

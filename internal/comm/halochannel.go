@@ -111,7 +111,7 @@ func (ch *haloChannel) Probe(ctx context.Context, peer, tag int) (core.Status, e
 		case ctx.Err() != nil || pctx.Err() == nil:
 			return core.Status{}, err
 		}
-		if err := c.watch(ch.call, nil); err != nil {
+		if err := c.watch(ch.call, nil, true); err != nil {
 			return core.Status{}, err
 		}
 	}

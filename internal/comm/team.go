@@ -373,10 +373,10 @@ func (m *teamMember) waitFor(ctx context.Context, s uint64, from int, meeting bo
 		err := m.park(ctx, waited, s)
 		if errors.Is(err, errParkTimeout) {
 			err = m.stillThere(t, s)
-			if err == nil && time.Since(start) >= collWatch {
+			if waited := time.Since(start); err == nil && waited >= collLook {
 				// A member that passes messages in this call (it
 				// disagrees) never comes: tell it what this one calls.
-				m.c.watchDirect(m.call.seq, m.call.op, m.call.layout, next, &m.told)
+				m.c.watchDirect(m.call.seq, m.call.op, m.call.layout, next, waited >= collWatch, &m.told)
 			}
 		}
 		if err != nil {

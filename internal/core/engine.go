@@ -706,16 +706,16 @@ func (e *Engine) Watch(ctxID uint64, tag int) *atomic.Uint64 {
 	return c.watched
 }
 
-// Pending describes the messages from world rank src that wait in
-// context ctxID with no receive posted for them, oldest first: what a
-// caller that has waited long for a message from src looks through, to
-// tell why it has not come. It allocates.
+// Pending describes the messages from world rank src (AnySource: from
+// any) that wait in context ctxID with no receive posted for them, oldest
+// first: what a caller that has waited long for a message looks through,
+// to tell why it has not come. It allocates.
 func (e *Engine) Pending(ctxID uint64, src int) []Status {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	var out []Status
 	for u := e.ctxLocked(ctxID).unexpHead; u != nil; u = u.next {
-		if u.peer == src {
+		if src == AnySource || u.peer == src {
 			out = append(out, Status{Source: u.peer, Tag: u.tag, Count: u.size})
 		}
 	}
