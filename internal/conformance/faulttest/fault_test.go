@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"syscall"
@@ -112,6 +114,7 @@ func killCollective(ctx context.Context, c *commtune.Comm, arg string) error {
 	if err := c.Barrier(ctx); err != nil {
 		return err
 	}
+	dumpStacksOnTerm()
 	if c.Rank() == faultVictim {
 		go func() {
 			time.Sleep(20*time.Millisecond + rand.N(30*time.Millisecond))
@@ -147,6 +150,20 @@ func killCollective(ctx context.Context, c *commtune.Comm, arg string) error {
 		}
 	}
 	return err // exit non-zero, as a real program would
+}
+
+// dumpStacksOnTerm makes a survivor that the launcher ends (SIGTERM after
+// the grace: it never had its error) print every goroutine's stack first,
+// so that a rank that waits forever shows where.
+func dumpStacksOnTerm() {
+	term := make(chan os.Signal, 1)
+	signal.Notify(term, syscall.SIGTERM)
+	go func() {
+		<-term
+		fmt.Fprintln(os.Stderr, "ended by the launcher while still in its call; goroutines:")
+		pprof.Lookup("goroutine").WriteTo(os.Stderr, 2)
+		os.Exit(3)
+	}()
 }
 
 // TestKillCollective kills rank 2 of 4 and of 8 in the middle of each of
@@ -188,7 +205,7 @@ func TestKillCollective(t *testing.T) {
 						}
 						for r := range n {
 							if r != faultVictim && !seen[r] {
-								t.Errorf("run %d: rank %d never returned from its call\n%s", run, r, out)
+								t.Errorf("run %d: rank %d never returned from its call", run, r)
 							}
 						}
 						t.Logf("run %d: slowest survivor %v", run, worst)
