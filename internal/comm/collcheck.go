@@ -289,18 +289,23 @@ func (c *Comm) abandon(st *CallState, err error) {
 	if skip {
 		return
 	}
+	c.tellWhy(st.seq, err)
+}
+
+// tellWhy tells every peer why this rank left call seq unfinished.
+func (c *Comm) tellWhy(seq uint64, err error) {
 	var lost *core.PeerLostError
 	switch {
 	case mismatched(err):
-		c.tellPeers(controlAbort, st.seq, 0, err.Error())
+		c.tellPeers(controlAbort, seq, 0, err.Error())
 	case errors.As(err, &lost):
 		why := "peer lost"
 		if lost.Err != nil {
 			why = lost.Err.Error()
 		}
-		c.tellPeers(controlLost, st.seq, uint64(lost.Rank), why)
+		c.tellPeers(controlLost, seq, uint64(lost.Rank), why)
 	default:
-		c.tellPeers(controlQuit, st.seq, 0, err.Error())
+		c.tellPeers(controlQuit, seq, 0, err.Error())
 	}
 }
 
@@ -564,11 +569,11 @@ func (c *Comm) directNoteLocked(n callNote, seq uint64) (abortWhy error) {
 	switch n.kind {
 	case controlSignatureDirect:
 	case controlSignature:
-		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d a direct algorithm (ranks of one process reading each other's buffers)",
+		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d a direct algorithm (through memory the ranks share, passing no message)",
 			core.ErrSizeMismatch, n.from, n.text, c.rank)
 		c.breakLocked(seq-1, abortWhy)
 	default:
-		c.breakLocked(seq-1, c.noteError(n, "a collective call this rank ran reading the others' buffers in place"))
+		c.breakLocked(seq-1, c.noteError(n, "a collective call this rank ran through memory the ranks share"))
 	}
 	return abortWhy
 }

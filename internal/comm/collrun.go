@@ -208,6 +208,9 @@ type Call struct {
 	// place among the member's calls.
 	team   *teamMember
 	ticket uint64
+	// seg: the node segment that carries the call (segment.go); its
+	// number among the segment's is ticket.
+	seg *segment
 }
 
 var callPool = sync.Pool{New: func() any { return new(Call) }}
@@ -316,6 +319,11 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
+	if o.Algorithm == "" {
+		if s := c.segmentFor(op, l); s != nil {
+			return c.preparedSegment(s, op, l, in, out, red, commutative, o), nil
+		}
+	}
 	if a, ok := c.direct(op); ok && o.Algorithm == "" {
 		if _, forced := c.ep.Cfg.Forced(op); !forced {
 			// No schedule to plan: the call runs over the team.
@@ -389,6 +397,9 @@ func (k *Call) run(ctx context.Context) error {
 	c := k.x.c
 	if k.team != nil {
 		return k.runDirect(ctx)
+	}
+	if k.seg != nil {
+		return k.runSegment(ctx)
 	}
 	k.x.call = &k.state
 	sel := k.selection()
@@ -489,6 +500,7 @@ var directNames = func() map[coll.Operation]string {
 // caller waits for it (a selector draws only for blocking calls).
 func (k *Call) Run(ctx context.Context, blocking bool) error {
 	k.blocking = blocking
+	k.x.c.makeSegment(ctx, k.seq)
 	err := k.run(ctx)
 	k.release()
 	return err

@@ -43,6 +43,9 @@ type Comm struct {
 	// team is this rank's member of the communicator's team, when its
 	// ranks share this process (team.go), made on first use.
 	team atomic.Pointer[teamMember]
+	// seg is the communicator's node segment, when its ranks are
+	// processes of one node (segment.go), made on first use.
+	seg atomic.Pointer[segment]
 	// pullPeers: whether members read each other's memory in place
 	// (readsPeers).
 	pullPeers knownBool
@@ -237,6 +240,9 @@ func (c *Comm) Close() error {
 	}
 	if m := c.team.Load(); m != nil {
 		m.leave()
+	}
+	if s := c.seg.Load(); s != nil {
+		s.close()
 	}
 	if c.world {
 		return c.ep.Close()

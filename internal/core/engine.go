@@ -59,6 +59,7 @@ type Engine struct {
 	closed    error
 	probeWake chan struct{} // closed when the unexpected queues or peer states change
 	lossEpoch uint64        // counts abnormal peer losses (any-source probes watch it)
+	losses    atomic.Uint64 // counts peers lost or closed: what code that waits without a request watches
 	lastLoss  error
 	stats     Stats
 	heldLimit int
@@ -705,6 +706,11 @@ func (e *Engine) Watch(ctxID uint64, tag int) *atomic.Uint64 {
 	}
 	return c.watched
 }
+
+// Losses counts the peers lost or closed so far: a waiter that waits for
+// no request (a shared-memory collective) looks at it between polls and
+// asks Lost when it moves.
+func (e *Engine) Losses() uint64 { return e.losses.Load() }
 
 // Pending describes the messages from world rank src (AnySource: from
 // any) that wait in context ctxID with no receive posted for them, oldest

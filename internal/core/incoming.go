@@ -384,6 +384,7 @@ func (e *Engine) PeerLost(peer int, err error) {
 		return
 	}
 	e.peers[peer].lost = lost
+	e.losses.Add(1)
 	if !graceful {
 		e.lossEpoch++
 		e.lastLoss = lost

@@ -59,3 +59,10 @@ func (p *spinPolicy) report(d time.Duration, done bool) {
 func (p *spinPolicy) counts() (hits, misses, parked uint64) {
 	return p.hits.Load(), p.misses.Load(), p.parked.Load()
 }
+
+// SpinWait returns how long a waiter polls before it sleeps (0: it never
+// polls) and whether it yields the processor after each empty poll: what
+// code that waits without a request (a shared-memory collective) follows.
+func (e *Engine) SpinWait() (time.Duration, bool) {
+	return time.Duration(max(e.spin.max, 0)), e.spin.yield
+}

@@ -1,0 +1,515 @@
+package comm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/nodecoll"
+	"github.com/commtune/commtune/internal/noderegion"
+)
+
+// A communicator whose ranks are processes of one node runs its small
+// collectives through a node segment (internal/nodecoll): each rank maps
+// every rank's part, writes its own, and reads the others' — no message,
+// request or matching. The segment is made at the communicator's first
+// collective call (a communicator that makes none never pays for it);
+// calls it cannot carry (too large, an operation it lacks, a forced
+// algorithm, a lottery) pass messages as before.
+
+// segmentMaxRanks is the most ranks a segment serves: every rank reads
+// every other's part, which stops paying beyond a few tens of ranks.
+const segmentMaxRanks = 16
+
+// segmentNap is the longest a rank waiting on the segment sleeps before it
+// looks for a lost peer, an ended context or a peer's note.
+const segmentNap = time.Millisecond
+
+// Tags of the segment's making, on the collective context.
+const (
+	tagSegmentPath = 4 // each rank's part, by its file's path
+	tagSegmentOK   = 5 // whether a rank mapped every part
+)
+
+// segment is a communicator's node segment and the calls it carries.
+type segment struct {
+	once  sync.Once
+	made  chan struct{} // closed once the making ended, either way
+	g     *nodecoll.Group
+	parts [][]byte // mapped here; unmapped at close
+	w     nodecoll.Waiter
+
+	tickets atomic.Uint64 // calls prepared
+	served  atomic.Uint64 // calls run
+
+	// The running call, for check.
+	c      *Comm
+	k      *Call
+	ctx    context.Context
+	start  time.Time
+	looked time.Time // the last look for a peer's messages and notes
+	told   bool
+	losses uint64
+}
+
+// segmentOps are the operations the segment carries.
+func segmentOp(op coll.Operation) bool {
+	switch op {
+	case coll.OpBarrier, coll.OpBcast, coll.OpReduce, coll.OpAllreduce, coll.OpAllgather,
+		coll.OpGather, coll.OpScatter, coll.OpScan, coll.OpExscan:
+		return true
+	}
+	return false
+}
+
+// segmentNames names each operation's segment algorithm.
+var segmentNames = func() map[coll.Operation]string {
+	m := map[coll.Operation]string{}
+	for _, op := range coll.Operations {
+		if segmentOp(op) {
+			m[op] = string(op) + "/node-segment"
+		}
+	}
+	return m
+}()
+
+// segmentFor returns c's segment if it carries a call of op on l: what a
+// rank publishes fits a slot, and nothing asks for another algorithm.
+func (c *Comm) segmentFor(op coll.Operation, l coll.Layout) *segment {
+	if !segmentOp(op) || c.ep.Lottery != nil {
+		return nil
+	}
+	if _, forced := c.ep.Cfg.Forced(op); forced {
+		return nil
+	}
+	publish := l.Bytes
+	if op == coll.OpScatter {
+		publish = l.Bytes * len(c.group)
+	}
+	if publish > nodecoll.DefaultLayout.MaxData() {
+		return nil
+	}
+	s := c.segmentOf()
+	if s == nil || s.madeWithout() {
+		return nil
+	}
+	return s
+}
+
+// segmentOf returns c's segment, made or to be made, if c can have one:
+// its ranks are processes of this node that reach each other through
+// shared memory, not too many. What decides is the same on every rank,
+// so all make it together (makeSegment).
+func (c *Comm) segmentOf() *segment {
+	if s := c.seg.Load(); s != nil {
+		return s
+	}
+	if len(c.group) < 2 || len(c.group) > segmentMaxRanks || !c.onNode.get(c.allShm) {
+		return nil
+	}
+	s := &segment{made: make(chan struct{}), c: c}
+	if !c.seg.CompareAndSwap(nil, s) {
+		s = c.seg.Load()
+	}
+	return s
+}
+
+// makeSegment makes c's segment in its first collective call (seq 1),
+// whichever it is: every rank makes that call, even ranks that disagree
+// on what it is, so the making never waits for a rank that is elsewhere.
+func (c *Comm) makeSegment(ctx context.Context, seq uint64) {
+	if seq != 1 {
+		return
+	}
+	if s := c.segmentOf(); s != nil {
+		s.once.Do(func() { s.make(ctx, c) })
+	}
+}
+
+// allShm reports whether every member reaches the others through shared
+// memory.
+func (c *Comm) allShm() bool {
+	for _, w := range c.group {
+		if w != c.ep.Eng.Rank() && c.ep.Transport(w) != "shm" {
+			return false
+		}
+	}
+	return true
+}
+
+// madeWithout reports whether the making of s ended without a segment.
+func (s *segment) madeWithout() bool {
+	select {
+	case <-s.made:
+		return s.g == nil
+	default:
+		return false
+	}
+}
+
+// preparedSegment makes a call the segment carries.
+func (c *Comm) preparedSegment(s *segment, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, o Options) *Call {
+	if in != nil && out != nil && Overlap(in, out) {
+		in = append([]byte(nil), in...) // the output is written before every input is read
+	}
+	k := callPool.Get().(*Call)
+	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.x.c = op, coll.Algorithm{Op: op, Family: "node-segment"}, &directPlan, &directPlan.sched, in, out, red, c
+	k.layout, k.commutative, k.choice, k.by = l, commutative, o.Choice, ChosenByTable
+	k.seg = s
+	k.ticket = s.tickets.Add(1)
+	k.seq = c.nextCollCall()
+	return k
+}
+
+// runSegment runs k on its segment once the calls prepared before it have
+// run; if the segment could not be made, over messages.
+func (k *Call) runSegment(ctx context.Context) error {
+	s, c := k.seg, k.x.c
+	for i := 0; s.served.Load() != k.ticket-1; i++ {
+		if err := ctx.Err(); err != nil {
+			s.served.Add(1)
+			return err
+		}
+		runtime.Gosched()
+	}
+	defer s.served.Add(1)
+	select {
+	case <-s.made:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	if s.g == nil {
+		return k.overMessages(ctx)
+	}
+	if err := c.beginDirect(); err != nil {
+		return err
+	}
+	s.k, s.ctx, s.start, s.looked, s.told, s.losses = k, ctx, time.Time{}, time.Time{}, false, c.ep.Eng.Losses()
+	err := k.onSegment(s.g)
+	s.k, s.ctx = nil, nil
+	c.endDirect(k.seq)
+	if err != nil {
+		return fmt.Errorf("commtune: %s (%s): %w", k.op, segmentNames[k.op], c.segmentError(s, err))
+	}
+	if k.Post != nil {
+		k.Post()
+	}
+	if k.choice != nil {
+		k.choice(Choice{Algorithm: segmentNames[k.op], By: k.by})
+	}
+	return nil
+}
+
+// onSegment carries out k's operation on g.
+func (k *Call) onSegment(g *nodecoll.Group) error {
+	l := k.layout
+	sig := nodecoll.Sig(signatureOf(k.op, l))
+	switch k.op {
+	case coll.OpBarrier:
+		return g.Barrier(sig)
+	case coll.OpBcast:
+		return g.Bcast(sig, k.out, l.Root)
+	case coll.OpReduce:
+		return g.Reduce(sig, k.in, k.out, l.Root, nodecoll.Reducer(k.red))
+	case coll.OpAllreduce:
+		return g.Allreduce(sig, k.in, k.out, nodecoll.Reducer(k.red))
+	case coll.OpAllgather:
+		return g.Allgather(sig, k.in, k.out)
+	case coll.OpGather:
+		return g.Gather(sig, k.in, k.out, l.Root)
+	case coll.OpScatter:
+		return g.Scatter(sig, k.in, k.out, l.Root)
+	case coll.OpScan, coll.OpExscan:
+		return g.Scan(sig, k.in, k.out, nodecoll.Reducer(k.red), k.op == coll.OpExscan)
+	}
+	return fmt.Errorf("commtune: %s has no node-segment algorithm", k.op)
+}
+
+// overMessages runs k as the decision table has it, passing messages.
+func (k *Call) overMessages(ctx context.Context) error {
+	c := k.x.c
+	alg, _, err := c.Algorithm(k.op, k.layout.Bytes, k.commutative, Options{})
+	if err != nil {
+		return err
+	}
+	p, err := c.plan(k.op, alg, k.layout, k.commutative)
+	if err != nil {
+		return err
+	}
+	k.seg, k.alg, k.plan, k.sched = nil, alg, p, &p.sched
+	return k.run(ctx)
+}
+
+// check is what a rank waiting on the segment asks between polls: whether
+// its context ended, a peer was lost, or a peer said the call is not the
+// one it makes (a peer that passes messages in it tells so; see
+// watchDirect).
+func (s *segment) check(rank int) error {
+	c, k := s.c, s.k
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if c.ep.Eng.Losses() != s.losses {
+		// Only the rank waited for matters: one that closed after giving
+		// what this rank needs owes it nothing more, and one that crashed
+		// ends its waiters' calls, which end this one's (segmentError
+		// then names it).
+		if err := c.ep.Eng.Lost(c.group[rank]); err != nil {
+			return err
+		}
+	}
+	co := c.coord()
+	if co.brokenFlag.Load() {
+		return c.brokenErr()
+	}
+	now := time.Now()
+	if s.start.IsZero() {
+		s.start = now
+		return nil
+	}
+	if waited := now.Sub(s.start); waited >= collLook && now.Sub(s.looked) >= collRewatch {
+		s.looked = now
+		if err := c.passesMessages(k.seq); err != nil {
+			return err
+		}
+		c.watchDirect(k.seq, k.op, k.layout, rank, false, nil)
+		if !s.told {
+			// Ranks that pass messages in this call disagree on it and
+			// wait for messages from here: tell them all at once.
+			s.told = true
+			sig := namedSignature(k.op, segmentNames[k.op], k.layout)
+			c.tellPeers(controlSignatureDirect, k.seq, sig.hash, sig.describe())
+		}
+		if co.brokenFlag.Load() {
+			return c.brokenErr()
+		}
+	}
+	return nil
+}
+
+// passesMessages returns an error if a peer sent a message of call seq,
+// which this rank makes through the node segment: that peer makes
+// another call (an operation or size the segment does not carry), and
+// may wait for this rank's messages forever.
+func (c *Comm) passesMessages(seq uint64) error {
+	mine := callTag(seq, Sig{})
+	for _, m := range c.ep.Eng.Pending(c.collCtx, core.AnySource) {
+		if m.Tag >= tagCallFirst && sameCall(m.Tag, mine) {
+			return fmt.Errorf("%w: rank %d sent a message of this call (%d bytes), which rank %d makes through the node segment: they call different operations or sizes",
+				core.ErrSizeMismatch, c.fromWorld(m.Source), m.Count, c.rank)
+		}
+	}
+	return nil
+}
+
+// lostMember returns the error of a member lost, if one is.
+func (c *Comm) lostMember() error {
+	for _, w := range c.group {
+		if err := c.ep.Eng.Lost(w); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// brokenErr returns why c's collective calls are out of step.
+func (c *Comm) brokenErr() error {
+	co := c.coord()
+	co.mu.Lock()
+	defer co.mu.Unlock()
+	return co.broken
+}
+
+// leaving is told why this rank's segment calls stop, before its peers see
+// them stop: the peers that pass messages (a disagreement), and those
+// that look for the reason of an abort (segmentError), learn it from the
+// note.
+func (s *segment) leaving(err error) {
+	c := s.c
+	seq := uint64(0)
+	if s.k != nil {
+		seq = s.k.seq
+	}
+	co := c.coord()
+	co.mu.Lock()
+	noted := co.brokenFlag.Load() // a peer's note broke the communicator: it told everyone
+	c.breakLocked(seq, mapSegmentError(err))
+	co.mu.Unlock()
+	if !noted {
+		c.tellWhy(seq, mapSegmentError(err))
+	}
+}
+
+// segmentNoteWait is how long a rank that saw a peer abandon the call
+// looks for the peer's reason (a lost rank, say) before it reports the
+// abandon itself.
+const segmentNoteWait = 100 * time.Millisecond
+
+// segmentError returns the error a failed segment call reports: for a
+// peer's abandon, the peer's reason, when it comes within segmentNoteWait
+// (or this rank's own view of a lost peer).
+func (c *Comm) segmentError(s *segment, err error) error {
+	if !errors.Is(err, nodecoll.ErrAborted) {
+		return mapSegmentError(err)
+	}
+	co := c.coord()
+	for deadline := time.Now().Add(segmentNoteWait); ; {
+		if lost := c.lostMember(); lost != nil {
+			return lost
+		}
+		if co.arrived.Load() != co.drained.Load() {
+			c.drainNotes()
+		}
+		if why := c.brokenErr(); why != nil && !errors.Is(why, nodecoll.ErrAborted) {
+			return why
+		}
+		if time.Now().After(deadline) {
+			return mapSegmentError(err)
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// mapSegmentError gives the segment's errors the library's kinds.
+func mapSegmentError(err error) error {
+	if errors.Is(err, nodecoll.ErrMismatch) || errors.Is(err, nodecoll.ErrAborted) {
+		if !errors.Is(err, core.ErrSizeMismatch) {
+			return fmt.Errorf("%w: %w", core.ErrSizeMismatch, err)
+		}
+	}
+	return err
+}
+
+// make makes the segment: each rank creates its part, tells the others
+// where, maps theirs, and tells whether it could; all then agree. It ends
+// without a segment (the calls pass messages) if any rank could not, or
+// ctx ended first on one of them.
+func (s *segment) make(ctx context.Context, c *Comm) {
+	defer close(s.made)
+	lay := nodecoll.DefaultLayout
+	n, me := len(c.group), c.rank
+	path, mine, err := noderegion.Create(noderegion.Dir(), lay.PartSize())
+	parts := make([][]byte, n)
+	parts[me] = mine
+	release := func() {
+		for _, p := range parts {
+			noderegion.Unmap(p)
+		}
+		if path != "" {
+			os.Remove(path)
+		}
+	}
+	// Round one: where each part is ("" for none), sent before any wait.
+	paths, err1 := c.exchange(ctx, tagSegmentPath, []byte(path))
+	ok := err == nil && err1 == nil
+	for r := range n {
+		if !ok {
+			break
+		}
+		if r == me {
+			continue
+		}
+		m, err := noderegion.Map(string(paths[r]), lay.PartSize())
+		if err != nil {
+			ok = false
+			break
+		}
+		parts[r] = m
+	}
+	// Round two: whether each mapped every part. Every rank that got to
+	// round one sends it without waiting for anything more, so this wait
+	// ends without the context's help.
+	flag := []byte{0}
+	if ok {
+		flag[0] = 1
+	}
+	flags, err2 := c.exchange(context.Background(), tagSegmentOK, flag)
+	if path != "" {
+		os.Remove(path) // every rank has mapped it, or never will
+		path = ""
+	}
+	for _, f := range flags {
+		ok = ok && len(f) == 1 && f[0] == 1
+	}
+	if !ok || err2 != nil {
+		release()
+		return
+	}
+	spin, yield := c.ep.Eng.SpinWait()
+	s.w = nodecoll.Waiter{Spin: spin, Nap: segmentNap, Yield: yield, Check: s.check, Leaving: s.leaving,
+		Describe: func(sig nodecoll.Sig) string { return callSig(sig).String() }}
+	g, err := nodecoll.New(parts, me, lay, &s.w)
+	if err != nil {
+		release()
+		return
+	}
+	s.g, s.parts = g, parts
+}
+
+// exchange sends msg to every other rank with tag on the collective
+// context and returns what each sent (its own at its rank). Every send
+// leaves before the first wait.
+func (c *Comm) exchange(ctx context.Context, tag int, msg []byte) ([][]byte, error) {
+	n := len(c.group)
+	out := make([][]byte, n)
+	out[c.rank] = msg
+	reqs := make([]*core.Request, n)
+	for r := range n {
+		if r != c.rank {
+			c.ep.Eng.Isend(c.collCtx, c.group[r], tag, msg)
+		}
+	}
+	for r := range n {
+		if r == c.rank {
+			continue
+		}
+		out[r] = make([]byte, 4096)
+		reqs[r] = c.ep.Eng.Irecv(c.collCtx, c.group[r], tag, out[r])
+	}
+	var first error
+	for r, q := range reqs {
+		if q == nil {
+			continue
+		}
+		st, err := q.Wait(ctx)
+		if err != nil {
+			if !q.Cancel() {
+				q.Wait(context.Background())
+			}
+			first = cmp(first, err)
+			out[r] = nil
+			continue
+		}
+		out[r] = out[r][:st.Count]
+	}
+	return out, first
+}
+
+func cmp(a, b error) error {
+	if a != nil {
+		return a
+	}
+	return b
+}
+
+// close unmaps the segment unless a call still runs on it.
+func (s *segment) close() {
+	select {
+	case <-s.made:
+	default:
+		return
+	}
+	if s.g == nil || s.served.Load() != s.tickets.Load() {
+		return
+	}
+	for _, p := range s.parts {
+		noderegion.Unmap(p)
+	}
+}

@@ -1,0 +1,211 @@
+package nodecoll
+
+import "fmt"
+
+// The operations. Each is one call on every rank (the same operation,
+// root and sizes, which the signature says), with at most MaxData bytes
+// published per rank. A call that fails stops the group (Abort): the
+// peers waiting for this rank fail too.
+
+// Barrier returns once every rank has entered it.
+func (g *Group) Barrier(sig Sig) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	g.publish(s, sig, nil)
+	return g.end(g.awaitAll(s, sig, 0))
+}
+
+// Bcast copies the root's buf into every other rank's.
+func (g *Group) Bcast(sig Sig, buf []byte, root int) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	if g.rank == root {
+		g.publish(s, sig, buf)
+		return nil
+	}
+	g.publish(s, sig, nil)
+	d, err := g.await(s, root, sig, len(buf))
+	if err == nil {
+		copy(buf, d)
+	}
+	return g.end(err)
+}
+
+// Reduce combines every rank's in, in rank order, into the root's out.
+func (g *Group) Reduce(sig Sig, in, out []byte, root int, red Reducer) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	if g.rank != root {
+		g.publish(s, sig, in)
+		return nil
+	}
+	g.publish(s, sig, nil)
+	if err := g.awaitAll(s, sig, -1); err != nil {
+		return g.end(err)
+	}
+	return g.end(g.combine(s, 0, len(g.parts), in, out, red))
+}
+
+// Allreduce combines every rank's in, in rank order, into every rank's
+// out.
+func (g *Group) Allreduce(sig Sig, in, out []byte, red Reducer) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	g.publish(s, sig, in)
+	if err := g.awaitAll(s, sig, len(in)); err != nil {
+		return g.end(err)
+	}
+	return g.end(g.combine(s, 0, len(g.parts), in, out, red))
+}
+
+// Scan combines the in of ranks 0 to this one, in rank order, into out;
+// Exscan (exclusive) those of ranks 0 to the one before, leaving rank 0's
+// out as it was.
+func (g *Group) Scan(sig Sig, in, out []byte, red Reducer, exclusive bool) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	g.publish(s, sig, in)
+	last := g.rank + 1
+	if exclusive {
+		last = g.rank
+	}
+	for r := range last {
+		if r == g.rank {
+			continue
+		}
+		if _, err := g.await(s, r, sig, len(in)); err != nil {
+			return g.end(err)
+		}
+	}
+	if last == 0 {
+		return nil
+	}
+	return g.end(g.combine(s, 0, last, in, out, red))
+}
+
+// combine reduces the data of ranks lo to hi-1 of call s (this rank's:
+// in) into out, in rank order.
+func (g *Group) combine(s uint64, lo, hi int, in, out []byte, red Reducer) error {
+	n := len(out)
+	part := func(r int) ([]byte, error) {
+		if r == g.rank {
+			return in[:n], nil
+		}
+		_, m := g.sigOf(r, s)
+		if m != n {
+			return nil, fmt.Errorf("%w: rank %d gives %d bytes, rank %d receives %d", ErrMismatch, r, m, g.rank, n)
+		}
+		return g.data(r, s, n), nil
+	}
+	d, err := part(lo)
+	if err != nil {
+		return err
+	}
+	copy(out, d)
+	for r := lo + 1; r < hi; r++ {
+		d, err := part(r)
+		if err != nil {
+			return err
+		}
+		red(out, d, false)
+	}
+	return nil
+}
+
+// Allgather gives every rank every rank's in, in rank order, in out.
+func (g *Group) Allgather(sig Sig, in, out []byte) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	g.publish(s, sig, in)
+	n := len(in)
+	if len(out) != n*len(g.parts) {
+		return g.end(fmt.Errorf("%w: %d bytes gathered from %d ranks of %d", ErrMismatch, len(out), len(g.parts), n))
+	}
+	for r := range g.parts {
+		if r == g.rank {
+			copy(out[r*n:], in)
+			continue
+		}
+		d, err := g.await(s, r, sig, n)
+		if err != nil {
+			return g.end(err)
+		}
+		copy(out[r*n:], d)
+	}
+	g.known = max(g.known, s-1)
+	return nil
+}
+
+// Gather gives the root every rank's in, in rank order, in out.
+func (g *Group) Gather(sig Sig, in, out []byte, root int) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	if g.rank != root {
+		g.publish(s, sig, in)
+		return nil
+	}
+	g.publish(s, sig, nil)
+	n := len(in)
+	if len(out) != n*len(g.parts) {
+		return g.end(fmt.Errorf("%w: %d bytes gathered from %d ranks of %d", ErrMismatch, len(out), len(g.parts), n))
+	}
+	for r := range g.parts {
+		if r == g.rank {
+			copy(out[r*n:], in)
+			continue
+		}
+		d, err := g.await(s, r, sig, n)
+		if err != nil {
+			return g.end(err)
+		}
+		copy(out[r*n:], d)
+	}
+	g.known = max(g.known, s-1)
+	return nil
+}
+
+// Scatter gives every rank its block of the root's in (blocks of
+// len(out) bytes, in rank order), in out.
+func (g *Group) Scatter(sig Sig, in, out []byte, root int) error {
+	s, err := g.begin()
+	if err != nil {
+		return err
+	}
+	n := len(out)
+	if g.rank == root {
+		if len(in) != n*len(g.parts) {
+			return g.end(fmt.Errorf("%w: %d bytes scattered to %d ranks of %d", ErrMismatch, len(in), len(g.parts), n))
+		}
+		g.publish(s, sig, in)
+		copy(out, in[g.rank*n:])
+		return nil
+	}
+	g.publish(s, sig, nil)
+	d, err := g.await(s, root, sig, n*len(g.parts))
+	if err == nil {
+		copy(out, d[g.rank*n:])
+	}
+	return g.end(err)
+}
+
+// end ends a call that returned err: a failed call stops the group.
+func (g *Group) end(err error) error {
+	if err != nil {
+		return g.fail(err)
+	}
+	return nil
+}

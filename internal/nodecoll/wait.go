@@ -1,0 +1,129 @@
+package nodecoll
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+	"unsafe"
+)
+
+// Waiter is how a rank waits for a peer's word: it polls, yielding the
+// processor to the process's other goroutines now and then; after Spin it
+// sleeps on the word (a futex where there is one), Nap at a time, and asks
+// Check between naps. With Yield (more ranks than processors) every empty
+// poll gives the processor away at once: the rank waited for may need it.
+type Waiter struct {
+	Spin  time.Duration // poll this long before sleeping
+	Nap   time.Duration // the longest sleep before looking again (> 0)
+	Yield bool          // give the processor away after every empty poll
+	// Check is asked every checkEvery polls and after every nap, with
+	// the rank waited for: an error ends the wait with it (a context
+	// ended, a peer lost, a peer that says the call is not the one this
+	// rank makes).
+	Check func(rank int) error
+	// Leaving, when set, is told why this rank's calls stop, before the
+	// peers can see that they did (Group.Abort): where the reason may
+	// reach them by other means first.
+	Leaving func(error)
+	// Describe names a signature in errors.
+	Describe func(Sig) string
+}
+
+// checkEvery is how many polls pass between two looks at the clock and
+// Check: most waits of a small call end within a few polls, and reading
+// the clock costs as much as a poll.
+const checkEvery = 64
+
+// goschedEvery is how many empty polls pass between two runtime.Gosched
+// calls, which let this process's other goroutines (a rail's, the
+// application's) run.
+const goschedEvery = 4
+
+func (w *Waiter) describe(s Sig) string {
+	if w.Describe != nil {
+		return w.Describe(s)
+	}
+	return fmt.Sprintf("signature %#x/%#x", s[0], s[1])
+}
+
+// wait returns once rank r's sequence word of call s reads s or more.
+func (w *Waiter) wait(g *Group, r int, s uint64) error {
+	word := g.seqWord(r, s)
+	if v := word.Load(); v >= s {
+		return w.seen(r, v)
+	}
+	var deadline time.Time
+	for i := 1; ; i++ {
+		if v := word.Load(); v >= s {
+			return w.seen(r, v)
+		}
+		if w.Yield {
+			osYield()
+		} else if i%goschedEvery == 0 {
+			runtime.Gosched()
+		}
+		if i%checkEvery != 0 && !w.Yield {
+			continue
+		}
+		if err := w.check(r, word, s); err != nil {
+			return err
+		}
+		now := time.Now()
+		switch {
+		case deadline.IsZero():
+			deadline = now.Add(w.Spin)
+		case now.After(deadline):
+			if err := w.sleep(g, r, word, s); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// check asks Check whether the wait for word to read s must end; a word
+// that came meanwhile ends it well all the same (a peer that gave and then
+// closed).
+func (w *Waiter) check(r int, word *atomic.Uint64, s uint64) error {
+	if w.Check == nil {
+		return nil
+	}
+	err := w.Check(r)
+	if err != nil && word.Load() >= s {
+		return w.seen(r, word.Load())
+	}
+	return err
+}
+
+// seen is the end of a wait whose word read v.
+func (w *Waiter) seen(r int, v uint64) error {
+	if v&abortBit != 0 {
+		return fmt.Errorf("%w (rank %d)", ErrAborted, r)
+	}
+	return nil
+}
+
+// sleep sleeps on word until it reads s or more, a nap passes, or Check
+// fails.
+func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64) error {
+	sl := g.sleepers(r)
+	sl.Add(1)
+	defer sl.Add(^uint32(0))
+	for {
+		v := word.Load()
+		if v >= s {
+			return nil // the caller's next look reads it
+		}
+		futexSleep(low32(word), uint32(v), w.Nap)
+		if err := w.check(r, word, s); err != nil {
+			return err
+		}
+	}
+}
+
+// low32 returns the low half of a word (little-endian): what a futex
+// sleeps on. Every new call's number changes it.
+func low32(w *atomic.Uint64) *atomic.Uint32 { return (*atomic.Uint32)(unsafe.Pointer(w)) }
+
+// wake wakes every sleeper on word.
+func wake(w *atomic.Uint64) { futexWakeAll(low32(w)) }
