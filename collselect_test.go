@@ -275,7 +275,7 @@ func TestCollSelectConfig(t *testing.T) {
 func TestWithChoice(t *testing.T) {
 	ctx := context.Background()
 	const n, elems = 4, 16
-	table := "allreduce/direct" // the table's choice for goroutine ranks
+	table := "allreduce/node-segment" // the table's choice for goroutine ranks at this size
 	tests := []struct {
 		name   string
 		opts   []Option

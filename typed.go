@@ -120,6 +120,9 @@ func elemSize[T any]() int {
 // step divides by a size of 0.
 func checkPlain[T any]() error {
 	t := reflect.TypeFor[T]()
+	if rawKind(t.Kind()) {
+		return nil // a number: the common case, without the cache's lookup
+	}
 	if !plainType(t) {
 		return fmt.Errorf("commtune: %s is not a plain type (numbers, and arrays and structs of them only), so its elements cannot move as memory; move such data with the value calls, which encode it", t)
 	}

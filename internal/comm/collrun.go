@@ -211,12 +211,19 @@ type Call struct {
 	// seg: the node segment that carries the call (segment.go); its
 	// number among the segment's is ticket.
 	seg *segment
+	// home: the segment whose own Call this is, to go back to it.
+	home *segment
 }
 
 var callPool = sync.Pool{New: func() any { return new(Call) }}
 
 // release hands k back to the pool, dropping what it refers to.
 func (k *Call) release() {
+	if s := k.home; s != nil {
+		*k = Call{}
+		s.callFree.Store(true)
+		return
+	}
 	reqs, runner := k.x.reqs[:0], k.x.runner
 	*k = Call{}
 	k.x.reqs, k.x.runner = reqs, runner

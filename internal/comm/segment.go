@@ -12,6 +12,7 @@ import (
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/driver"
 	"github.com/commtune/commtune/internal/nodecoll"
 	"github.com/commtune/commtune/internal/noderegion"
 )
@@ -40,23 +41,40 @@ const (
 
 // segment is a communicator's node segment and the calls it carries.
 type segment struct {
-	once  sync.Once
-	made  chan struct{} // closed once the making ended, either way
-	g     *nodecoll.Group
-	parts [][]byte // mapped here; unmapped at close
-	w     nodecoll.Waiter
+	_       [64]byte // goroutine ranks' segments are allocated side by side: no line shared
+	once    sync.Once
+	made    chan struct{} // closed once the making ended, either way
+	ready   atomic.Bool   // made, with g
+	without atomic.Bool   // made, without g: the calls pass messages
+	g       *nodecoll.Group
+	parts   [][]byte // mapped here; unmapped at close
+	w       nodecoll.Waiter
+	// heap: the parts of goroutine ranks, in ordinary memory, and their
+	// key among the process's shared state.
+	heap    *heapParts
+	heapKey heapKey
 
 	tickets atomic.Uint64 // calls prepared
 	served  atomic.Uint64 // calls run
+
+	// call is the Call of most of the segment's calls, made one after
+	// another: a call from the pool costs more than the segment's own
+	// work. callFree says it is not in use.
+	call     Call
+	callFree atomic.Bool
 
 	// The running call, for check.
 	c      *Comm
 	k      *Call
 	ctx    context.Context
-	start  time.Time
 	looked time.Time // the last look for a peer's messages and notes
-	told   bool
-	losses uint64
+	// The last call's signature (signature).
+	lastOp                        coll.Operation
+	lastBytes, lastRoot, lastElem int
+	lastSig                       nodecoll.Sig
+	_                             [64]byte
+	told                          bool
+	losses                        uint64
 }
 
 // segmentOps are the operations the segment carries.
@@ -111,14 +129,59 @@ func (c *Comm) segmentOf() *segment {
 	if s := c.seg.Load(); s != nil {
 		return s
 	}
-	if len(c.group) < 2 || len(c.group) > segmentMaxRanks || !c.onNode.get(c.allShm) {
+	if len(c.group) < 2 || len(c.group) > segmentMaxRanks {
+		return nil
+	}
+	heap := c.ep.Shared != nil // goroutine ranks
+	if heap && c.teamOf() == nil || !heap && !c.onNode.get(c.allShm) {
 		return nil
 	}
 	s := &segment{made: make(chan struct{}), c: c}
+	s.callFree.Store(true)
 	if !c.seg.CompareAndSwap(nil, s) {
-		s = c.seg.Load()
+		return c.seg.Load()
+	}
+	if heap {
+		// The parts are memory of this process: made at once, with no
+		// exchange to agree on.
+		s.once.Do(func() { s.makeHeap(c) })
 	}
 	return s
+}
+
+// heapParts are the parts of a communicator of goroutine ranks, in the
+// process's shared state until the last of its ranks closes it.
+type heapParts struct {
+	parts [][]byte
+	left  atomic.Int32
+}
+
+// heapKey names a communicator's heapParts among the process's (as
+// teamKey names teams).
+type heapKey struct {
+	ctx   uint64
+	first int
+}
+
+// makeHeap makes the segment of goroutine ranks on ordinary memory.
+func (s *segment) makeHeap(c *Comm) {
+	defer func() {
+		s.without.Store(s.g == nil)
+		close(s.made)
+	}()
+	lay := nodecoll.DefaultLayout
+	key := heapKey{c.collCtx, c.group[0]}
+	v, _ := c.ep.Shared.Teams.LoadOrStore(key, &heapParts{parts: nodecoll.HeapParts(len(c.group), lay)})
+	hp := v.(*heapParts)
+	m := c.teamOf()
+	s.w = nodecoll.Waiter{Spin: m.spin, Nap: segmentNap, Gosched: m.yield, Check: s.check, Leaving: s.leaving,
+		Describe: func(sig nodecoll.Sig) string { return callSig(sig).String() }}
+	g, err := nodecoll.New(hp.parts, c.rank, lay, &s.w)
+	if err != nil {
+		return
+	}
+	s.g, s.heap, s.heapKey = g, hp, key
+	s.ready.Store(true)
 }
 
 // makeSegment makes c's segment in its first collective call (seq 1),
@@ -145,21 +208,20 @@ func (c *Comm) allShm() bool {
 }
 
 // madeWithout reports whether the making of s ended without a segment.
-func (s *segment) madeWithout() bool {
-	select {
-	case <-s.made:
-		return s.g == nil
-	default:
-		return false
-	}
-}
+func (s *segment) madeWithout() bool { return s.without.Load() }
 
 // preparedSegment makes a call the segment carries.
 func (c *Comm) preparedSegment(s *segment, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, o Options) *Call {
 	if in != nil && out != nil && Overlap(in, out) {
 		in = append([]byte(nil), in...) // the output is written before every input is read
 	}
-	k := callPool.Get().(*Call)
+	var k *Call
+	if s.callFree.CompareAndSwap(true, false) {
+		k = &s.call
+		k.home = s
+	} else {
+		k = callPool.Get().(*Call) // s.call is a nonblocking call's still
+	}
 	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.x.c = op, coll.Algorithm{Op: op, Family: "node-segment"}, &directPlan, &directPlan.sched, in, out, red, c
 	k.layout, k.commutative, k.choice, k.by = l, commutative, o.Choice, ChosenByTable
 	k.seg = s
@@ -180,10 +242,12 @@ func (k *Call) runSegment(ctx context.Context) error {
 		runtime.Gosched()
 	}
 	defer s.served.Add(1)
-	select {
-	case <-s.made:
-	case <-ctx.Done():
-		return ctx.Err()
+	if !s.ready.Load() {
+		select {
+		case <-s.made:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 	}
 	if s.g == nil {
 		return k.overMessages(ctx)
@@ -191,12 +255,12 @@ func (k *Call) runSegment(ctx context.Context) error {
 	if err := c.beginDirect(); err != nil {
 		return err
 	}
-	s.k, s.ctx, s.start, s.looked, s.told, s.losses = k, ctx, time.Time{}, time.Time{}, false, c.ep.Eng.Losses()
+	s.k, s.ctx, s.looked, s.told, s.losses = k, ctx, time.Time{}, false, c.ep.Eng.Losses()
 	err := k.onSegment(s.g)
 	s.k, s.ctx = nil, nil
 	c.endDirect(k.seq)
 	if err != nil {
-		return fmt.Errorf("commtune: %s (%s): %w", k.op, segmentNames[k.op], c.segmentError(s, err))
+		return fmt.Errorf("commtune: %s (%s): %w", k.op, segmentNames[k.op], c.segmentError(k.seq, err))
 	}
 	if k.Post != nil {
 		k.Post()
@@ -210,7 +274,7 @@ func (k *Call) runSegment(ctx context.Context) error {
 // onSegment carries out k's operation on g.
 func (k *Call) onSegment(g *nodecoll.Group) error {
 	l := k.layout
-	sig := nodecoll.Sig(signatureOf(k.op, l))
+	sig := k.seg.signature(k.op, l)
 	switch k.op {
 	case coll.OpBarrier:
 		return g.Barrier(sig)
@@ -232,6 +296,16 @@ func (k *Call) onSegment(g *nodecoll.Group) error {
 	return fmt.Errorf("commtune: %s has no node-segment algorithm", k.op)
 }
 
+// signature returns the segment's signature of a call of op on l,
+// computed once for a run of calls alike.
+func (s *segment) signature(op coll.Operation, l coll.Layout) nodecoll.Sig {
+	if op != s.lastOp || l.Bytes != s.lastBytes || l.Root != s.lastRoot || l.Elem != s.lastElem {
+		s.lastOp, s.lastBytes, s.lastRoot, s.lastElem = op, l.Bytes, l.Root, l.Elem
+		s.lastSig = nodecoll.Sig(signatureOf(op, l))
+	}
+	return s.lastSig
+}
+
 // overMessages runs k as the decision table has it, passing messages.
 func (k *Call) overMessages(ctx context.Context) error {
 	c := k.x.c
@@ -251,7 +325,7 @@ func (k *Call) overMessages(ctx context.Context) error {
 // its context ended, a peer was lost, or a peer said the call is not the
 // one it makes (a peer that passes messages in it tells so; see
 // watchDirect).
-func (s *segment) check(rank int) error {
+func (s *segment) check(rank int, waited time.Duration) error {
 	c, k := s.c, s.k
 	if err := s.ctx.Err(); err != nil {
 		return err
@@ -269,12 +343,10 @@ func (s *segment) check(rank int) error {
 	if co.brokenFlag.Load() {
 		return c.brokenErr()
 	}
-	now := time.Now()
-	if s.start.IsZero() {
-		s.start = now
+	if waited < collLook {
 		return nil
 	}
-	if waited := now.Sub(s.start); waited >= collLook && now.Sub(s.looked) >= collRewatch {
+	if now := time.Now(); now.Sub(s.looked) >= collRewatch {
 		s.looked = now
 		if err := c.passesMessages(k.seq); err != nil {
 			return err
@@ -332,6 +404,9 @@ func (c *Comm) brokenErr() error {
 // that look for the reason of an abort (segmentError), learn it from the
 // note.
 func (s *segment) leaving(err error) {
+	if errors.Is(err, nodecoll.ErrAborted) {
+		return // the peer that left first told everyone why
+	}
 	c := s.c
 	seq := uint64(0)
 	if s.k != nil {
@@ -355,20 +430,34 @@ const segmentNoteWait = 100 * time.Millisecond
 // segmentError returns the error a failed segment call reports: for a
 // peer's abandon, the peer's reason, when it comes within segmentNoteWait
 // (or this rank's own view of a lost peer).
-func (c *Comm) segmentError(s *segment, err error) error {
+func (c *Comm) segmentError(seq uint64, err error) error {
 	if !errors.Is(err, nodecoll.ErrAborted) {
 		return mapSegmentError(err)
 	}
+	why := c.abortReason(seq, err)
+	co := c.coord()
+	co.mu.Lock()
+	c.breakLocked(seq, why) // the calls from here on fail too
+	co.mu.Unlock()
+	return why
+}
+
+// abortReason returns why a peer abandoned segment call seq, as
+// segmentError reports it.
+func (c *Comm) abortReason(seq uint64, err error) error {
+	// The peer that left told why before it marked its part (leaving):
+	// its note, or a crash this rank sees too, says more than the mark.
 	co := c.coord()
 	for deadline := time.Now().Add(segmentNoteWait); ; {
-		if lost := c.lostMember(); lost != nil {
-			return lost
-		}
 		if co.arrived.Load() != co.drained.Load() {
 			c.drainNotes()
 		}
+		c.takeDirectNotes(seq)
 		if why := c.brokenErr(); why != nil && !errors.Is(why, nodecoll.ErrAborted) {
 			return why
+		}
+		if lost := c.lostMember(); lost != nil && !errors.Is(lost, driver.ErrPeerClosed) {
+			return lost
 		}
 		if time.Now().After(deadline) {
 			return mapSegmentError(err)
@@ -392,7 +481,10 @@ func mapSegmentError(err error) error {
 // without a segment (the calls pass messages) if any rank could not, or
 // ctx ended first on one of them.
 func (s *segment) make(ctx context.Context, c *Comm) {
-	defer close(s.made)
+	defer func() {
+		s.without.Store(s.g == nil)
+		close(s.made)
+	}()
 	lay := nodecoll.DefaultLayout
 	n, me := len(c.group), c.rank
 	path, mine, err := noderegion.Create(noderegion.Dir(), lay.PartSize())
@@ -451,6 +543,7 @@ func (s *segment) make(ctx context.Context, c *Comm) {
 		return
 	}
 	s.g, s.parts = g, parts
+	s.ready.Store(true)
 }
 
 // exchange sends msg to every other rank with tag on the collective
@@ -504,6 +597,12 @@ func (s *segment) close() {
 	select {
 	case <-s.made:
 	default:
+		return
+	}
+	if s.heap != nil {
+		if int(s.heap.left.Add(1)) == len(s.c.group) {
+			s.c.ep.Shared.Teams.CompareAndDelete(s.heapKey, s.heap)
+		}
 		return
 	}
 	if s.g == nil || s.served.Load() != s.tickets.Load() {

@@ -28,16 +28,22 @@ func allreduceF64(ctx context.Context, c *Comm, v []byte, o Options) error {
 	return k.Run(ctx, true)
 }
 
-// TestTeamChoice: goroutine ranks run the direct algorithm by the table,
-// and ranks apart refuse it when it is asked for, saying why.
+// TestTeamChoice: goroutine ranks run small calls through the node
+// segment and larger ones by the direct algorithm, by the table, and ranks
+// apart refuse direct when it is asked for, saying why.
 func TestTeamChoice(t *testing.T) {
 	run(t, 3, func(c *Comm) error {
-		var ch Choice
-		if err := allreduceF64(context.Background(), c, make([]byte, 64), Options{Choice: func(got Choice) { ch = got }}); err != nil {
-			return err
-		}
-		if ch.Algorithm != "allreduce/direct" || ch.By != ChosenByTable {
-			return fmt.Errorf("goroutine ranks ran %s chosen by %s, want allreduce/direct by the table", ch.Algorithm, ch.By)
+		for _, tc := range []struct {
+			bytes int
+			want  string
+		}{{64, "allreduce/node-segment"}, {64 << 10, "allreduce/direct"}} {
+			var ch Choice
+			if err := allreduceF64(context.Background(), c, make([]byte, tc.bytes), Options{Choice: func(got Choice) { ch = got }}); err != nil {
+				return err
+			}
+			if ch.Algorithm != tc.want || ch.By != ChosenByTable {
+				return fmt.Errorf("goroutine ranks ran %d bytes by %s chosen by %s, want %s by the table", tc.bytes, ch.Algorithm, ch.By, tc.want)
+			}
 		}
 		return nil
 	})

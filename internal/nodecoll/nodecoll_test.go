@@ -227,7 +227,7 @@ func TestCheckAborts(t *testing.T) {
 		w := &Waiter{Spin: 10 * time.Microsecond, Nap: time.Millisecond}
 		if r == 0 {
 			deadline := time.Now().Add(20 * time.Millisecond)
-			w.Check = func(int) error {
+			w.Check = func(int, time.Duration) error {
 				if time.Now().After(deadline) {
 					return stop
 				}

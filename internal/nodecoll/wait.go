@@ -17,11 +17,14 @@ type Waiter struct {
 	Spin  time.Duration // poll this long before sleeping
 	Nap   time.Duration // the longest sleep before looking again (> 0)
 	Yield bool          // give the processor away after every empty poll
+	// Gosched gives the processor to another goroutine after every
+	// empty poll: goroutine ranks outnumber the process's processors.
+	Gosched bool
 	// Check is asked every checkEvery polls and after every nap, with
-	// the rank waited for: an error ends the wait with it (a context
-	// ended, a peer lost, a peer that says the call is not the one this
-	// rank makes).
-	Check func(rank int) error
+	// the rank waited for and how long this wait has lasted: an error
+	// ends the wait with it (a context ended, a peer lost, a peer that
+	// says the call is not the one this rank makes).
+	Check func(rank int, waited time.Duration) error
 	// Leaving, when set, is told why this rank's calls stop, before the
 	// peers can see that they did (Group.Abort): where the reason may
 	// reach them by other means first.
@@ -33,12 +36,12 @@ type Waiter struct {
 // checkEvery is how many polls pass between two looks at the clock and
 // Check: most waits of a small call end within a few polls, and reading
 // the clock costs as much as a poll.
-const checkEvery = 64
+const checkEvery = 256
 
 // goschedEvery is how many empty polls pass between two runtime.Gosched
 // calls, which let this process's other goroutines (a rail's, the
 // application's) run.
-const goschedEvery = 4
+const goschedEvery = 64
 
 func (w *Waiter) describe(s Sig) string {
 	if w.Describe != nil {
@@ -53,28 +56,28 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 	if v := word.Load(); v >= s {
 		return w.seen(r, v)
 	}
-	var deadline time.Time
+	var start time.Time // of the wait, from its first look at the clock
 	for i := 1; ; i++ {
 		if v := word.Load(); v >= s {
 			return w.seen(r, v)
 		}
 		if w.Yield {
 			osYield()
-		} else if i%goschedEvery == 0 {
+		} else if w.Gosched || i%goschedEvery == 0 {
 			runtime.Gosched()
 		}
 		if i%checkEvery != 0 && !w.Yield {
 			continue
 		}
-		if err := w.check(r, word, s); err != nil {
+		now := time.Now()
+		if start.IsZero() {
+			start = now
+		}
+		if err := w.check(r, word, s, now.Sub(start)); err != nil {
 			return err
 		}
-		now := time.Now()
-		switch {
-		case deadline.IsZero():
-			deadline = now.Add(w.Spin)
-		case now.After(deadline):
-			if err := w.sleep(g, r, word, s); err != nil {
+		if now.Sub(start) > w.Spin {
+			if err := w.sleep(g, r, word, s, start); err != nil {
 				return err
 			}
 		}
@@ -84,11 +87,11 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 // check asks Check whether the wait for word to read s must end; a word
 // that came meanwhile ends it well all the same (a peer that gave and then
 // closed).
-func (w *Waiter) check(r int, word *atomic.Uint64, s uint64) error {
+func (w *Waiter) check(r int, word *atomic.Uint64, s uint64, waited time.Duration) error {
 	if w.Check == nil {
 		return nil
 	}
-	err := w.Check(r)
+	err := w.Check(r, waited)
 	if err != nil && word.Load() >= s {
 		return w.seen(r, word.Load())
 	}
@@ -105,7 +108,7 @@ func (w *Waiter) seen(r int, v uint64) error {
 
 // sleep sleeps on word until it reads s or more, a nap passes, or Check
 // fails.
-func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64) error {
+func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64, start time.Time) error {
 	sl := g.sleepers(r)
 	sl.Add(1)
 	defer sl.Add(^uint32(0))
@@ -115,7 +118,7 @@ func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64) error {
 			return nil // the caller's next look reads it
 		}
 		futexSleep(low32(word), uint32(v), w.Nap)
-		if err := w.check(r, word, s); err != nil {
+		if err := w.check(r, word, s, time.Since(start)); err != nil {
 			return err
 		}
 	}
