@@ -16,6 +16,7 @@ import (
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/launch"
 	"github.com/commtune/commtune/internal/units"
@@ -95,6 +96,9 @@ func collMain(args []string) int {
 		if a, ok := coll.DirectAlgorithm(op); ok && *transport == "inproc" {
 			algos = append(algos, a.Name()) // goroutine ranks read each other's buffers
 		}
+		if name, ok := comm.SegmentAlgorithm(op); ok && *transport != "tcp" {
+			algos = append(algos, name) // ranks of one node share a segment
+		}
 	default:
 		for _, name := range strings.Split(*algo, ",") {
 			a, err := coll.Parse(op, name)
@@ -104,7 +108,7 @@ func collMain(args []string) int {
 			algos = append(algos, a.Name())
 		}
 	}
-	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters, Timing: timing}
+	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters, Timing: timing, Applies: segmentApplies}
 	if cfg.Sizes, err = sizeList(sizes, 1<<28); err != nil {
 		return usageError("bench", "--sizes: %v", err)
 	}
@@ -292,7 +296,7 @@ func collRankMain(args []string) int {
 		return usageError("bench-rank", "--timing: %v", err)
 	}
 	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters,
-		Timing: timing, Sizes: sizes, Progress: rankProgress()}
+		Timing: timing, Sizes: sizes, Progress: rankProgress(), Applies: segmentApplies}
 	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		res, err := bench.Coll(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
@@ -307,4 +311,16 @@ func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false
 	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
 	return set
+}
+
+// segmentApplies says whether a benchmark's algorithm runs on ranks ranks
+// at size bytes: every one but a node-segment algorithm beyond what the
+// segment carries.
+func segmentApplies(algo string, ranks, size int) bool {
+	for _, op := range coll.Operations {
+		if name, ok := comm.SegmentAlgorithm(op); ok && name == algo {
+			return comm.SegmentCarries(op, ranks, size)
+		}
+	}
+	return true
 }

@@ -98,7 +98,7 @@ func TestBenchCollJSON(t *testing.T) {
 		transport, op, algo, sizes, timing string
 		want                               int
 	}{
-		{"inproc", "allgather", "all", "8,1K,4K,64K", "", (4*2 + 1) * 4}, // four families, pulled too, and direct
+		{"inproc", "allgather", "all", "8,1K,4K,64K", "", (4*2+1)*4 + 2}, // four families, pulled too, direct, and the node segment at 8 and 1K
 		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", "barrier", 2 * 2},
 		{"inproc", "reducescatter", "all", "8,4K", "", 8 * 2},
 		{"inproc", "exscan", "recursive-doubling,linear", "8,4K", "", 2 * 2},

@@ -67,6 +67,10 @@ type CollConfig struct {
 	// Progress, if set, is called on rank 0 after each size and
 	// algorithm.
 	Progress func(done, total int, what string)
+	// Applies, if set, says whether an algorithm runs on a number of
+	// ranks at a size (bytes as in Sizes): the node segment's carry small
+	// calls only.
+	Applies func(algo string, ranks, size int) bool
 }
 
 // collBlocks is how many interleaved blocks each size's iterations are
@@ -98,8 +102,15 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 	}
 	total := len(cfg.Sizes) * len(cfg.Algorithms)
 	var out []CollResult
+	all := cfg.Algorithms
 	for si, size := range cfg.Sizes {
 		size = collcall.Size(cfg.Op, n, size)
+		cfg.Algorithms = nil
+		for _, a := range all {
+			if cfg.Applies == nil || cfg.Applies(a, n, size) {
+				cfg.Algorithms = append(cfg.Algorithms, a)
+			}
+		}
 		call, err := collcall.New(cfg.Op, n, c.Rank(), size)
 		if err != nil {
 			return nil, err
@@ -148,7 +159,7 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 				out = append(out, r)
 			}
 			if cfg.Progress != nil && c.Rank() == 0 {
-				cfg.Progress(si*len(cfg.Algorithms)+i+1, total, units.FormatSize(int64(size))+" bytes")
+				cfg.Progress(si*len(all)+i+1, total, units.FormatSize(int64(size))+" bytes")
 			}
 		}
 	}

@@ -268,8 +268,8 @@ func TestCollMarksTableChoice(t *testing.T) {
 		algos []string
 		want  []string // the algorithm of each result, its mark at the end
 	}{
-		{"auto listed", []string{Auto, "allreduce/ring"}, []string{"allreduce/direct+", "allreduce/ring"}},
-		{"auto not listed", []string{"allreduce/ring", "allreduce/direct"}, []string{"allreduce/ring", "allreduce/direct+"}},
+		{"auto listed", []string{Auto, "allreduce/ring"}, []string{"allreduce/node-segment+", "allreduce/ring"}},
+		{"auto not listed", []string{"allreduce/ring", "allreduce/node-segment"}, []string{"allreduce/ring", "allreduce/node-segment+"}},
 		{"choice not listed", []string{"allreduce/ring", "allreduce/recursive-doubling"}, []string{"allreduce/ring", "allreduce/recursive-doubling"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

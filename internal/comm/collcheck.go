@@ -510,7 +510,7 @@ func (c *Comm) apply(n callNote, seq uint64) {
 	signature := n.kind == controlSignature || n.kind == controlSignatureDirect
 	switch {
 	case st == nil && !isPast && co.direct[seq%recentCalls].Load() == seq:
-		abortWhy = c.directNoteLocked(n, seq)
+		abortWhy = c.directNoteLocked(n, seq, 0)
 	case st == nil && !isPast:
 		// Not begun here, or a direct call running: see at begin, or
 		// when the direct call looks.
@@ -565,9 +565,17 @@ func (c *Comm) breakLocked(seq uint64, err error) {
 // runs or ran directly, and returns why to abort it, if the peer passes
 // messages in it: a signature from a rank running it directly too is
 // the team's to compare (Meet). co.mu is held.
-func (c *Comm) directNoteLocked(n callNote, seq uint64) (abortWhy error) {
+func (c *Comm) directNoteLocked(n callNote, seq, mine uint64) (abortWhy error) {
 	switch n.kind {
 	case controlSignatureDirect:
+		if mine == 0 || n.word == mine {
+			break
+		}
+		// Both pass no message, by different algorithms (a team's and
+		// the node segment's) or sizes: neither would see the other.
+		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d another call through memory the ranks share",
+			core.ErrSizeMismatch, n.from, n.text, c.rank)
+		c.breakLocked(seq-1, abortWhy)
 	case controlSignature:
 		abortWhy = fmt.Errorf("%w: rank %d calls %s, rank %d a direct algorithm (through memory the ranks share, passing no message)",
 			core.ErrSizeMismatch, n.from, n.text, c.rank)
@@ -605,18 +613,18 @@ func (c *Comm) endDirect(seq uint64) {
 	co.direct[seq%recentCalls].Store(seq)
 	if co.arrived.Load() != co.drained.Load() || co.pending.Load() != 0 {
 		c.drainNotes()
-		c.takeDirectNotes(seq)
+		c.takeDirectNotes(seq, 0)
 	}
 }
 
 // takeDirectNotes takes in what peers said of direct call seq, running or
 // finished, that waits in notes.
-func (c *Comm) takeDirectNotes(seq uint64) {
+func (c *Comm) takeDirectNotes(seq, mine uint64) {
 	co := c.coord()
 	var aborts []error
 	co.mu.Lock()
 	for _, n := range co.notes[seq] {
-		if why := c.directNoteLocked(n, seq); why != nil {
+		if why := c.directNoteLocked(n, seq, mine); why != nil {
 			aborts = append(aborts, why)
 		}
 	}
@@ -628,25 +636,26 @@ func (c *Comm) takeDirectNotes(seq uint64) {
 	}
 }
 
-// watchDirect is what direct call seq, of operation op on layout l, does
+// watchDirect is what direct call seq, of operation op by algorithm name
+// on layout l, does
 // while it waits for member from, from collLook on: take in what peers
 // said (a disagreement breaks the team, ending the wait), and, when tell
 // is set (it has waited collWatch), tell from, once, what this rank
 // calls: a member that passes messages in this call waits for none from
 // here, and learns so from that.
-func (c *Comm) watchDirect(seq uint64, op coll.Operation, l coll.Layout, from int, tell bool, told *bool) {
+func (c *Comm) watchDirect(seq uint64, op coll.Operation, name string, l coll.Layout, from int, tell bool, told *bool) {
 	co := c.coord()
 	if co.arrived.Load() != co.drained.Load() {
 		c.drainNotes()
 	}
+	sig := namedSignature(op, name, l)
 	if co.pending.Load() != 0 {
-		c.takeDirectNotes(seq)
+		c.takeDirectNotes(seq, sig.hash)
 	}
 	if !tell || *told || from < 0 || from >= len(c.group) {
 		return
 	}
 	*told = true
-	sig := namedSignature(op, directNames[op], l)
 	c.tellPeers(controlSignatureDirect, seq, sig.hash, sig.describe(), c.group[from])
 }
 

@@ -10,6 +10,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/commtune/commtune/internal/nodecoll"
+
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
@@ -326,9 +328,13 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	l.Size, l.Rank = len(c.group), c.rank
-	if o.Algorithm == "" {
-		if s := c.segmentFor(op, l); s != nil {
+	if named := isSegmentAlgorithm(op, o.Algorithm); o.Algorithm == "" || named {
+		if s := c.segmentFor(op, l, named); s != nil {
 			return c.preparedSegment(s, op, l, in, out, red, commutative, o), nil
+		}
+		if named {
+			return nil, fmt.Errorf("commtune: %s runs only on ranks of one node (processes reaching each other through shared memory, or goroutine ranks), %d to %d of them, each giving at most %d bytes",
+				segmentNames[op], 2, segmentMaxRanks, nodecoll.DefaultLayout.MaxData())
 		}
 	}
 	if a, ok := c.direct(op); ok && o.Algorithm == "" {

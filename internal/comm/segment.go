@@ -87,31 +87,61 @@ func segmentOp(op coll.Operation) bool {
 	return false
 }
 
+// segmentFamily is the family name of the segment's algorithms.
+const segmentFamily = "node-segment"
+
 // segmentNames names each operation's segment algorithm.
 var segmentNames = func() map[coll.Operation]string {
 	m := map[coll.Operation]string{}
 	for _, op := range coll.Operations {
 		if segmentOp(op) {
-			m[op] = string(op) + "/node-segment"
+			m[op] = string(op) + "/" + segmentFamily
 		}
 	}
 	return m
 }()
 
-// segmentFor returns c's segment if it carries a call of op on l: what a
-// rank publishes fits a slot, and nothing asks for another algorithm.
-func (c *Comm) segmentFor(op coll.Operation, l coll.Layout) *segment {
-	if !segmentOp(op) || c.ep.Lottery != nil {
-		return nil
+// SegmentAlgorithm returns the name of op's node-segment algorithm, if
+// it has one: what WithAlgorithm takes (as "node-segment" too) to ask for
+// it.
+func SegmentAlgorithm(op coll.Operation) (string, bool) {
+	name, ok := segmentNames[op]
+	return name, ok
+}
+
+// SegmentCarries reports whether the node segment carries a call of op on
+// ranks ranks of bytes (as coll.Layout counts them): what each rank
+// publishes fits a slot.
+func SegmentCarries(op coll.Operation, ranks, bytes int) bool {
+	if !segmentOp(op) || ranks < 2 || ranks > segmentMaxRanks {
+		return false
 	}
-	if _, forced := c.ep.Cfg.Forced(op); forced {
-		return nil
-	}
-	publish := l.Bytes
+	publish := bytes
 	if op == coll.OpScatter {
-		publish = l.Bytes * len(c.group)
+		publish = bytes * ranks
 	}
-	if publish > nodecoll.DefaultLayout.MaxData() {
+	return publish <= nodecoll.DefaultLayout.MaxData()
+}
+
+// isSegmentAlgorithm reports whether name asks for op's node-segment
+// algorithm.
+func isSegmentAlgorithm(op coll.Operation, name string) bool {
+	return segmentOp(op) && (name == segmentFamily || name == segmentNames[op])
+}
+
+// segmentFor returns c's segment if it carries a call of op on l: what a
+// rank publishes fits a slot, and, unless named (the caller asked for the
+// segment), nothing asks for another algorithm.
+func (c *Comm) segmentFor(op coll.Operation, l coll.Layout, named bool) *segment {
+	if !segmentOp(op) {
+		return nil
+	}
+	if !named {
+		if _, forced := c.ep.Cfg.Forced(op); forced || c.ep.Lottery != nil {
+			return nil
+		}
+	}
+	if !SegmentCarries(op, len(c.group), l.Bytes) {
 		return nil
 	}
 	s := c.segmentOf()
@@ -222,7 +252,7 @@ func (c *Comm) preparedSegment(s *segment, op coll.Operation, l coll.Layout, in,
 	} else {
 		k = callPool.Get().(*Call) // s.call is a nonblocking call's still
 	}
-	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.x.c = op, coll.Algorithm{Op: op, Family: "node-segment"}, &directPlan, &directPlan.sched, in, out, red, c
+	k.op, k.alg, k.plan, k.sched, k.in, k.out, k.red, k.x.c = op, coll.Algorithm{Op: op, Family: segmentFamily}, &directPlan, &directPlan.sched, in, out, red, c
 	k.layout, k.commutative, k.choice, k.by = l, commutative, o.Choice, ChosenByTable
 	k.seg = s
 	k.ticket = s.tickets.Add(1)
@@ -351,7 +381,7 @@ func (s *segment) check(rank int, waited time.Duration) error {
 		if err := c.passesMessages(k.seq); err != nil {
 			return err
 		}
-		c.watchDirect(k.seq, k.op, k.layout, rank, false, nil)
+		c.watchDirect(k.seq, k.op, segmentNames[k.op], k.layout, rank, false, nil)
 		if !s.told {
 			// Ranks that pass messages in this call disagree on it and
 			// wait for messages from here: tell them all at once.
@@ -452,7 +482,7 @@ func (c *Comm) abortReason(seq uint64, err error) error {
 		if co.arrived.Load() != co.drained.Load() {
 			c.drainNotes()
 		}
-		c.takeDirectNotes(seq)
+		c.takeDirectNotes(seq, 0)
 		if why := c.brokenErr(); why != nil && !errors.Is(why, nodecoll.ErrAborted) {
 			return why
 		}
@@ -500,7 +530,15 @@ func (s *segment) make(ctx context.Context, c *Comm) {
 	}
 	// Round one: where each part is ("" for none), sent before any wait.
 	paths, err1 := c.exchange(ctx, tagSegmentPath, []byte(path))
-	ok := err == nil && err1 == nil
+	if err1 != nil {
+		// A rank never came (ctx ended first), or one was lost: say no
+		// and leave. A rank that got every part's path waits for this
+		// answer; one that did not waits for none.
+		c.tellAll(tagSegmentOK, []byte{0})
+		release()
+		return
+	}
+	ok := err == nil
 	for r := range n {
 		if !ok {
 			break
@@ -515,9 +553,10 @@ func (s *segment) make(ctx context.Context, c *Comm) {
 		}
 		parts[r] = m
 	}
-	// Round two: whether each mapped every part. Every rank that got to
-	// round one sends it without waiting for anything more, so this wait
-	// ends without the context's help.
+	// Round two: whether each mapped every part. Every rank got every
+	// path, so every rank started, and each sends its answer without
+	// waiting for anything more (or said no already): this wait ends
+	// without the context's help.
 	flag := []byte{0}
 	if ok {
 		flag[0] = 1
@@ -554,11 +593,7 @@ func (c *Comm) exchange(ctx context.Context, tag int, msg []byte) ([][]byte, err
 	out := make([][]byte, n)
 	out[c.rank] = msg
 	reqs := make([]*core.Request, n)
-	for r := range n {
-		if r != c.rank {
-			c.ep.Eng.Isend(c.collCtx, c.group[r], tag, msg)
-		}
-	}
+	c.tellAll(tag, msg)
 	for r := range n {
 		if r == c.rank {
 			continue
@@ -583,6 +618,16 @@ func (c *Comm) exchange(ctx context.Context, tag int, msg []byte) ([][]byte, err
 		out[r] = out[r][:st.Count]
 	}
 	return out, first
+}
+
+// tellAll sends msg to every other rank with tag on the collective
+// context; the sends complete on their own.
+func (c *Comm) tellAll(tag int, msg []byte) {
+	for r := range c.group {
+		if r != c.rank {
+			c.ep.Eng.Isend(c.collCtx, c.group[r], tag, msg)
+		}
+	}
 }
 
 func cmp(a, b error) error {

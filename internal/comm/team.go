@@ -376,7 +376,7 @@ func (m *teamMember) waitFor(ctx context.Context, s uint64, from int, meeting bo
 			if waited := time.Since(start); err == nil && waited >= collLook {
 				// A member that passes messages in this call (it
 				// disagrees) never comes: tell it what this one calls.
-				m.c.watchDirect(m.call.seq, m.call.op, m.call.layout, next, waited >= collWatch, &m.told)
+				m.c.watchDirect(m.call.seq, m.call.op, directNames[m.call.op], m.call.layout, next, waited >= collWatch, &m.told)
 			}
 		}
 		if err != nil {
