@@ -183,6 +183,7 @@ func (c *Comm) segmentOf() *segment {
 // process's shared state until the last of its ranks closes it.
 type heapParts struct {
 	parts [][]byte
+	bells *nodecoll.ChanBells // goroutines park, rather than hold a thread in a futex
 	left  atomic.Int32
 }
 
@@ -201,10 +202,10 @@ func (s *segment) makeHeap(c *Comm) {
 	}()
 	lay := nodecoll.DefaultLayout
 	key := heapKey{c.collCtx, c.group[0]}
-	v, _ := c.ep.Shared.Teams.LoadOrStore(key, &heapParts{parts: nodecoll.HeapParts(len(c.group), lay)})
+	v, _ := c.ep.Shared.Teams.LoadOrStore(key, &heapParts{parts: nodecoll.HeapParts(len(c.group), lay), bells: nodecoll.NewChanBells(len(c.group))})
 	hp := v.(*heapParts)
 	m := c.teamOf()
-	s.w = nodecoll.Waiter{Spin: m.spin, Nap: segmentNap, Gosched: m.yield, Check: s.check, Leaving: s.leaving,
+	s.w = nodecoll.Waiter{Spin: m.spin, Nap: segmentNap, Gosched: m.yield, Bell: hp.bells, Check: s.check, Leaving: s.leaving,
 		Describe: func(sig nodecoll.Sig) string { return callSig(sig).String() }}
 	g, err := nodecoll.New(hp.parts, c.rank, lay, &s.w)
 	if err != nil {
@@ -283,6 +284,9 @@ func (k *Call) runSegment(ctx context.Context) error {
 		return k.overMessages(ctx)
 	}
 	if err := c.beginDirect(); err != nil {
+		return err
+	}
+	if err := c.teamBroken(); err != nil {
 		return err
 	}
 	s.k, s.ctx, s.looked, s.told, s.losses = k, ctx, time.Time{}, false, c.ep.Eng.Losses()
@@ -373,6 +377,9 @@ func (s *segment) check(rank int, waited time.Duration) error {
 	if co.brokenFlag.Load() {
 		return c.brokenErr()
 	}
+	if err := c.teamBroken(); err != nil {
+		return err
+	}
 	if waited < collLook {
 		return nil
 	}
@@ -416,6 +423,18 @@ func (c *Comm) lostMember() error {
 	for _, w := range c.group {
 		if err := c.ep.Eng.Lost(w); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// teamBroken returns why the team of c's goroutine ranks can no longer
+// meet, if it cannot: a disagreement in a direct call leaves the
+// communicator out of step, whichever algorithm runs next.
+func (c *Comm) teamBroken() error {
+	if m := c.team.Load(); m != nil {
+		if f := m.t.broken.Load(); f != nil {
+			return f.err
 		}
 	}
 	return nil

@@ -51,7 +51,7 @@ func (g *Group) publish(s uint64, sig Sig, data []byte) {
 	copy(p[o+offData:], data)
 	g.word(g.rank, o+offSeq).Store(s)
 	if g.sleepers(g.rank).Load() != 0 {
-		wake(g.seqWord(g.rank, s))
+		g.w.wake(g.rank, g.seqWord(g.rank, s))
 	}
 }
 
@@ -106,7 +106,7 @@ func (g *Group) Abort(err error) {
 		w := g.word(g.rank, Line+i*g.lay.SlotSize+offSeq)
 		w.Store(w.Load() | abortBit)
 		if g.sleepers(g.rank).Load() != 0 {
-			wake(w)
+			g.w.wake(g.rank, w)
 		}
 	}
 }

@@ -31,11 +31,11 @@ func catFirst(dst, src []byte, srcFirst bool) {
 // errors.
 func group(t *testing.T, n int, l Layout, f func(g *Group) error) []error {
 	t.Helper()
-	parts := HeapParts(n, l)
+	parts, bells := HeapParts(n, l), NewChanBells(n)
 	errs := make([]error, n)
 	var wg sync.WaitGroup
 	for r := range n {
-		g, err := New(parts, r, l, &Waiter{Spin: 50 * time.Microsecond, Nap: time.Millisecond})
+		g, err := New(parts, r, l, &Waiter{Spin: 50 * time.Microsecond, Nap: time.Millisecond, Bell: bells})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -31,6 +31,55 @@ type Waiter struct {
 	Leaving func(error)
 	// Describe names a signature in errors.
 	Describe func(Sig) string
+	// Bell, if set, is how a waiter sleeps and an owner wakes it; nil:
+	// a futex on the word, for parts processes share.
+	Bell Bell
+}
+
+// A Bell puts waiters for a part's owner to sleep and wakes them when
+// it publishes. Goroutine ranks need one that parks goroutines: a futex
+// holds a thread per sleeper.
+type Bell interface {
+	// Sleep returns once ready reports true, Ring(rank) is called, or d
+	// passes (early returns are allowed: callers look again).
+	Sleep(rank int, ready func() bool, d time.Duration)
+	// Ring wakes every sleeper on rank's part.
+	Ring(rank int)
+}
+
+// ChanBells is a Bell for goroutine ranks: per part, a channel closed
+// (and replaced) at each ring that has sleepers.
+type ChanBells struct{ chans []atomic.Pointer[chan struct{}] }
+
+// NewChanBells returns the bells of n parts.
+func NewChanBells(n int) *ChanBells {
+	b := &ChanBells{chans: make([]atomic.Pointer[chan struct{}], n)}
+	for i := range b.chans {
+		ch := make(chan struct{})
+		b.chans[i].Store(&ch)
+	}
+	return b
+}
+
+// Sleep parks until rank rings, ready holds, or d passes. The channel is
+// taken before ready is asked: a ring after that closes it.
+func (b *ChanBells) Sleep(rank int, ready func() bool, d time.Duration) {
+	ch := *b.chans[rank].Load()
+	if ready() {
+		return
+	}
+	t := time.NewTimer(d)
+	select {
+	case <-ch:
+	case <-t.C:
+	}
+	t.Stop()
+}
+
+// Ring wakes rank's sleepers.
+func (b *ChanBells) Ring(rank int) {
+	ch := make(chan struct{})
+	close(*b.chans[rank].Swap(&ch))
 }
 
 // checkEvery is how many polls pass between two looks at the clock and
@@ -117,7 +166,11 @@ func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64, start tim
 		if v >= s {
 			return nil // the caller's next look reads it
 		}
-		futexSleep(low32(word), uint32(v), w.Nap)
+		if w.Bell != nil {
+			w.Bell.Sleep(r, func() bool { return word.Load() >= s }, w.Nap)
+		} else {
+			futexSleep(low32(word), uint32(v), w.Nap)
+		}
 		if err := w.check(r, word, s, time.Since(start)); err != nil {
 			return err
 		}
@@ -128,5 +181,11 @@ func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64, start tim
 // sleeps on. Every new call's number changes it.
 func low32(w *atomic.Uint64) *atomic.Uint32 { return (*atomic.Uint32)(unsafe.Pointer(w)) }
 
-// wake wakes every sleeper on word.
-func wake(w *atomic.Uint64) { futexWakeAll(low32(w)) }
+// wake wakes every sleeper on rank's word w.
+func (w *Waiter) wake(rank int, word *atomic.Uint64) {
+	if w.Bell != nil {
+		w.Bell.Ring(rank)
+		return
+	}
+	futexWakeAll(low32(word))
+}
