@@ -49,7 +49,9 @@ type Bell interface {
 
 // ChanBells is a Bell for goroutine ranks: per part, a channel closed
 // (and replaced) at each ring that has sleepers.
-type ChanBells struct{ chans []atomic.Pointer[chan struct{}] }
+type ChanBells struct {
+	chans []atomic.Pointer[chan struct{}]
+}
 
 // NewChanBells returns the bells of n parts.
 func NewChanBells(n int) *ChanBells {
