@@ -40,48 +40,62 @@ type Waiter struct {
 // it publishes. Goroutine ranks need one that parks goroutines: a futex
 // holds a thread per sleeper.
 type Bell interface {
-	// Sleep returns once ready reports true, Ring(rank) is called, or d
-	// passes (early returns are allowed: callers look again).
-	Sleep(rank int, ready func() bool, d time.Duration)
-	// Ring wakes every sleeper on rank's part.
+	// Sleep returns once word reads s or more, a ring comes, or d passes
+	// (early returns are allowed: callers look again); me is the
+	// sleeping rank.
+	Sleep(me int, word *atomic.Uint64, s uint64, d time.Duration)
+	// Ring wakes the sleepers, after a publication by rank.
 	Ring(rank int)
 }
 
-// ChanBells is a Bell for goroutine ranks: per part, a channel closed
-// (and replaced) at each ring that has sleepers.
+// ChanBells is a Bell for goroutine ranks: each rank parks on a channel of
+// its own, which a ring sends to when the rank says it sleeps. Nothing is
+// allocated per sleep.
 type ChanBells struct {
-	chans []atomic.Pointer[chan struct{}]
+	wake   []chan struct{}
+	parked []atomic.Bool
+	timers []*time.Timer // each rank's, used by it alone
 }
 
-// NewChanBells returns the bells of n parts.
+// NewChanBells returns the bells of n ranks.
 func NewChanBells(n int) *ChanBells {
-	b := &ChanBells{chans: make([]atomic.Pointer[chan struct{}], n)}
-	for i := range b.chans {
-		ch := make(chan struct{})
-		b.chans[i].Store(&ch)
+	b := &ChanBells{wake: make([]chan struct{}, n), parked: make([]atomic.Bool, n), timers: make([]*time.Timer, n)}
+	for i := range b.wake {
+		b.wake[i] = make(chan struct{}, 1)
+		b.timers[i] = time.NewTimer(time.Hour)
+		b.timers[i].Stop()
 	}
 	return b
 }
 
-// Sleep parks until rank rings, ready holds, or d passes. The channel is
-// taken before ready is asked: a ring after that closes it.
-func (b *ChanBells) Sleep(rank int, ready func() bool, d time.Duration) {
-	ch := *b.chans[rank].Load()
-	if ready() {
+// Sleep parks rank me until a ring, word reading s, or d. It says it
+// sleeps before it looks at word: a ring after that look reaches it.
+func (b *ChanBells) Sleep(me int, word *atomic.Uint64, s uint64, d time.Duration) {
+	b.parked[me].Store(true)
+	defer b.parked[me].Store(false)
+	if word.Load() >= s {
 		return
 	}
-	t := time.NewTimer(d)
+	t := b.timers[me]
+	t.Reset(d)
 	select {
-	case <-ch:
+	case <-b.wake[me]:
 	case <-t.C:
 	}
 	t.Stop()
 }
 
-// Ring wakes rank's sleepers.
-func (b *ChanBells) Ring(rank int) {
-	ch := make(chan struct{})
-	close(*b.chans[rank].Swap(&ch))
+// Ring wakes every parked rank (a ring is rare: only once a waiter has
+// spun its time out).
+func (b *ChanBells) Ring(int) {
+	for i := range b.parked {
+		if b.parked[i].Load() {
+			select {
+			case b.wake[i] <- struct{}{}:
+			default:
+			}
+		}
+	}
 }
 
 // checkEvery is how many polls pass between two looks at the clock and
@@ -169,7 +183,7 @@ func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64, start tim
 			return nil // the caller's next look reads it
 		}
 		if w.Bell != nil {
-			w.Bell.Sleep(r, func() bool { return word.Load() >= s }, w.Nap)
+			w.Bell.Sleep(g.rank, word, s, w.Nap)
 		} else {
 			futexSleep(low32(word), uint32(v), w.Nap)
 		}
