@@ -283,14 +283,20 @@ func (k *Call) runSegment(ctx context.Context) error {
 	if s.g == nil {
 		return k.overMessages(ctx)
 	}
-	if err := c.beginDirect(); err != nil {
-		return err
+	err := c.beginDirect()
+	if err == nil {
+		err = c.teamBroken()
 	}
-	if err := c.teamBroken(); err != nil {
+	if err != nil {
+		// Out of step before the call: the peers waiting for this
+		// rank's part must not wait for a loss.
+		s.k = k
+		s.g.Abort(err)
+		s.k = nil
 		return err
 	}
 	s.k, s.ctx, s.looked, s.told, s.losses = k, ctx, time.Time{}, false, c.ep.Eng.Losses()
-	err := k.onSegment(s.g)
+	err = k.onSegment(s.g)
 	s.k, s.ctx = nil, nil
 	c.endDirect(k.seq)
 	if err != nil {
