@@ -100,7 +100,9 @@ func (b *ChanBells) Ring(int) {
 
 // checkEvery is how many polls pass between two looks at the clock and
 // Check: most waits of a small call end within a few polls, and reading
-// the clock costs as much as a poll.
+// the clock costs as much as a poll. A waiter that gives the processor
+// away at every poll looks every time: a poll then lasts as long as the
+// others run.
 const checkEvery = 256
 
 // goschedEvery is how many empty polls pass between two runtime.Gosched
@@ -131,7 +133,7 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 		} else if w.Gosched || i%goschedEvery == 0 {
 			runtime.Gosched()
 		}
-		if i%checkEvery != 0 && !w.Yield {
+		if i%checkEvery != 0 && !w.Yield && !w.Gosched {
 			continue
 		}
 		now := time.Now()
