@@ -129,23 +129,7 @@ func (g *Group) Allgather(sig Sig, in, out []byte) error {
 		return err
 	}
 	g.publish(s, sig, in)
-	n := len(in)
-	if len(out) != n*len(g.parts) {
-		return g.end(fmt.Errorf("%w: %d bytes gathered from %d ranks of %d", ErrMismatch, len(out), len(g.parts), n))
-	}
-	for r := range g.parts {
-		if r == g.rank {
-			copy(out[r*n:], in)
-			continue
-		}
-		d, err := g.await(s, r, sig, n)
-		if err != nil {
-			return g.end(err)
-		}
-		copy(out[r*n:], d)
-	}
-	g.known = max(g.known, s-1)
-	return nil
+	return g.end(g.gather(s, sig, in, out))
 }
 
 // Gather gives the root every rank's in, in rank order, in out.
@@ -159,9 +143,15 @@ func (g *Group) Gather(sig Sig, in, out []byte, root int) error {
 		return nil
 	}
 	g.publish(s, sig, nil)
+	return g.end(g.gather(s, sig, in, out))
+}
+
+// gather copies every rank's data of call s (this rank's: in) into out,
+// in rank order; it then knows that every rank finished call s-1.
+func (g *Group) gather(s uint64, sig Sig, in, out []byte) error {
 	n := len(in)
 	if len(out) != n*len(g.parts) {
-		return g.end(fmt.Errorf("%w: %d bytes gathered from %d ranks of %d", ErrMismatch, len(out), len(g.parts), n))
+		return fmt.Errorf("%w: %d bytes gathered from %d ranks of %d", ErrMismatch, len(out), len(g.parts), n)
 	}
 	for r := range g.parts {
 		if r == g.rank {
@@ -170,7 +160,7 @@ func (g *Group) Gather(sig Sig, in, out []byte, root int) error {
 		}
 		d, err := g.await(s, r, sig, n)
 		if err != nil {
-			return g.end(err)
+			return err
 		}
 		copy(out[r*n:], d)
 	}

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"time"
 	"unsafe"
+
+	"github.com/commtune/commtune/internal/futex"
 )
 
 // Waiter is how a rank waits for a peer's word: it polls, yielding the
@@ -129,7 +131,7 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 			return w.seen(r, v)
 		}
 		if w.Yield {
-			osYield()
+			futex.Yield()
 		} else if w.Gosched || i%goschedEvery == 0 {
 			runtime.Gosched()
 		}
@@ -187,7 +189,7 @@ func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64, start tim
 		if w.Bell != nil {
 			w.Bell.Sleep(g.rank, word, s, w.Nap)
 		} else {
-			futexSleep(low32(word), uint32(v), w.Nap)
+			futex.Sleep(low32(word), uint32(v), w.Nap)
 		}
 		if err := w.check(r, word, s, time.Since(start)); err != nil {
 			return err
@@ -205,5 +207,5 @@ func (w *Waiter) wake(rank int, word *atomic.Uint64) {
 		w.Bell.Ring(rank)
 		return
 	}
-	futexWakeAll(low32(word))
+	futex.WakeAll(low32(word))
 }

@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/commtune/commtune/internal/driver"
+	"github.com/commtune/commtune/internal/futex"
 )
 
 // Records in a ring (docs/wire-shm.md): a 16-byte header — u32 length of
@@ -308,7 +309,7 @@ func (r *ring) waitSpace(n int, d time.Duration) {
 	v := r.space.Load()
 	r.waiting.Store(1)
 	if !r.fits(n) {
-		futexSleep(r.space, v, d)
+		futex.Sleep(r.space, v, d)
 	}
 	r.waiting.Store(0)
 }
@@ -373,7 +374,7 @@ func (r *ring) advance(n uint64) {
 	r.head.Store(r.chead)
 	if r.waiting.Load() != 0 {
 		r.space.Add(1)
-		futexWakeAll(r.space)
+		futex.WakeAll(r.space)
 	}
 }
 
