@@ -13,6 +13,7 @@ func TestMain(m *testing.M) {
 	programs := conformance.Programs()
 	programs["methods"] = conformance.WithArg(methodsExchange)
 	programs["crossing"] = conformance.Plain(crossingExchange)
+	programs["segment"] = conformance.Plain(segmentJob)
 	conformance.RankMain(programs)
 	os.Exit(m.Run())
 }
