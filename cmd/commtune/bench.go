@@ -48,12 +48,15 @@ func benchMain(args []string) int {
 	if len(args) > 0 && args[0] == "startup" {
 		return startupMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "floor" {
+		return floorMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate|startup [flags]   (commtune bench NAME -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate|startup|floor [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail, rate or startup")
+		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail, rate, startup or floor")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters 2000] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
