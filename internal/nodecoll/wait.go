@@ -103,9 +103,14 @@ func (b *ChanBells) Ring(int) {
 // checkEvery is how many polls pass between two looks at the clock and
 // Check: most waits of a small call end within a few polls, and reading
 // the clock costs as much as a poll. A waiter that gives the processor
-// away at every poll looks every time: a poll then lasts as long as the
-// others run.
+// away at every poll looks more often (gosChecks, or every poll with
+// sched_yield): a poll then lasts as long as the others run.
 const checkEvery = 256
+
+// gosChecks is how many polls pass between two looks at the clock for a
+// waiter that yields to the process's goroutines at every poll: a poll
+// then lasts as long as they run, but each look costs CPU they need.
+const gosChecks = 8
 
 // goschedEvery is how many empty polls pass between two runtime.Gosched
 // calls, which let this process's other goroutines (a rail's, the
@@ -135,7 +140,7 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 		} else if w.Gosched || i%goschedEvery == 0 {
 			runtime.Gosched()
 		}
-		if i%checkEvery != 0 && !w.Yield && !w.Gosched {
+		if i%checkEvery != 0 && !w.Yield && (!w.Gosched || i%gosChecks != 0) {
 			continue
 		}
 		now := time.Now()
