@@ -2,17 +2,23 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
 	"strconv"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/control"
+	"github.com/commtune/commtune/internal/launch"
 )
 
-const floorUsage = "[--calls 20000] [--json] [--in-job]"
+const floorUsage = "[--calls 20000] [--json] [--in-job [--out FILE]]"
 
 // floorMain is `commtune bench floor`: what moving a word through shared
 // memory costs on this machine with no library in the way (one line
@@ -24,6 +30,7 @@ func floorMain(args []string) int {
 	calls := fs.Int("calls", 20000, "timed iterations per pattern, back to back after as many untimed")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
 	inJob := fs.Bool("in-job", false, "be one of the two ranks of a job another launcher started, on one node; otherwise start two ranks here")
+	out := fs.String("out", "", "with --in-job: where rank 0 writes its report as JSON, rather than print it (the command's own job)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -31,12 +38,67 @@ func floorMain(args []string) int {
 		return usageError("bench floor", "--calls must be from 1 to 10000000 (got %d)", *calls)
 	}
 	cfg := bench.FloorConfig{Calls: *calls}
-	return twoRankBench("bench floor", *inJob, *asJSON, []string{"bench", "floor", "--in-job",
-		"--calls", strconv.Itoa(*calls), "--json=" + strconv.FormatBool(*asJSON)},
-		[]string{commtune.EnvTransports + "=shm,tcp"},
-		func(ctx context.Context, c *commtune.Comm, _ control.Endpoint) (*bench.FloorReport, error) {
-			return bench.Floor(ctx, c, cfg)
-		}, writeFloor)
+	if *inJob {
+		// Ranks bind to a processor each: the goroutine pair is measured
+		// by the command that started them (unbound), unless another
+		// launcher did.
+		return runRank(func(ctx context.Context, c *commtune.Comm, _ control.Endpoint) (any, error) {
+			rep, err := bench.Floor(ctx, c, cfg)
+			if err != nil || rep == nil {
+				return nil, err
+			}
+			if *out != "" {
+				b, err := json.Marshal(rep)
+				if err != nil {
+					return nil, err
+				}
+				return nil, os.WriteFile(*out, b, 0o600)
+			}
+			rep.GoroutinePingPong, rep.GoroutineAllreduce = bench.FloorGoroutines(*calls)
+			return nil, printFloor(rep, *asJSON)
+		})
+	}
+	dir, err := os.MkdirTemp("", "commtune-floor-")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench floor: %v\n", err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "report.json")
+	argv, err := launch.Self("bench", "floor", "--in-job", "--calls", strconv.Itoa(*calls), "--out", path)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench floor: %v\n", err)
+		return 1
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: []string{commtune.EnvTransports + "=shm,tcp"}}); err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench floor: %v\n", err)
+		return 1
+	}
+	var rep bench.FloorReport
+	b, err := os.ReadFile(path)
+	if err == nil {
+		err = json.Unmarshal(b, &rep)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench floor: the ranks' report: %v\n", err)
+		return 1
+	}
+	rep.GoroutinePingPong, rep.GoroutineAllreduce = bench.FloorGoroutines(*calls)
+	if err := printFloor(&rep, *asJSON); err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench floor: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// printFloor prints rep as JSON or as a table.
+func printFloor(rep *bench.FloorReport, asJSON bool) error {
+	if asJSON {
+		return json.NewEncoder(os.Stdout).Encode(rep)
+	}
+	return writeFloor(os.Stdout, rep)
 }
 
 // writeFloor prints a line per pattern and pair.

@@ -62,8 +62,9 @@ func floorTimes(s Summary) FloorTimes { return FloorTimes{s.Mean, s.P50, s.P99, 
 const floorLine = 64
 
 // Floor measures the floor between ranks 0 and 1 of c (a 2-rank job on
-// one node), then between two goroutines on rank 0; rank 0 returns the
-// report.
+// one node); rank 0 returns the report, its goroutine pair left for
+// FloorGoroutines (a rank bound to one processor would run both
+// goroutines on it).
 func Floor(ctx context.Context, c *commtune.Comm, cfg FloorConfig) (*FloorReport, error) {
 	if c.Size() != 2 {
 		return nil, fmt.Errorf("bench floor: %d ranks, want 2", c.Size())
@@ -97,7 +98,6 @@ func Floor(ctx context.Context, c *commtune.Comm, cfg FloorConfig) (*FloorReport
 	rep.ProcessPingPong = floorTimes(SummaryOf(halves(pp)))
 	rep.ProcessAllreduce = floorTimes(SummaryOf(slowest))
 	rep.ProcessAllreduceSum = sum
-	rep.GoroutinePingPong, rep.GoroutineAllreduce = floorGoroutines(cfg.Calls)
 	return rep, c.Barrier(ctx)
 }
 
@@ -163,9 +163,9 @@ func spinUntil(w *atomic.Uint64, v uint64) {
 	}
 }
 
-// floorGoroutines runs both patterns between two goroutines on lines of
-// ordinary memory, each on a line of its own.
-func floorGoroutines(calls int) (pingPong, allreduce FloorTimes) {
+// FloorGoroutines runs both patterns between two goroutines of this
+// process on lines of ordinary memory, each side on lines of its own.
+func FloorGoroutines(calls int) (pingPong, allreduce FloorTimes) {
 	buf := make([]byte, 6*floorLine)
 	off := int(-uintptr(unsafe.Pointer(&buf[0])) & (floorLine - 1))
 	a, b := buf[off:off+2*floorLine], buf[off+2*floorLine:off+4*floorLine]

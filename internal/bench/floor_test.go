@@ -26,6 +26,7 @@ func TestFloor(t *testing.T) {
 	if rep == nil || rep.Bench != "floor" || rep.Calls != calls || rep.ProcessAllreduceSum != 2 {
 		t.Fatalf("report %+v", rep)
 	}
+	rep.GoroutinePingPong, rep.GoroutineAllreduce = FloorGoroutines(calls)
 	for name, s := range map[string]FloorTimes{"process ping-pong": rep.ProcessPingPong, "process allreduce": rep.ProcessAllreduce,
 		"goroutine ping-pong": rep.GoroutinePingPong, "goroutine allreduce": rep.GoroutineAllreduce} {
 		if !(s.Mean > 0 && s.P50 > 0 && s.P50 <= s.P99 && s.P99 <= s.Max && s.Mean <= s.Max) {
