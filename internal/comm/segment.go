@@ -72,9 +72,8 @@ type segment struct {
 	lastOp                        coll.Operation
 	lastBytes, lastRoot, lastElem int
 	lastSig                       nodecoll.Sig
-	_                             [64]byte
 	told                          bool
-	losses                        uint64
+	_                             [64]byte // goroutine ranks' segments are allocated side by side
 }
 
 // segmentOps are the operations the segment carries.
@@ -295,7 +294,7 @@ func (k *Call) runSegment(ctx context.Context) error {
 		s.k = nil
 		return err
 	}
-	s.k, s.ctx, s.looked, s.told, s.losses = k, ctx, time.Time{}, false, c.ep.Eng.Losses()
+	s.k, s.ctx, s.looked, s.told = k, ctx, time.Time{}, false
 	err = k.onSegment(s.g)
 	s.k, s.ctx = nil, nil
 	c.endDirect(k.seq)
@@ -370,11 +369,12 @@ func (s *segment) check(rank int, waited time.Duration) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
-	if c.ep.Eng.Losses() != s.losses {
-		// Only the rank waited for matters: one that closed after giving
-		// what this rank needs owes it nothing more, and one that crashed
-		// ends its waiters' calls, which end this one's (segmentError
-		// then names it).
+	if c.ep.Eng.Losses() != 0 {
+		// A peer was lost, in this call or before it (a rank that gave
+		// its part of an earlier call and died). Only the rank waited
+		// for matters: one that closed after giving what this rank needs
+		// owes it nothing more, and one that crashed ends its waiters'
+		// calls, which end this one's (segmentError then names it).
 		if err := c.ep.Eng.Lost(c.group[rank]); err != nil {
 			return err
 		}
