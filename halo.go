@@ -283,7 +283,7 @@ func (h *Halo) Start(ctx context.Context) error {
 	}
 	h.x, h.name, h.ran = x, name, name
 	h.begun = time.Now()
-	err = h.comm.in.Begin(&h.call, h.signature(name))
+	err = h.comm.in.Begin(ctx, &h.call, h.signature(name))
 	h.inCall = true
 	if err != nil {
 		return h.fail(err) // a peer has left this exchange already

@@ -692,9 +692,12 @@ func mismatched(err error) bool {
 // Begin starts a watched call of c that is not a collective operation (a
 // Halo's exchange): it takes its place in the order of c's collective
 // calls, under signature sig, and fails at once if a peer has already
-// said it calls something else there.
-func (c *Comm) Begin(st *CallState, sig Sig) error {
-	c.beginCall(st, c.nextCollCall(), sig)
+// said it calls something else there. The first of c's calls, whatever
+// it is, makes c's node segment (makeSegment), with ctx.
+func (c *Comm) Begin(ctx context.Context, st *CallState, sig Sig) error {
+	seq := c.nextCollCall()
+	c.makeSegment(ctx, seq)
+	c.beginCall(st, seq, sig)
 	return c.watchNow(st)
 }
 

@@ -76,12 +76,43 @@ func segmentJob(ctx context.Context, c *commtune.Comm) error {
 			return fmt.Errorf("ran %s, want %q (\"\": a family passing messages)", ch.Algorithm, tc.want)
 		}
 	}
+	// Two Halos sharing a selection, exchanged in turn as a Jacobi
+	// sweep does: the second one's first exchange is the first call on
+	// its communicator, and the selection's agreements (collectives)
+	// follow there. The segment is made by whichever call comes first.
+	dims := make([]int, 1)
+	if err := commtune.DimsCreate(n, dims); err != nil {
+		return err
+	}
+	cart, err := d.Cart(dims, []bool{true})
+	if err != nil {
+		return err
+	}
+	var halos [2]*commtune.Halo
+	for i := range halos {
+		if halos[i], err = commtune.NewHalo(cart, make([]float64, 8+2), []int{8}, 1, 1); err != nil {
+			return err
+		}
+	}
+	timer, err := commtune.NewHaloTimer(halos[0], halos[1])
+	if err != nil {
+		return err
+	}
+	for i := range 20 {
+		timer.Start()
+		if err := halos[i%2].Exchange(ctx); err != nil {
+			return fmt.Errorf("halo exchange: %w", err)
+		}
+		if err := timer.Stop(ctx); err != nil {
+			return fmt.Errorf("halo timer: %w", err)
+		}
+	}
 	parts, err := regionMappings()
 	if err != nil {
 		return err
 	}
-	if len(parts) < n {
-		return fmt.Errorf("%d region mappings, want at least the segment's %d parts", len(parts), n)
+	if len(parts) < 2*n {
+		return fmt.Errorf("%d region mappings, want at least the %d parts of two segments", len(parts), 2*n)
 	}
 	for _, p := range parts {
 		if !strings.HasSuffix(p, "(deleted)") {
