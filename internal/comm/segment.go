@@ -636,7 +636,9 @@ func (c *Comm) exchange(ctx context.Context, tag int, msg []byte) ([][]byte, err
 			if !q.Cancel() {
 				q.Wait(context.Background())
 			}
-			first = cmp(first, err)
+			if first == nil {
+				first = err
+			}
 			out[r] = nil
 			continue
 		}
@@ -655,12 +657,6 @@ func (c *Comm) tellAll(tag int, msg []byte) {
 	}
 }
 
-func cmp(a, b error) error {
-	if a != nil {
-		return a
-	}
-	return b
-}
 
 // close unmaps the segment unless a call still runs on it.
 func (s *segment) close() {
