@@ -657,7 +657,6 @@ func (c *Comm) tellAll(tag int, msg []byte) {
 	}
 }
 
-
 // close unmaps the segment unless a call still runs on it.
 func (s *segment) close() {
 	select {
