@@ -27,27 +27,27 @@ import (
 
 // Barrier returns once every rank of c has entered it.
 func (c *Comm) Barrier(ctx context.Context, opts ...CollOption) error {
-	return runNow(ctx)(c.prepare(coll.OpBarrier, coll.Layout{Elem: 1}, nil, nil, nil, true, opts))
+	return runNow(ctx)(c.prepare(now(ctx), coll.OpBarrier, coll.Layout{Elem: 1}, nil, nil, nil, true, opts))
 }
 
 // Ibarrier starts a barrier and returns at once: its request completes
 // once every rank has entered it.
 func (c *Comm) Ibarrier(ctx context.Context, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(c.prepare(coll.OpBarrier, coll.Layout{Elem: 1}, nil, nil, nil, true, opts))
+	return start(ctx)(c.prepare(later, coll.OpBarrier, coll.Layout{Elem: 1}, nil, nil, nil, true, opts))
 }
 
 // Bcast copies root's buf into every rank's buf.
 func Bcast[T any](ctx context.Context, c *Comm, buf []T, root int, opts ...CollOption) error {
-	return runNow(ctx)(bcastCall[T](c, buf, root, opts))
+	return runNow(ctx)(bcastCall[T](now(ctx), c, buf, root, opts))
 }
 
 // Ibcast starts Bcast and returns at once; the buffers belong to the
 // call until its request completes.
 func Ibcast[T any](ctx context.Context, c *Comm, buf []T, root int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(bcastCall[T](c, buf, root, opts))
+	return start(ctx)(bcastCall[T](later, c, buf, root, opts))
 }
 
-func bcastCall[T any](c *Comm, buf []T, root int, opts []CollOption) (*comm.Call, error) {
+func bcastCall[T any](h how, c *Comm, buf []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -55,22 +55,22 @@ func bcastCall[T any](c *Comm, buf []T, root int, opts []CollOption) (*comm.Call
 		return nil, err
 	}
 	l := coll.Layout{Root: root, Bytes: len(buf) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpBcast, l, nil, bytesOf(buf), nil, true, opts)
+	return c.prepare(h, coll.OpBcast, l, nil, bytesOf(buf), nil, true, opts)
 }
 
 // Reduce combines every rank's send with op, element by element, into
 // root's recv (len(send) elements; ignored on other ranks, may be nil).
 func Reduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CollOption) error {
-	return runNow(ctx)(reduceCall[T](c, send, recv, op, root, opts))
+	return runNow(ctx)(reduceCall[T](now(ctx), c, send, recv, op, root, opts))
 }
 
 // Ireduce starts Reduce and returns at once; the buffers belong to the
 // call until its request completes.
 func Ireduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, root int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(reduceCall[T](c, send, recv, op, root, opts))
+	return start(ctx)(reduceCall[T](later, c, send, recv, op, root, opts))
 }
 
-func reduceCall[T any](c *Comm, send, recv []T, op Op, root int, opts []CollOption) (*comm.Call, error) {
+func reduceCall[T any](h how, c *Comm, send, recv []T, op Op, root int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -89,7 +89,7 @@ func reduceCall[T any](c *Comm, send, recv []T, op Op, root int, opts []CollOpti
 		out = bytesOf(recv)
 	}
 	l := coll.Layout{Root: root, Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(coll.OpReduce, l, bytesOf(send), out, red, op.commutative, opts)
+	k, err := c.prepare(h, coll.OpReduce, l, bytesOf(send), out, red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), out)
 	}
@@ -99,16 +99,16 @@ func reduceCall[T any](c *Comm, send, recv []T, op Op, root int, opts []CollOpti
 // Allreduce combines every rank's send with op, element by element, into
 // every rank's recv (of the same length).
 func Allreduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
-	return runNow(ctx)(allreduceCall[T](c, send, recv, op, opts))
+	return runNow(ctx)(allreduceCall[T](now(ctx), c, send, recv, op, opts))
 }
 
 // Iallreduce starts Allreduce and returns at once; the buffers belong to the
 // call until its request completes.
 func Iallreduce[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(allreduceCall[T](c, send, recv, op, opts))
+	return start(ctx)(allreduceCall[T](later, c, send, recv, op, opts))
 }
 
-func allreduceCall[T any](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+func allreduceCall[T any](h how, c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -123,7 +123,7 @@ func allreduceCall[T any](c *Comm, send, recv []T, op Op, opts []CollOption) (*c
 		return nil, fmt.Errorf("commtune: allreduce: receive buffer of %d elements for %d sent", len(recv), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(coll.OpAllreduce, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
+	k, err := c.prepare(h, coll.OpAllreduce, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
@@ -160,7 +160,7 @@ func reduceScatterBlockCall[T any](c *Comm, send, recv []T, op Op, opts []CollOp
 		return nil, fmt.Errorf("commtune: reducescatterblock: %d elements to send, want %d ranks × %d", len(send), c.Size(), len(recv))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(coll.OpReduceScatterBlock, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
+	k, err := c.prepare(later, coll.OpReduceScatterBlock, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
@@ -211,7 +211,7 @@ func reduceScatterCall[T any](c *Comm, send, recv []T, recvCounts []int, op Op, 
 		return nil, fmt.Errorf("commtune: reducescatter: this rank's count is %d, its receive buffer %d elements", recvCounts[me], len(recv))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T](), Counts: recvCounts}
-	k, err := c.prepare(coll.OpReduceScatter, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
+	k, err := c.prepare(later, coll.OpReduceScatter, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
@@ -222,13 +222,13 @@ func reduceScatterCall[T any](c *Comm, send, recv []T, recvCounts []int, op Op, 
 // rank r's recv (of the same length): an inclusive prefix reduction
 // (MPI_Scan). Passing the same slice as send and recv works in place.
 func Scan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
-	return runNow(ctx)(scanCall[T](c, send, recv, op, false, opts))
+	return runNow(ctx)(scanCall[T](now(ctx), c, send, recv, op, false, opts))
 }
 
 // Iscan starts Scan and returns at once; the buffers belong to the call
 // until its request completes.
 func Iscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(scanCall[T](c, send, recv, op, false, opts))
+	return start(ctx)(scanCall[T](later, c, send, recv, op, false, opts))
 }
 
 // Exscan combines with op, element by element, the send of ranks 0 … r−1
@@ -237,16 +237,16 @@ func Iscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...C
 // undefined), so it may be nil there; in place (the same slice as send)
 // it keeps rank 0's send.
 func Exscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
-	return runNow(ctx)(scanCall[T](c, send, recv, op, true, opts))
+	return runNow(ctx)(scanCall[T](now(ctx), c, send, recv, op, true, opts))
 }
 
 // Iexscan starts Exscan and returns at once; the buffers belong to the
 // call until its request completes.
 func Iexscan[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(scanCall[T](c, send, recv, op, true, opts))
+	return start(ctx)(scanCall[T](later, c, send, recv, op, true, opts))
 }
 
-func scanCall[T any](c *Comm, send, recv []T, op Op, exclusive bool, opts []CollOption) (*comm.Call, error) {
+func scanCall[T any](h how, c *Comm, send, recv []T, op Op, exclusive bool, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -265,12 +265,16 @@ func scanCall[T any](c *Comm, send, recv []T, op Op, exclusive bool, opts []Coll
 		return nil, fmt.Errorf("commtune: %s: receive buffer of %d elements for %d sent", name, len(recv), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(o, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
+	// The result of one rank's contribution alone, Scan's on rank 0 and
+	// Exscan's on rank 1, is made logical after the call: not at once.
+	alone := !exclusive && me == 0 || exclusive && me == 1
+	post := singleLogical[T](op, red, alone, bytesOf(recv))
+	if post != nil {
+		h = later
+	}
+	k, err := c.prepare(h, o, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
-		// The result of one rank's contribution alone: Scan's on rank 0,
-		// Exscan's on rank 1.
-		alone := !exclusive && me == 0 || exclusive && me == 1
-		k.Post = singleLogical[T](op, red, alone, bytesOf(recv))
+		k.Post = post
 	}
 	return k, err
 }
@@ -278,16 +282,16 @@ func scanCall[T any](c *Comm, send, recv []T, op Op, exclusive bool, opts []Coll
 // Scatter gives rank r block r of root's send, which holds Size() blocks
 // of len(recv) elements (send is ignored on other ranks, may be nil).
 func Scatter[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {
-	return runNow(ctx)(scatterCall[T](c, send, recv, root, opts))
+	return runNow(ctx)(scatterCall[T](now(ctx), c, send, recv, root, opts))
 }
 
 // Iscatter starts Scatter and returns at once; the buffers belong to the
 // call until its request completes.
 func Iscatter[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(scatterCall[T](c, send, recv, root, opts))
+	return start(ctx)(scatterCall[T](later, c, send, recv, root, opts))
 }
 
-func scatterCall[T any](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+func scatterCall[T any](h how, c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -302,23 +306,23 @@ func scatterCall[T any](c *Comm, send, recv []T, root int, opts []CollOption) (*
 		in = bytesOf(send)
 	}
 	l := coll.Layout{Root: root, Bytes: len(recv) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpScatter, l, in, bytesOf(recv), nil, true, opts)
+	return c.prepare(h, coll.OpScatter, l, in, bytesOf(recv), nil, true, opts)
 }
 
 // Gather collects every rank's send into block r (for rank r) of root's
 // recv, which holds Size() blocks of len(send) elements (ignored on other
 // ranks, may be nil).
 func Gather[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) error {
-	return runNow(ctx)(gatherCall[T](c, send, recv, root, opts))
+	return runNow(ctx)(gatherCall[T](now(ctx), c, send, recv, root, opts))
 }
 
 // Igather starts Gather and returns at once; the buffers belong to the
 // call until its request completes.
 func Igather[T any](ctx context.Context, c *Comm, send, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(gatherCall[T](c, send, recv, root, opts))
+	return start(ctx)(gatherCall[T](later, c, send, recv, root, opts))
 }
 
-func gatherCall[T any](c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+func gatherCall[T any](h how, c *Comm, send, recv []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -333,22 +337,22 @@ func gatherCall[T any](c *Comm, send, recv []T, root int, opts []CollOption) (*c
 		out = bytesOf(recv)
 	}
 	l := coll.Layout{Root: root, Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpGather, l, bytesOf(send), out, nil, true, opts)
+	return c.prepare(h, coll.OpGather, l, bytesOf(send), out, nil, true, opts)
 }
 
 // Allgather collects every rank's send into block r (for rank r) of every
 // rank's recv, which holds Size() blocks of len(send) elements.
 func Allgather[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
-	return runNow(ctx)(allgatherCall[T](c, send, recv, opts))
+	return runNow(ctx)(allgatherCall[T](now(ctx), c, send, recv, opts))
 }
 
 // Iallgather starts Allgather and returns at once; the buffers belong to the
 // call until its request completes.
 func Iallgather[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(allgatherCall[T](c, send, recv, opts))
+	return start(ctx)(allgatherCall[T](later, c, send, recv, opts))
 }
 
-func allgatherCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
+func allgatherCall[T any](h how, c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -359,7 +363,7 @@ func allgatherCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Cal
 		return nil, fmt.Errorf("commtune: allgather: receive buffer of %d elements, want %d ranks × %d", len(recv), c.Size(), len(send))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpAllgather, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(h, coll.OpAllgather, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Alltoall sends block d of send to rank d, which stores it as block s
@@ -387,7 +391,7 @@ func alltoallCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Call
 		return nil, fmt.Errorf("commtune: alltoall: %d elements to send and %d to receive, want equal multiples of %d ranks", len(send), len(recv), n)
 	}
 	l := coll.Layout{Bytes: len(send) / n * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(coll.OpAlltoall, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(later, coll.OpAlltoall, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Scatterv gives rank r counts[r] elements of root's send starting at
@@ -424,7 +428,7 @@ func scattervCall[T any](c *Comm, send []T, counts, displs []int, recv []T, root
 		l.Counts = make([]int, c.Size())
 		l.Counts[c.in.Rank()] = len(recv)
 	}
-	return c.prepare(coll.OpScatterv, l, in, bytesOf(recv), nil, true, opts)
+	return c.prepare(later, coll.OpScatterv, l, in, bytesOf(recv), nil, true, opts)
 }
 
 // Gatherv stores rank r's send at displs[r] of root's recv, where it takes
@@ -460,7 +464,7 @@ func gathervCall[T any](c *Comm, send, recv []T, counts, displs []int, root int,
 		l.Counts = make([]int, c.Size())
 		l.Counts[c.in.Rank()] = len(send)
 	}
-	return c.prepare(coll.OpGatherv, l, bytesOf(send), out, nil, true, opts)
+	return c.prepare(later, coll.OpGatherv, l, bytesOf(send), out, nil, true, opts)
 }
 
 // Allgatherv stores rank r's send at displs[r] of every rank's recv,
@@ -487,7 +491,7 @@ func allgathervCall[T any](c *Comm, send, recv []T, counts, displs []int, opts [
 		return nil, fmt.Errorf("commtune: allgatherv: this rank's count is %d, its send buffer %d elements", counts[c.in.Rank()], len(send))
 	}
 	l := coll.Layout{Elem: elemSize[T](), Counts: counts, Displs: displs}
-	return c.prepare(coll.OpAllgatherv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(later, coll.OpAllgatherv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Alltoallv sends sendCounts[d] elements of send, from sendDispls[d], to
@@ -517,7 +521,7 @@ func alltoallvCall[T any](c *Comm, send []T, sendCounts, sendDispls []int, recv 
 		return nil, fmt.Errorf("commtune: alltoallv: this rank sends itself %d elements but receives %d", sendCounts[c.in.Rank()], recvCounts[c.in.Rank()])
 	}
 	l := coll.Layout{Elem: elemSize[T](), SendCounts: sendCounts, SendDispls: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}
-	return c.prepare(coll.OpAlltoallv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(later, coll.OpAlltoallv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 func (c *Comm) checkRoot(root int) error {
@@ -547,11 +551,28 @@ func (c *Comm) checkBlocks(op string, counts, displs []int, n int, which string)
 	return nil
 }
 
+// how says how a call is made: by a blocking function (now), which
+// prepare may carry out at once, or to run later (a nonblocking one).
+type how struct{ ctx context.Context }
+
+// now is how a blocking function with ctx makes its call.
+func now(ctx context.Context) how { return how{ctx} }
+
+// later is how a call that runs after its preparation is made.
+var later how
+
 // prepare checks a call and fixes everything about it before any message
 // (comm.Comm.Prepare).
-func (c *Comm) prepare(op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) (*comm.Call, error) {
+// A blocking call (now) that the node segment carries runs here at once,
+// with no Call: prepare then returns a nil call and the call's error.
+func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) (*comm.Call, error) {
 	if err := c.check(); err != nil {
 		return nil, err
+	}
+	if h.ctx != nil && len(opts) == 0 {
+		if ran, err := c.in.RunOnSegment(h.ctx, op, l, in, out, red); ran {
+			return nil, err
+		}
 	}
 	var o comm.Options
 	if len(opts) > 0 {

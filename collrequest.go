@@ -71,7 +71,7 @@ func readOptions(opts []CollOption) comm.Options {
 // runNow runs a prepared call (blocking forms).
 func runNow(ctx context.Context) func(*comm.Call, error) error {
 	return func(k *comm.Call, err error) error {
-		if err != nil {
+		if err != nil || k == nil { // k == nil: prepare ran it (now)
 			return err
 		}
 		return k.Run(ctx, true)

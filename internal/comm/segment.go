@@ -65,7 +65,7 @@ type segment struct {
 
 	// The running call, for check.
 	c      *Comm
-	k      *Call
+	cur    segOp
 	ctx    context.Context
 	looked time.Time // the last look for a peer's messages and notes
 	// The last call's signature (signature).
@@ -260,16 +260,22 @@ func (c *Comm) preparedSegment(s *segment, op coll.Operation, l coll.Layout, in,
 	return k
 }
 
+// segOp is one call the segment carries: what the operation needs, and
+// what check and leaving tell the peers of it.
+type segOp struct {
+	seq     uint64 // the communicator's collective call number
+	op      coll.Operation
+	layout  coll.Layout
+	in, out []byte
+	red     coll.Reducer
+}
+
 // runSegment runs k on its segment once the calls prepared before it have
 // run; if the segment could not be made, over messages.
 func (k *Call) runSegment(ctx context.Context) error {
-	s, c := k.seg, k.x.c
-	for i := 0; s.served.Load() != k.ticket-1; i++ {
-		if err := ctx.Err(); err != nil {
-			s.served.Add(1)
-			return err
-		}
-		runtime.Gosched()
+	s := k.seg
+	if err := s.await(ctx, k.ticket); err != nil {
+		return err
 	}
 	defer s.served.Add(1)
 	if !s.ready.Load() {
@@ -282,24 +288,8 @@ func (k *Call) runSegment(ctx context.Context) error {
 	if s.g == nil {
 		return k.overMessages(ctx)
 	}
-	err := c.beginDirect()
-	if err == nil {
-		err = c.teamBroken()
-	}
-	if err != nil {
-		// Out of step before the call: the peers waiting for this
-		// rank's part must not wait for a loss.
-		s.k = k
-		s.g.Abort(err)
-		s.k = nil
+	if err := s.run(ctx, segOp{k.seq, k.op, k.layout, k.in, k.out, k.red}); err != nil {
 		return err
-	}
-	s.k, s.ctx, s.looked, s.told = k, ctx, time.Time{}, false
-	err = k.onSegment(s.g)
-	s.k, s.ctx = nil, nil
-	c.endDirect(k.seq)
-	if err != nil {
-		return fmt.Errorf("commtune: %s (%s): %w", k.op, segmentNames[k.op], c.segmentError(k.seq, err))
 	}
 	if k.Post != nil {
 		k.Post()
@@ -310,29 +300,93 @@ func (k *Call) runSegment(ctx context.Context) error {
 	return nil
 }
 
-// onSegment carries out k's operation on g.
-func (k *Call) onSegment(g *nodecoll.Group) error {
-	l := k.layout
-	sig := k.seg.signature(k.op, l)
-	switch k.op {
+// await waits until the calls before ticket have run. A blocking call
+// made after nonblocking ones that still run waits its turn here.
+func (s *segment) await(ctx context.Context, ticket uint64) error {
+	for s.served.Load() != ticket-1 {
+		if err := ctx.Err(); err != nil {
+			s.served.Add(1)
+			return err
+		}
+		runtime.Gosched()
+	}
+	return nil
+}
+
+// run carries out o on the made segment.
+func (s *segment) run(ctx context.Context, o segOp) error {
+	c := s.c
+	err := c.beginDirect()
+	if err == nil {
+		err = c.teamBroken()
+	}
+	if err != nil {
+		// Out of step before the call: the peers waiting for this
+		// rank's part must not wait for a loss.
+		s.cur = o
+		s.g.Abort(err)
+		s.cur = segOp{}
+		return err
+	}
+	s.cur, s.ctx, s.looked, s.told = o, ctx, time.Time{}, false
+	err = s.carry(&o)
+	s.cur, s.ctx = segOp{}, nil
+	c.endDirect(o.seq)
+	if err != nil {
+		return fmt.Errorf("commtune: %s (%s): %w", o.op, segmentNames[o.op], c.segmentError(o.seq, err))
+	}
+	return nil
+}
+
+// RunOnSegment makes a blocking call of op on l (Prepare's arguments, no
+// options) through the node segment without a Call, when the segment is
+// made and carries it and no nonblocking call of the communicator runs:
+// it reports whether it did, and the call's error. Where it did not, the
+// caller prepares the call as usual.
+func (c *Comm) RunOnSegment(ctx context.Context, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer) (bool, error) {
+	s := c.seg.Load()
+	if s == nil || !s.ready.Load() || c.closed.Load() || c.ep.Lottery != nil {
+		return false, nil
+	}
+	l.Size, l.Rank = len(c.group), c.rank
+	if !SegmentCarries(op, l.Size, l.Bytes) || Overlap(in, out) || s.tickets.Load() != s.served.Load() || c.ep.Closed() {
+		return false, nil
+	}
+	if _, forced := c.ep.Cfg.Forced(op); forced {
+		return false, nil
+	}
+	ticket := s.tickets.Add(1)
+	seq := c.nextCollCall()
+	if err := s.await(ctx, ticket); err != nil {
+		return true, err
+	}
+	defer s.served.Add(1)
+	return true, s.run(ctx, segOp{seq, op, l, in, out, red})
+}
+
+// carry carries out o's operation on the segment's group.
+func (s *segment) carry(o *segOp) error {
+	g, l := s.g, o.layout
+	sig := s.signature(o.op, l)
+	switch o.op {
 	case coll.OpBarrier:
 		return g.Barrier(sig)
 	case coll.OpBcast:
-		return g.Bcast(sig, k.out, l.Root)
+		return g.Bcast(sig, o.out, l.Root)
 	case coll.OpReduce:
-		return g.Reduce(sig, k.in, k.out, l.Root, nodecoll.Reducer(k.red))
+		return g.Reduce(sig, o.in, o.out, l.Root, nodecoll.Reducer(o.red))
 	case coll.OpAllreduce:
-		return g.Allreduce(sig, k.in, k.out, nodecoll.Reducer(k.red))
+		return g.Allreduce(sig, o.in, o.out, nodecoll.Reducer(o.red))
 	case coll.OpAllgather:
-		return g.Allgather(sig, k.in, k.out)
+		return g.Allgather(sig, o.in, o.out)
 	case coll.OpGather:
-		return g.Gather(sig, k.in, k.out, l.Root)
+		return g.Gather(sig, o.in, o.out, l.Root)
 	case coll.OpScatter:
-		return g.Scatter(sig, k.in, k.out, l.Root)
+		return g.Scatter(sig, o.in, o.out, l.Root)
 	case coll.OpScan, coll.OpExscan:
-		return g.Scan(sig, k.in, k.out, nodecoll.Reducer(k.red), k.op == coll.OpExscan)
+		return g.Scan(sig, o.in, o.out, nodecoll.Reducer(o.red), o.op == coll.OpExscan)
 	}
-	return fmt.Errorf("commtune: %s has no node-segment algorithm", k.op)
+	return fmt.Errorf("commtune: %s has no node-segment algorithm", o.op)
 }
 
 // signature returns the segment's signature of a call of op on l,
@@ -365,7 +419,7 @@ func (k *Call) overMessages(ctx context.Context) error {
 // one it makes (a peer that passes messages in it tells so; see
 // watchDirect).
 func (s *segment) check(rank int, waited time.Duration) error {
-	c, k := s.c, s.k
+	c, k := s.c, &s.cur
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
@@ -463,10 +517,7 @@ func (s *segment) leaving(err error) {
 		return // the peer that left first told everyone why
 	}
 	c := s.c
-	seq := uint64(0)
-	if s.k != nil {
-		seq = s.k.seq
-	}
+	seq := s.cur.seq // 0 outside a call
 	co := c.coord()
 	co.mu.Lock()
 	noted := co.brokenFlag.Load() // a peer's note broke the communicator: it told everyone
