@@ -56,9 +56,13 @@ type Layout struct {
 	SlotSize int // bytes per slot, header included (a multiple of Line)
 }
 
-// DefaultLayout holds four calls of up to 2016 bytes each per rank: a root
-// may run three broadcasts ahead of its slowest reader.
-var DefaultLayout = Layout{Slots: 4, SlotSize: 2048}
+// DefaultLayout holds sixteen calls of up to 2016 bytes each per rank
+// (32 KiB a rank): a root may run fifteen broadcasts (leaves fifteen
+// reduces) ahead of its slowest peer. With more ranks than processors the
+// further a rank runs ahead, the fewer times the ranks trade processors:
+// 4 ranks on 2 processors took 4.2 µs per 8-byte Bcast with four slots,
+// 2.3 µs with sixteen.
+var DefaultLayout = Layout{Slots: 16, SlotSize: 2048}
 
 // PartSize returns the bytes each rank's part takes.
 func (l Layout) PartSize() int { return Line + l.Slots*l.SlotSize }

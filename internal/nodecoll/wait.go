@@ -112,6 +112,11 @@ const checkEvery = 256
 // then lasts as long as they run, but each look costs CPU they need.
 const gosChecks = 8
 
+// yieldGosched is how many yields to the machine's other threads pass
+// between two runtime.Gosched calls for the process's other goroutines:
+// futex.Yield keeps the P through the system call.
+const yieldGosched = 4
+
 // goschedEvery is how many empty polls pass between two runtime.Gosched
 // calls, which let this process's other goroutines (a rail's, the
 // application's) run.
@@ -137,6 +142,9 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 		}
 		if w.Yield {
 			futex.Yield()
+			if i%yieldGosched == 0 {
+				runtime.Gosched() // the yield holds the P: the process's other goroutines run here
+			}
 		} else if w.Gosched || i%goschedEvery == 0 {
 			runtime.Gosched()
 		}
