@@ -108,6 +108,15 @@ type Poller interface {
 	Attend()
 }
 
+// SelfPolled is implemented by Pollers whose input a waiter's Poll
+// delivers whole, with no goroutine of the process's help (shared-memory
+// rings): a waiter on such rails alone may poll long between yields to
+// the process's goroutines. A rail that needs its own goroutines to read
+// or write (tcp) leaves waiters yielding often.
+type SelfPolled interface {
+	SelfPolled() bool
+}
+
 // Flusher is implemented by rails whose Post may leave the rest of a frame
 // to a background writer. Flush writes that rest in the calling goroutine,
 // blocking until it is out, if the background writer has not started on it,

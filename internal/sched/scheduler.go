@@ -17,6 +17,7 @@ import (
 type Scheduler struct {
 	dests   []*dest // by world rank
 	pollers atomic.Pointer[[]driver.Poller]
+	helped  atomic.Int32 // rails that are not driver.SelfPolled, of every peer
 }
 
 // dest is one destination: its queue, its rails and the scheduling loop.
@@ -24,6 +25,7 @@ type Scheduler struct {
 // leave, so posting order follows the strategy's plan.
 type dest struct {
 	pollers  atomic.Pointer[[]driver.Poller] // rails to poll, copy-on-write
+	helped   atomic.Int32                    // rails that are not driver.SelfPolled
 	mu       sync.Mutex
 	strategy Strategy
 	base     Strategy // SetPeerStrategy's, which SetStrategy(nil) restores
@@ -152,6 +154,10 @@ func (s *Scheduler) AddRail(r driver.Rail) {
 	if p, ok := r.(driver.Poller); ok {
 		addPoller(&d.pollers, p)
 		addPoller(&s.pollers, p)
+	}
+	if sp, ok := r.(driver.SelfPolled); !ok || !sp.SelfPolled() {
+		d.helped.Add(1)
+		s.helped.Add(1)
 	}
 	d.now = nil
 	if im, ok := r.(driver.Immediate); ok && len(d.slots) == 1 {
@@ -318,6 +324,17 @@ func (s *Scheduler) pollerList(peer int) []driver.Poller {
 		return *ps
 	}
 	return nil
+}
+
+// SelfPolled reports whether every rail to peer (every peer for a
+// negative peer) is driver.SelfPolled: a waiter's Poll then receives all
+// it waits for without the process's other goroutines.
+func (s *Scheduler) SelfPolled(peer int) bool {
+	if peer >= 0 {
+		d := s.dests[peer]
+		return d.helped.Load() == 0 && d.pollers.Load() != nil
+	}
+	return s.helped.Load() == 0 && s.pollers.Load() != nil
 }
 
 // Poll receives, in the calling goroutine, whatever has arrived on the

@@ -231,6 +231,10 @@ func (t *Transport) protocolError(rl *rail, err error) {
 // every ring is polled, whichever peer the caller waits for.
 func (rl *rail) Poll() bool { return rl.t.drainAll() }
 
+// SelfPolled says that Poll delivers the rings' input whole
+// (driver.SelfPolled).
+func (rl *rail) SelfPolled() bool { return true }
+
 // StartPolling tells producers not to wake the consumer goroutine: a
 // poller will see their records (and receive them on its own processor).
 func (rl *rail) StartPolling() { rl.t.in.word32(offPolling).Add(1) }
