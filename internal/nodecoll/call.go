@@ -18,26 +18,47 @@ func (g *Group) begin() (uint64, error) {
 	return s, nil
 }
 
-// learnDone waits until every rank has finished call s (entered call
-// s+1), and learns as much more as it sees at no cost.
+// learnDone waits until every rank has finished call s (entered a later
+// one), and learns as much more as it sees at no cost. A rank that gives
+// nothing in a call may leave it unpublished (publishProgress), but every
+// rank publishes each call whose number is a multiple of progressEvery:
+// the first such call after s is the one to wait for, unless the rank
+// published an earlier one.
 func (g *Group) learnDone(s uint64) error {
 	least := ^uint64(0)
+	k := g.progressEvery()
+	sure := (s/k + 1) * k // > s, published by every rank
 	for r := range g.parts {
 		if r == g.rank {
 			continue
 		}
-		if err := g.w.wait(g, r, s+1); err != nil {
-			return err
+		e := s + 1 // r published call e: it finished e-1
+		if !g.published(r, e) {
+			if err := g.w.wait(g, r, sure); err != nil {
+				return err
+			}
+			e = sure
 		}
-		// How far r has come, at least: the slots it published since.
-		e := s + 1
-		for e < g.seq-1 && g.seqWord(r, e+1).Load()&^abortBit >= e+1 {
-			e++
+		// How far r has come, at least: the calls it published since.
+		for e < g.seq-1 {
+			if g.published(r, e+1) {
+				e++
+			} else if next := (e/k + 1) * k; next < g.seq && g.published(r, next) {
+				e = next
+			} else {
+				break
+			}
 		}
 		least = min(least, e-1)
 	}
 	g.known = max(g.known, min(least, g.seq-1))
 	return nil
+}
+
+// published reports whether rank r has published call s (or a later call
+// of the same slot), abandoned or not.
+func (g *Group) published(r int, s uint64) bool {
+	return g.seqWord(r, s).Load()&^abortBit >= s
 }
 
 // publish writes this rank's signature and data for call s, then its
@@ -52,6 +73,22 @@ func (g *Group) publish(s uint64, sig Sig, data []byte) {
 	g.word(g.rank, o+offSeq).Store(s)
 	if g.sleepers(g.rank).Load() != 0 {
 		g.w.wake(g.rank, g.seqWord(g.rank, s))
+	}
+}
+
+// progressEvery is how many calls pass between two publications of a
+// rank that has nothing to give in them (a Bcast's or Scatter's reader, a
+// Reduce's or Gather's root): no peer reads its part then but to learn
+// whether a slot is free again (learnDone), so publishing one call in
+// progressEvery spares the line a trip between the ranks at most calls;
+// a peer then runs ahead by Slots-progressEvery calls at most.
+func (g *Group) progressEvery() uint64 { return uint64(max(1, g.lay.Slots/4)) }
+
+// publishProgress publishes call s of a rank that gives nothing in it,
+// when s is one of the calls such a rank publishes (progressEvery).
+func (g *Group) publishProgress(s uint64, sig Sig) {
+	if s%g.progressEvery() == 0 {
+		g.publish(s, sig, nil)
 	}
 }
 

@@ -7,16 +7,19 @@
 // every rank reads: a header line, then Slots slots of SlotSize bytes. A
 // call numbered s (1, 2, … on every rank alike) publishes into slot
 // s mod Slots its signature, its data, and last the word seq = s. A rank
-// waiting for rank r's part of call s spins on that word. Every rank
-// publishes in every call, data or not, so a slot's word also says how far
-// its owner has come: a rank publishes call s+1 only after it finished
-// call s.
+// waiting for rank r's part of call s spins on that word. A rank publishes
+// every call in which it gives data or the others wait for it; one that
+// gives nothing (a Bcast's or Scatter's reader, a Reduce's or Gather's
+// root) publishes one call in Slots/4, and every rank publishes each call
+// whose number is a multiple of Slots/4. A slot's word thus also says how
+// far its owner has come: a rank publishes call s+1 only after it
+// finished call s.
 //
 // A slot is written again Slots calls later; before that its owner knows
 // that every rank finished the call it held (it entered a later one). A
 // call in which a rank waits for every other (Barrier, Allreduce,
 // Allgather) tells it so at no cost; a root that broadcasts over and over
-// runs ahead of its slowest reader by at most Slots-1 calls.
+// runs ahead of its slowest reader by at most Slots-Slots/4 calls.
 //
 // The memory may be mapped by processes (a part per process, in a shared
 // file) or be ordinary memory of one process (goroutine ranks): the same

@@ -27,7 +27,7 @@ func (g *Group) Bcast(sig Sig, buf []byte, root int) error {
 		g.publish(s, sig, buf)
 		return nil
 	}
-	g.publish(s, sig, nil)
+	g.publishProgress(s, sig)
 	d, err := g.await(s, root, sig, len(buf))
 	if err == nil {
 		copy(buf, d)
@@ -45,7 +45,7 @@ func (g *Group) Reduce(sig Sig, in, out []byte, root int, red Reducer) error {
 		g.publish(s, sig, in)
 		return nil
 	}
-	g.publish(s, sig, nil)
+	g.publishProgress(s, sig)
 	if err := g.awaitAll(s, sig, -1); err != nil {
 		return g.end(err)
 	}
@@ -142,7 +142,7 @@ func (g *Group) Gather(sig Sig, in, out []byte, root int) error {
 		g.publish(s, sig, in)
 		return nil
 	}
-	g.publish(s, sig, nil)
+	g.publishProgress(s, sig)
 	return g.end(g.gather(s, sig, in, out))
 }
 
@@ -184,7 +184,7 @@ func (g *Group) Scatter(sig Sig, in, out []byte, root int) error {
 		copy(out, in[g.rank*n:])
 		return nil
 	}
-	g.publish(s, sig, nil)
+	g.publishProgress(s, sig)
 	d, err := g.await(s, root, sig, n*len(g.parts))
 	if err == nil {
 		copy(out, d[g.rank*n:])
