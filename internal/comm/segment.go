@@ -355,13 +355,12 @@ func (c *Comm) RunOnSegment(ctx context.Context, op coll.Operation, l coll.Layou
 	if _, forced := c.ep.Cfg.Forced(op); forced {
 		return false, nil
 	}
-	ticket := s.tickets.Add(1)
-	seq := c.nextCollCall()
-	if err := s.await(ctx, ticket); err != nil {
-		return true, err
-	}
-	defer s.served.Add(1)
-	return true, s.run(ctx, segOp{seq, op, l, in, out, red})
+	// No call of the segment runs (every ticket served) and none can
+	// start meanwhile: calls are prepared in program order, in this
+	// goroutine, which is here. So this call takes no ticket: a locked
+	// instruction would wait for the last call's publication to reach the
+	// peers.
+	return true, s.run(ctx, segOp{c.nextCollCall(), op, l, in, out, red})
 }
 
 // carry carries out o's operation on the segment's group.
