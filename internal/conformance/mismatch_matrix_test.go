@@ -116,3 +116,27 @@ func mismatchRuleProgram(ctx context.Context, c *commtune.Comm, arg string) erro
 	}
 	return err
 }
+
+// TestMismatchRuleHoldsItsBound: a case that misses the bound, batched or
+// alone, breaks the rule; running it again alone forgives only load. With
+// a bound no error can meet, the matrix must fail, naming the bound.
+func TestMismatchRuleHoldsItsBound(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	m := MismatchMatrix{
+		Ops:   []coll.Operation{coll.OpAllreduce},
+		Sizes: []MismatchSizes{{Good: 2, Bad: 3}},
+		Algorithms: func(op coll.Operation, _ MismatchSizes) []string {
+			return []string{""}
+		},
+		Batch: 4,
+		Bound: time.Nanosecond,
+	}
+	err := commtune.Local(2, func(c *commtune.Comm) error {
+		_, err := MismatchRule(ctx, c, m)
+		return err
+	})
+	if err == nil || !strings.Contains(err.Error(), "beyond 1ns") {
+		t.Fatalf("a bound of 1 ns: %v, want the rule broken by the bound", err)
+	}
+}

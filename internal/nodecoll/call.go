@@ -2,14 +2,16 @@ package nodecoll
 
 import "fmt"
 
-// begin starts the next call: it returns its number, once this rank's
-// slot for it is free (every rank finished the call the slot held).
-func (g *Group) begin() (uint64, error) {
+// begin starts the next call, of signature sig: it returns its number,
+// once this rank's slot for it is free (every rank finished the call the
+// slot held).
+func (g *Group) begin(sig Sig) (uint64, error) {
 	if g.err != nil {
 		return 0, g.err
 	}
 	g.seq++
 	s := g.seq
+	g.prev, g.sig = g.sig, sig
 	if old := s - uint64(g.lay.Slots); s > uint64(g.lay.Slots) && g.known < old {
 		if err := g.learnDone(old); err != nil {
 			return 0, g.fail(err)
@@ -68,7 +70,7 @@ func (g *Group) publish(s uint64, sig Sig, data []byte) {
 	p := g.parts[g.rank]
 	*g.plain(g.rank, o+offSig) = sig[0]
 	*g.plain(g.rank, o+offSig+8) = sig[1]
-	*g.plain(g.rank, o+offLen) = uint64(len(data))
+	*g.plain(g.rank, o+offLen) = uint64(len(data)) | prevHash(g.prev)<<lenBits
 	copy(p[o+offData:], data)
 	g.word(g.rank, o+offSeq).Store(s)
 	if g.sleepers(g.rank).Load() != 0 {
@@ -99,10 +101,17 @@ func (g *Group) await(s uint64, r int, sig Sig, want int) ([]byte, error) {
 	if err := g.w.wait(g, r, s); err != nil {
 		return nil, err
 	}
-	got, n := g.sigOf(r, s)
+	got, n, prev := g.sigOf(r, s)
 	if got != sig || (want >= 0 && n != want) || n > g.lay.MaxData() {
 		return nil, fmt.Errorf("%w: rank %d calls %s with %d bytes, rank %d %s with %d",
 			ErrMismatch, r, g.w.describe(got), n, g.rank, g.w.describe(sig), want)
+	}
+	if s > 1 && prev != prevHash(g.prev) {
+		// The call before: ranks that each believed another the root,
+		// or themselves, read nothing in it, and learn here that they
+		// disagreed.
+		return nil, fmt.Errorf("%w: rank %d made another call than rank %d's %s before this one",
+			ErrMismatch, r, g.rank, g.w.describe(g.prev))
 	}
 	return g.data(r, s, n), nil
 }

@@ -36,8 +36,10 @@ import (
 // Line is the cache line size the layout aligns to.
 const Line = 64
 
-// Slot header: the sequence word, the signature's two words, the bytes of
-// data; the data follows, on the same line for calls of up to 32 bytes.
+// Slot header: the sequence word, the signature's two words, a word of
+// the bytes of data (low 16 bits) and a hash of the signature of the
+// publisher's call before (the other 48); the data follows, on the same
+// line for calls of up to 32 bytes.
 const (
 	offSeq  = 0
 	offSig  = 8
@@ -106,6 +108,9 @@ type Group struct {
 	known uint64
 	w     *Waiter
 	err   error // why the group stopped (Abort or a failed call)
+	// sig and prev: the signatures of the running call and of the one
+	// before, which every publication carries a hash of (prevHash).
+	sig, prev Sig
 }
 
 // New returns rank's handle on parts, every one l.PartSize() bytes,
@@ -168,8 +173,24 @@ func (g *Group) data(r int, s uint64, n int) []byte {
 // slot's sequence word orders (written before it, read after it).
 func (g *Group) plain(r, off int) *uint64 { return (*uint64)(unsafe.Pointer(&g.parts[r][off])) }
 
-// sigOf reads rank r's signature and data length of call s.
-func (g *Group) sigOf(r int, s uint64) (Sig, int) {
+// sigOf reads rank r's signature, data length and hash of its call
+// before, of call s.
+func (g *Group) sigOf(r int, s uint64) (sig Sig, n int, prev uint64) {
 	o := g.slotOff(s)
-	return Sig{*g.plain(r, o+offSig), *g.plain(r, o+offSig+8)}, int(*g.plain(r, o+offLen))
+	lw := *g.plain(r, o+offLen)
+	return Sig{*g.plain(r, o+offSig), *g.plain(r, o+offSig+8)}, int(lw & lenMask), lw >> lenBits
+}
+
+// The length word: bytes of data in its low lenBits bits, prevHash above.
+const (
+	lenBits = 16
+	lenMask = 1<<lenBits - 1
+)
+
+// prevHash folds a signature into the 48 bits a slot's length word has
+// left: two ranks whose calls before differ publish different hashes but
+// once in 2^48.
+func prevHash(s Sig) uint64 {
+	h := s[0]*0x9e3779b97f4a7c15 ^ (s[1]+0x632be59bd9b4e019)*0xbf58476d1ce4e5b9
+	return (h ^ h>>29) >> lenBits
 }

@@ -191,6 +191,22 @@ func TestMismatch(t *testing.T) {
 		{"bcast signature", func(g *Group) error {
 			return g.Bcast(Sig{1, uint64(g.Rank() / 2)}, make([]byte, 8), 0)
 		}},
+		// Ranks that disagree on the root so that none reads another's
+		// part in the call: the next call finds it.
+		{"bcast, every rank its own root", func(g *Group) error {
+			return g.Bcast(Sig{1, uint64(g.Rank())}, make([]byte, 8), g.Rank())
+		}},
+		{"scatter, every rank its own root", func(g *Group) error {
+			return g.Scatter(Sig{4, uint64(g.Rank())}, make([]byte, 8*g.Size()), make([]byte, 8), g.Rank())
+		}},
+		{"reduce, every rank a leaf", func(g *Group) error {
+			root := (g.Rank() + 1) % g.Size()
+			return g.Reduce(Sig{2, uint64(root)}, word(1), make([]byte, 8), root, sumU64)
+		}},
+		{"gather, every rank a leaf", func(g *Group) error {
+			root := (g.Rank() + 1) % g.Size()
+			return g.Gather(Sig{5, uint64(root)}, word(1), make([]byte, 8*g.Size()), root)
+		}},
 		{"barrier against allreduce", func(g *Group) error {
 			if g.Rank() == 1 {
 				return g.Barrier(Sig{0})

@@ -9,7 +9,7 @@ import "fmt"
 
 // Barrier returns once every rank has entered it.
 func (g *Group) Barrier(sig Sig) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -19,7 +19,7 @@ func (g *Group) Barrier(sig Sig) error {
 
 // Bcast copies the root's buf into every other rank's.
 func (g *Group) Bcast(sig Sig, buf []byte, root int) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -37,7 +37,7 @@ func (g *Group) Bcast(sig Sig, buf []byte, root int) error {
 
 // Reduce combines every rank's in, in rank order, into the root's out.
 func (g *Group) Reduce(sig Sig, in, out []byte, root int, red Reducer) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -55,7 +55,7 @@ func (g *Group) Reduce(sig Sig, in, out []byte, root int, red Reducer) error {
 // Allreduce combines every rank's in, in rank order, into every rank's
 // out.
 func (g *Group) Allreduce(sig Sig, in, out []byte, red Reducer) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -70,7 +70,7 @@ func (g *Group) Allreduce(sig Sig, in, out []byte, red Reducer) error {
 // Exscan (exclusive) those of ranks 0 to the one before, leaving rank 0's
 // out as it was.
 func (g *Group) Scan(sig Sig, in, out []byte, red Reducer, exclusive bool) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -101,7 +101,7 @@ func (g *Group) combine(s uint64, lo, hi int, in, out []byte, red Reducer) error
 		if r == g.rank {
 			return in[:n], nil
 		}
-		_, m := g.sigOf(r, s)
+		_, m, _ := g.sigOf(r, s)
 		if m != n {
 			return nil, fmt.Errorf("%w: rank %d gives %d bytes, rank %d receives %d", ErrMismatch, r, m, g.rank, n)
 		}
@@ -124,7 +124,7 @@ func (g *Group) combine(s uint64, lo, hi int, in, out []byte, red Reducer) error
 
 // Allgather gives every rank every rank's in, in rank order, in out.
 func (g *Group) Allgather(sig Sig, in, out []byte) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -134,7 +134,7 @@ func (g *Group) Allgather(sig Sig, in, out []byte) error {
 
 // Gather gives the root every rank's in, in rank order, in out.
 func (g *Group) Gather(sig Sig, in, out []byte, root int) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ func (g *Group) gather(s uint64, sig Sig, in, out []byte) error {
 // Scatter gives every rank its block of the root's in (blocks of
 // len(out) bytes, in rank order), in out.
 func (g *Group) Scatter(sig Sig, in, out []byte, root int) error {
-	s, err := g.begin()
+	s, err := g.begin(sig)
 	if err != nil {
 		return err
 	}

@@ -3,10 +3,12 @@ package shmtest
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/conformance"
@@ -119,7 +121,39 @@ func segmentJob(ctx context.Context, c *commtune.Comm) error {
 			return fmt.Errorf("a mapped region's file is still there: %s", p)
 		}
 	}
+	if err := rootsDisagree(ctx, d); err != nil {
+		return err
+	}
 	fmt.Printf("rank %d: %d calls checked, %d parts mapped, every file removed\n", me, len(calls), len(parts))
+	return nil
+}
+
+// rootsDisagree makes a Bcast in which every rank of a Dup of c names
+// itself the root: none reads another's part, so the call itself may
+// return nil, but then the next call must fail with ErrSizeMismatch
+// within a second.
+func rootsDisagree(ctx context.Context, c *commtune.Comm) error {
+	d, err := c.Dup()
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Barrier(ctx); err != nil { // the segment is made
+		return err
+	}
+	start := time.Now()
+	err = commtune.Bcast(ctx, d, []int64{int64(d.Rank())}, d.Rank())
+	if err == nil {
+		err = d.Barrier(ctx)
+	}
+	switch took := time.Since(start); {
+	case err == nil:
+		return errors.New("every rank its own Bcast root: the call and the next one both returned nil")
+	case !errors.Is(err, commtune.ErrSizeMismatch):
+		return fmt.Errorf("every rank its own Bcast root: %w, want ErrSizeMismatch", err)
+	case took > conformance.MismatchBound:
+		return fmt.Errorf("every rank its own Bcast root: the error came after %v", took)
+	}
 	return nil
 }
 
