@@ -131,16 +131,22 @@ func (g *Group) awaitAll(s uint64, sig Sig, want int) error {
 	return nil
 }
 
-// fail stops the group with err, tells the peers (Abort), and returns err.
+// fail stops the group with err in the running call, tells the peers,
+// and returns err.
 func (g *Group) fail(err error) error {
-	g.Abort(err)
+	g.abort(err, g.seq)
 	return err
 }
 
-// Abort stops the group: this rank's calls fail with err from now on, and
-// every peer waiting for it, or later for any of its calls, fails with
-// ErrAborted. The communicator is then out of step.
-func (g *Group) Abort(err error) {
+// Abort stops the group between calls: this rank's calls fail with err
+// from now on, and every peer waiting for it in the next call or a later
+// one fails with ErrAborted. The communicator is then out of step.
+func (g *Group) Abort(err error) { g.abort(err, g.seq+1) }
+
+// abort stops the group, leaving in call at: peers fail that call and the
+// later ones; the calls before it, which this rank finished, stand for a
+// peer still in one (Waiter.seen).
+func (g *Group) abort(err error, at uint64) {
 	if g.err != nil {
 		return
 	}
@@ -148,6 +154,7 @@ func (g *Group) Abort(err error) {
 	if g.w.Leaving != nil {
 		g.w.Leaving(err)
 	}
+	g.abortedAt(g.rank).Store(at) // before the marks: a peer that sees one reads it
 	for i := range g.lay.Slots {
 		w := g.word(g.rank, Line+i*g.lay.SlotSize+offSeq)
 		w.Store(w.Load() | abortBit)

@@ -52,8 +52,12 @@ const (
 const abortBit = 1 << 63
 
 // Header line of a part: the count of peers sleeping on one of the part's
-// words, which the owner wakes after publishing.
-const offSleepers = 0
+// words, which the owner wakes after publishing; the call in which the
+// owner left the calls (Abort), set before its abandon marks.
+const (
+	offSleepers  = 0
+	offAbortedAt = 8
+)
 
 // Layout is how a part is laid out.
 type Layout struct {
@@ -162,6 +166,9 @@ func (g *Group) seqWord(r int, s uint64) *atomic.Uint64 { return g.word(r, g.slo
 func (g *Group) sleepers(r int) *atomic.Uint32 {
 	return (*atomic.Uint32)(unsafe.Pointer(&g.parts[r][offSleepers]))
 }
+
+// abortedAt returns rank r's word of the call it left the calls in.
+func (g *Group) abortedAt(r int) *atomic.Uint64 { return g.word(r, offAbortedAt) }
 
 // data returns rank r's n bytes of data of call s.
 func (g *Group) data(r int, s uint64, n int) []byte {

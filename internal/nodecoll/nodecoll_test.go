@@ -292,3 +292,35 @@ func TestNewRefuses(t *testing.T) {
 		}
 	}
 }
+
+// A rank still in a call the ranks agreed on when a peer left a later one
+// finishes it with its data, and fails in the call the peer left: an
+// abandon fails that call and the later ones, never the calls before it.
+func TestAbortSparesEarlierCalls(t *testing.T) {
+	errs := group(t, 3, DefaultLayout, func(g *Group) error {
+		if g.Rank() == 2 {
+			time.Sleep(20 * time.Millisecond) // late for the first call
+		}
+		buf := word(uint64(10 + g.Rank()))
+		if err := g.Bcast(Sig{1, 0}, buf, 0); err != nil {
+			return fmt.Errorf("call 1, agreed: %w", err)
+		}
+		if got := binary.LittleEndian.Uint64(buf); got != 10 {
+			return fmt.Errorf("call 1: %d, want 10", got)
+		}
+		// Every rank its own root: none reads another's part.
+		if err := g.Bcast(Sig{1, uint64(g.Rank())}, make([]byte, 8), g.Rank()); err != nil {
+			return fmt.Errorf("call 2 returned %w, want nil: nothing was read", err)
+		}
+		err := g.Barrier(Sig{0})
+		if !errors.Is(err, ErrMismatch) && !errors.Is(err, ErrAborted) {
+			return fmt.Errorf("call 3: %v, want a mismatch or an abort", err)
+		}
+		return nil
+	})
+	for r, err := range errs {
+		if err != nil {
+			t.Errorf("rank %d: %v", r, err)
+		}
+	}
+}

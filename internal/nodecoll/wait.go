@@ -133,12 +133,12 @@ func (w *Waiter) describe(s Sig) string {
 func (w *Waiter) wait(g *Group, r int, s uint64) error {
 	word := g.seqWord(r, s)
 	if v := word.Load(); v >= s {
-		return w.seen(r, v)
+		return w.seen(g, r, v, s)
 	}
 	var start time.Time // of the wait, from its first look at the clock
 	for i := 1; ; i++ {
 		if v := word.Load(); v >= s {
-			return w.seen(r, v)
+			return w.seen(g, r, v, s)
 		}
 		if w.Yield {
 			futex.Yield()
@@ -155,7 +155,7 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 		if start.IsZero() {
 			start = now
 		}
-		if err := w.check(r, word, s, now.Sub(start)); err != nil {
+		if err := w.check(g, r, word, s, now.Sub(start)); err != nil {
 			return err
 		}
 		if now.Sub(start) > w.Spin {
@@ -169,20 +169,24 @@ func (w *Waiter) wait(g *Group, r int, s uint64) error {
 // check asks Check whether the wait for word to read s must end; a word
 // that came meanwhile ends it well all the same (a peer that gave and then
 // closed).
-func (w *Waiter) check(r int, word *atomic.Uint64, s uint64, waited time.Duration) error {
+func (w *Waiter) check(g *Group, r int, word *atomic.Uint64, s uint64, waited time.Duration) error {
 	if w.Check == nil {
 		return nil
 	}
 	err := w.Check(r, waited)
 	if err != nil && word.Load() >= s {
-		return w.seen(r, word.Load())
+		return w.seen(g, r, word.Load(), s)
 	}
 	return err
 }
 
-// seen is the end of a wait whose word read v.
-func (w *Waiter) seen(r int, v uint64) error {
-	if v&abortBit != 0 {
+// seen is the end of a wait for call s whose word read v. A peer that
+// left the calls (abandon mark) fails every call from the one it left in
+// on; a call before that one, which it published and so finished, stands:
+// a rank still in a call the ranks agreed on finishes it, and meets the
+// abandon in the call the peer left.
+func (w *Waiter) seen(g *Group, r int, v, s uint64) error {
+	if v&abortBit != 0 && (v&^abortBit < s || s >= g.abortedAt(r).Load()) {
 		return fmt.Errorf("%w (rank %d)", ErrAborted, r)
 	}
 	return nil
@@ -204,7 +208,7 @@ func (w *Waiter) sleep(g *Group, r int, word *atomic.Uint64, s uint64, start tim
 		} else {
 			futex.Sleep(low32(word), uint32(v), w.Nap)
 		}
-		if err := w.check(r, word, s, time.Since(start)); err != nil {
+		if err := w.check(g, r, word, s, time.Since(start)); err != nil {
 			return err
 		}
 	}
