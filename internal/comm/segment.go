@@ -204,7 +204,11 @@ func (s *segment) makeHeap(c *Comm) {
 	v, _ := c.ep.Shared.Teams.LoadOrStore(key, &heapParts{parts: nodecoll.HeapParts(len(c.group), lay), bells: nodecoll.NewChanBells(len(c.group))})
 	hp := v.(*heapParts)
 	m := c.teamOf()
-	s.w = nodecoll.Waiter{Spin: m.spin, Nap: segmentNap, Gosched: m.yield, Bell: hp.bells, Check: s.check, Leaving: s.leaving,
+	spin := m.spin
+	if !m.yield {
+		spin = c.ep.Cfg.SegmentSpin(m.spin)
+	}
+	s.w = nodecoll.Waiter{Spin: spin, Nap: segmentNap, Gosched: m.yield, Bell: hp.bells, Check: s.check, Leaving: s.leaving,
 		Describe: func(sig nodecoll.Sig) string { return callSig(sig).String() }}
 	g, err := nodecoll.New(hp.parts, c.rank, lay, &s.w)
 	if err != nil {
@@ -649,7 +653,7 @@ func (s *segment) make(ctx context.Context, c *Comm) {
 		return
 	}
 	spin, yield := c.ep.Eng.SpinWait()
-	s.w = nodecoll.Waiter{Spin: spin, Nap: segmentNap, Yield: yield, Check: s.check, Leaving: s.leaving,
+	s.w = nodecoll.Waiter{Spin: c.ep.Cfg.SegmentSpin(spin), Nap: segmentNap, Yield: yield, Check: s.check, Leaving: s.leaving,
 		Describe: func(sig nodecoll.Sig) string { return callSig(sig).String() }}
 	g, err := nodecoll.New(parts, me, lay, &s.w)
 	if err != nil {

@@ -51,8 +51,9 @@ type Config struct {
 	// will use it; parking frees the processor. Default 200 µs. When more
 	// ranks run on this node than it has processors, a waiter yields its
 	// processor (sched_yield) after every poll that finds nothing, so the
-	// rank it waits for runs, and the default is 2 ms. Negative means never
-	// poll.
+	// rank it waits for runs, and the default is 2 ms. A small collective
+	// on the node segment, whose ranks each have a processor, polls 5 ms
+	// by default (SegmentSpin). Negative means never poll.
 	// Env: COMMTUNE_SPIN_WAIT (a Go duration: 50us, 0s, -1s).
 	SpinWait time.Duration
 	// Transports names the transports to use: "shm" for ranks on this node

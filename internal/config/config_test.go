@@ -113,6 +113,30 @@ func TestDefaultSpin(t *testing.T) {
 	}
 }
 
+// TestSegmentSpin: the node segment polls segmentSpin while every rank has
+// a processor and nothing was set; a set budget, oversubscription's
+// default and "never" are the message waits' (engine).
+func TestSegmentSpin(t *testing.T) {
+	const engine = 123 * time.Microsecond
+	tests := []struct {
+		set         time.Duration
+		ranks, cpus int
+		want        time.Duration
+	}{
+		{0, 2, 2, segmentSpin},
+		{0, 4, 2, engine},
+		{time.Millisecond, 2, 2, engine},
+		{-1, 2, 2, engine},
+	}
+	for _, tc := range tests {
+		c := Config{SpinWait: tc.set}
+		c.DefaultSpin(tc.ranks, tc.cpus)
+		if got := c.SegmentSpin(engine); got != tc.want {
+			t.Errorf("SpinWait %v with %d ranks on %d cpus: segment polls %v, want %v", tc.set, tc.ranks, tc.cpus, got, tc.want)
+		}
+	}
+}
+
 // TestCollPullFrom: collectives pull from the set size, never when off,
 // and by default only where ranks outnumber processors.
 func TestCollPullFrom(t *testing.T) {
