@@ -6,16 +6,13 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"path/filepath"
 	"strconv"
-	"syscall"
 	"text/tabwriter"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/bench"
 	"github.com/commtune/commtune/internal/control"
-	"github.com/commtune/commtune/internal/launch"
 )
 
 const floorUsage = "[--calls 20000] [--json] [--in-job [--out FILE]]"
@@ -65,14 +62,8 @@ func floorMain(args []string) int {
 	}
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "report.json")
-	argv, err := launch.Self("bench", "floor", "--in-job", "--calls", strconv.Itoa(*calls), "--out", path)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench floor: %v\n", err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: []string{commtune.EnvTransports + "=shm,tcp"}}); err != nil {
+	selfArgs := []string{"bench", "floor", "--in-job", "--calls", strconv.Itoa(*calls), "--out", path}
+	if err := launchTwo(selfArgs, []string{commtune.EnvTransports + "=shm,tcp"}); err != nil {
 		fmt.Fprintf(os.Stderr, "commtune bench floor: %v\n", err)
 		return 1
 	}

@@ -34,16 +34,22 @@ func twoRankBench[R any](name string, inJob, asJSON bool, selfArgs, env []string
 			return nil, table(os.Stdout, rep)
 		})
 	}
-	argv, err := launch.Self(selfArgs...)
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "commtune %s: %v\n", name, err)
-		return 1
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
-	defer stop()
-	if err := launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: env}); err != nil {
+	if err := launchTwo(selfArgs, env); err != nil {
 		fmt.Fprintf(os.Stderr, "commtune %s: %v\n", name, err)
 		return 1
 	}
 	return 0
+}
+
+// launchTwo starts two ranks here, running `commtune` with selfArgs
+// (which must include --in-job) and env, and waits for them; SIGINT and
+// SIGTERM end them.
+func launchTwo(selfArgs, env []string) error {
+	argv, err := launch.Self(selfArgs...)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return launch.Run(ctx, launch.Options{N: 2, Args: argv, Env: env})
 }
