@@ -348,15 +348,12 @@ func (s *segment) run(ctx context.Context, o segOp) error {
 // it reports whether it did, and the call's error. Where it did not, the
 // caller prepares the call as usual.
 func (c *Comm) RunOnSegment(ctx context.Context, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer) (bool, error) {
-	s := c.seg.Load()
-	if s == nil || !s.ready.Load() || c.closed.Load() || c.ep.Lottery != nil {
-		return false, nil
+	if c.Check() != nil || Overlap(in, out) {
+		return false, nil // Prepare reports the error, or copies the input
 	}
 	l.Size, l.Rank = len(c.group), c.rank
-	if !SegmentCarries(op, l.Size, l.Bytes) || Overlap(in, out) || s.tickets.Load() != s.served.Load() || c.ep.Closed() {
-		return false, nil
-	}
-	if _, forced := c.ep.Cfg.Forced(op); forced {
+	s := c.segmentFor(op, l, false)
+	if s == nil || !s.ready.Load() || s.tickets.Load() != s.served.Load() {
 		return false, nil
 	}
 	// No call of the segment runs (every ticket served) and none can
