@@ -18,13 +18,14 @@ func init() {
 	register(command{name: "run", summary: "start N ranks of a program on this node", run: runMain})
 }
 
-// runMain is `commtune run -n N [--prefix] [--kill-grace 1s] [--env K=V
+// runMain is `commtune run -n N [--nodes K] [--prefix] [--kill-grace 1s] [--env K=V
 // ...] -- prog args...` (docs/launcher.md). It exits 0 when every rank
 // did, with the failing rank's status (128+signal for a signal) when one
 // failed, 2 on a bad invocation and 1 on any other error.
 func runMain(args []string) int {
-	fs := newFlagSet("run", "-n N [--prefix] [--kill-grace 1s] [--env NAME=value ...] -- prog [args...]")
+	fs := newFlagSet("run", "-n N [--nodes K] [--prefix] [--kill-grace 1s] [--env NAME=value ...] -- prog [args...]")
 	n := fs.Int("n", 0, "number of ranks to start (required, at least 1)")
+	nodes := fs.Int("nodes", 1, "split the ranks into this many pretend nodes: blocks of consecutive ranks, each on its share of the processors, reaching the other blocks over TCP as separate hosts would (to try a job of several nodes on one machine)")
 	prefix := fs.Bool("prefix", false, `start each output line with "[rank] "`)
 	grace := fs.Duration("kill-grace", launch.DefaultKillGrace,
 		"after the first rank fails, how long the others may run before SIGTERM, and then before SIGKILL")
@@ -38,6 +39,8 @@ func runMain(args []string) int {
 		return usageError("run", "-n must be at least 1 (got %d)", *n)
 	case *n > boot.MaxSize:
 		return usageError("run", "-n must be at most %d (got %d)", boot.MaxSize, *n)
+	case *nodes < 1 || *nodes > *n:
+		return usageError("run", "--nodes must be from 1 to -n (got %d for %d ranks)", *nodes, *n)
 	case fs.NArg() == 0:
 		return usageError("run", "no program given: commtune run -n N -- prog [args...]")
 	case *grace <= 0:
@@ -52,6 +55,7 @@ func runMain(args []string) int {
 
 	err := launch.Run(context.Background(), launch.Options{
 		N:         *n,
+		Nodes:     *nodes,
 		Args:      fs.Args(),
 		Env:       env,
 		Prefix:    *prefix,

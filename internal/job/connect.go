@@ -72,7 +72,14 @@ func meshJob(ctx context.Context, ep *Endpoint, t *tcp.Transport, job *boot.Job,
 	peers := make([][]string, job.Size)
 	var local, neighbours []int // this node's ranks; those but this one
 	var cpuKeys []string
+	ep.nodeOf = make([]int, job.Size)
+	first := map[string]int{} // each node's lowest rank, by name
 	for p := range peers {
+		if f, ok := first[vals[2*p+1]]; ok {
+			ep.nodeOf[p] = f
+		} else {
+			first[vals[2*p+1]], ep.nodeOf[p] = p, p
+		}
 		peers[p] = strings.Split(vals[2*p], ",")
 		if len(peers[p]) != len(t.Addrs()) {
 			return fmt.Errorf("rank %d has %d tcp rails, this rank %d: set %s alike on every rank",

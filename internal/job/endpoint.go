@@ -53,6 +53,7 @@ type Endpoint struct {
 	release    func() error         // boot resources (the key-value connection)
 	shmPeers   []int                // world ranks reached through shared memory
 	nodeRanks  []int                // world ranks on this rank's node, ascending; nil: every rank (one process)
+	nodeOf     []int                // each world rank's node, numbered by its lowest rank; nil: every rank on one
 	cpus       map[int][]int        // CPUs each rank of this node may run on
 	tuneStore  *tuneStore           // where the lottery's learning persists (tunestate.go); nil: nowhere
 	models     [][]*sched.RailModel // by peer, by rail: what splits predict from (multirail.go)
@@ -236,6 +237,16 @@ func (ep *Endpoint) Closed() bool { return ep.closed.Load() }
 // ranks of one process (Local) always do.
 func (ep *Endpoint) SameNode(r int) bool {
 	return ep.nodeRanks == nil || slices.Contains(ep.nodeRanks, r)
+}
+
+// NodeOf returns the node world rank r runs on: the lowest world rank
+// there, the same on every rank of the job (0 for the ranks of one
+// process, and for a rank out of range).
+func (ep *Endpoint) NodeOf(r int) int {
+	if r < 0 || r >= len(ep.nodeOf) {
+		return 0
+	}
+	return ep.nodeOf[r]
 }
 
 // NodeLeader returns the lowest world rank on this rank's node: the same

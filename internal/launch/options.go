@@ -32,6 +32,14 @@ type Options struct {
 	// Args is the program (looked up in PATH like a shell does) and its
 	// arguments. See Self for starting the running executable.
 	Args []string
+	// Nodes, when above 1, splits the ranks into that many pretend
+	// nodes, in blocks of consecutive ranks (the first N mod Nodes blocks
+	// one rank larger): each block has its own node identity
+	// (COMMTUNE_NODE = host name/i), runs on its share of the launcher's
+	// processors (when there are as many as nodes) and reaches the others
+	// over TCP as if on another host. It exercises what a job of several
+	// nodes does on one machine; 0 or 1 is one node.
+	Nodes int
 	// Env holds extra "NAME=value" variables for every rank, on top of the
 	// launcher's own environment. It may not set the launcher's COMMTUNE_*
 	// variables (boot.IsLauncherVar).
@@ -66,6 +74,8 @@ func (o Options) withDefaults() (Options, error) {
 		return o, fmt.Errorf("launch: %d ranks requested, want 1 to %d", o.N, boot.MaxSize)
 	case len(o.Args) == 0 || o.Args[0] == "":
 		return o, fmt.Errorf("launch: no program to run")
+	case o.Nodes < 0 || o.Nodes > o.N:
+		return o, fmt.Errorf("launch: %d nodes for %d ranks, want 0 to %d", o.Nodes, o.N, o.N)
 	case o.KillGrace < 0:
 		return o, fmt.Errorf("launch: negative kill grace %v", o.KillGrace)
 	}

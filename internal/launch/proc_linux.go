@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"sync"
 	"syscall"
 
@@ -25,9 +26,11 @@ type rankProc struct {
 // terminal's Ctrl-C reaches only the launcher (which forwards it) and the
 // launcher can signal the rank's whole tree; and with SIGKILL as its
 // parent-death signal, so a rank does not outlive a launcher that died.
-func startProc(rank int, cmd *exec.Cmd) (*rankProc, error) {
+// cpus, when not nil, are the processors the rank may run on: it
+// inherits them from the thread that starts it.
+func startProc(rank int, cmd *exec.Cmd, cpus []int) (*rankProc, error) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, cpus); err != nil {
 		return nil, err
 	}
 	return &rankProc{rank: rank, cmd: cmd, pgid: cmd.Process.Pid}, nil
@@ -109,4 +112,42 @@ func becomeSubreaper() error {
 		return fmt.Errorf("prctl(PR_SET_CHILD_SUBREAPER): %w", err)
 	}
 	return nil
+}
+
+// startOn starts cmd on cpus (all the launcher's when nil): the child
+// inherits the affinity of the thread that forks it, so this thread takes
+// cpus for the start and gives them back after.
+func startOn(cmd *exec.Cmd, cpus []int) error {
+	if cpus == nil {
+		return cmd.Start()
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var was, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &was); err != nil {
+		return cmd.Start()
+	}
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	if err := unix.SchedSetaffinity(0, &set); err != nil {
+		return cmd.Start()
+	}
+	defer unix.SchedSetaffinity(0, &was)
+	return cmd.Start()
+}
+
+// allowedCPUs returns the processors the launcher may run on, ascending.
+func allowedCPUs() []int {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return nil
+	}
+	var out []int
+	for c := range 1024 {
+		if set.IsSet(c) {
+			out = append(out, c)
+		}
+	}
+	return out
 }

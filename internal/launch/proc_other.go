@@ -17,8 +17,9 @@ type rankProc struct {
 	pgid int
 }
 
-func startProc(int, *exec.Cmd) (*rankProc, error) { return nil, errNotSupported }
-func (p *rankProc) signal(syscall.Signal) bool    { return false }
-func (p *rankProc) wait() exitStatus              { return exitStatus{code: -1} }
-func reapGroup(int)                               {}
-func becomeSubreaper() error                      { return errNotSupported }
+func startProc(int, *exec.Cmd, []int) (*rankProc, error) { return nil, errNotSupported }
+func allowedCPUs() []int                                 { return nil }
+func (p *rankProc) signal(syscall.Signal) bool           { return false }
+func (p *rankProc) wait() exitStatus                     { return exitStatus{code: -1} }
+func reapGroup(int)                                      {}
+func becomeSubreaper() error                             { return errNotSupported }

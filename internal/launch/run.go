@@ -56,8 +56,14 @@ func Run(ctx context.Context, opt Options) error {
 	if err != nil || node == "" {
 		node = "localhost"
 	}
-	spec := boot.Job{Size: opt.N, LocalSize: opt.N, ID: id, Secret: secret, Node: node}
+	cpus := allowedCPUs()
 	for r := range opt.N {
+		spec := boot.Job{Rank: r, Size: opt.N, LocalRank: r, LocalSize: opt.N, ID: id, Secret: secret, Node: node}
+		if opt.Nodes > 1 {
+			i, first, size := nodeBlock(r, opt.N, opt.Nodes)
+			spec.Node, spec.LocalRank, spec.LocalSize = fmt.Sprintf("%s/%d", node, i), r-first, size
+			j.cpus = nodeCPUs(cpus, i, opt.Nodes)
+		}
 		if err := j.start(r, prog, &spec); err != nil {
 			j.abandon()
 			return fmt.Errorf("launch: starting rank %d: %w", r, err)
@@ -84,11 +90,36 @@ type job struct {
 	exits   chan rankExit
 	reapers sync.WaitGroup
 	pol     *policy
+	cpus    []int // where the rank being started may run; nil: anywhere
+}
+
+// nodeBlock returns the pretend node of rank r when n ranks are split
+// into nodes blocks (Options.Nodes): its number, its first rank and its
+// ranks.
+func nodeBlock(r, n, nodes int) (node, first, size int) {
+	base, extra := n/nodes, n%nodes
+	// The first extra blocks hold base+1 ranks.
+	if big := extra * (base + 1); r < big {
+		node = r / (base + 1)
+		return node, node * (base + 1), base + 1
+	} else {
+		node = extra + (r-big)/base
+		return node, big + (node-extra)*base, base
+	}
+}
+
+// nodeCPUs returns pretend node i's share of cpus when they are split
+// among nodes: as many processors each as there are for all (a node of its
+// own hardware), none shared; nil (anywhere) when nodes outnumber them.
+func nodeCPUs(cpus []int, i, nodes int) []int {
+	if len(cpus) < nodes {
+		return nil
+	}
+	return cpus[i*len(cpus)/nodes : (i+1)*len(cpus)/nodes]
 }
 
 // start starts rank r of prog with the launcher's environment.
 func (j *job) start(r int, prog string, spec *boot.Job) error {
-	spec.Rank, spec.LocalRank = r, r
 	cmd := exec.Command(prog, j.opt.Args[1:]...)
 	cmd.Args[0] = j.opt.Args[0] // what the program sees as its name, as a shell does
 	// Later entries win: the launcher's variables cannot be shadowed by a
@@ -106,7 +137,7 @@ func (j *job) start(r int, prog string, spec *boot.Job) error {
 	defer stderr.Close()
 	cmd.Stdout, cmd.Stderr = stdout, stderr // stdin stays nil: /dev/null
 
-	p, err := startProc(r, cmd)
+	p, err := startProc(r, cmd, j.cpus)
 	if err != nil {
 		return err
 	}
