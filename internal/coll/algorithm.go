@@ -152,7 +152,7 @@ func (a Algorithm) String() string { return a.Name() }
 func Algorithms(op Operation) []Algorithm {
 	var out []Algorithm
 	for _, f := range opFamilies[op] {
-		if f.direct {
+		if f.direct || f.composite {
 			continue
 		}
 		base := Algorithm{Op: op, Family: f.name}
@@ -257,8 +257,11 @@ func Parse(op Operation, spec string) (Algorithm, error) {
 			return bad("unknown part %q", part)
 		}
 	}
-	if a.Pull && f.direct {
+	switch {
+	case a.Pull && f.direct:
 		return bad("%s reads in place already: it takes no %s", a.Family, PartPull)
+	case a.Pull && f.composite:
+		return bad("%s runs other algorithms: it takes no %s", a.Family, PartPull)
 	}
 	switch {
 	case a.Shape == Knomial && !fanoutSet:

@@ -27,6 +27,10 @@ type family struct {
 	// direct families read the other ranks' buffers in place (Direct):
 	// they have no schedule, and Algorithms leaves them out.
 	direct bool
+	// composite families run other algorithms on parts of the ranks
+	// (Hierarchical): they have no schedule, and Algorithms leaves them
+	// out.
+	composite bool
 	// build returns rank l.Rank's schedule of a, a member of the family,
 	// for a reduction that is commutative or not.
 	build func(l Layout, a Algorithm, commutative bool) Schedule
@@ -84,6 +88,7 @@ var familyTable = concat(
 	scanFamilies(OpScan, false),
 	scanFamilies(OpExscan, true),
 	directFamilies(),
+	hierarchicalFamilies(),
 )
 
 // reduceScatterFamilies returns the families of op, ReduceScatterBlock or

@@ -19,7 +19,7 @@ const (
 )
 
 // Registry returns every algorithm of every operation, as Algorithms lists
-// them and in that order followed by the operation's direct one, each under its Name with its attributes (the
+// them and in that order followed by the operation's direct and hierarchical ones, each under its Name with its attributes (the
 // Attr* keys; a key that does not apply is absent): what a selector
 // reasons on. The registry is built once and shared; callers must not Add
 // to it.
@@ -30,6 +30,9 @@ var registry = sync.OnceValue(func() *tune.Registry[Algorithm] {
 	for _, op := range Operations {
 		algs := Algorithms(op)
 		if a, ok := DirectAlgorithm(op); ok {
+			algs = append(algs, a)
+		}
+		if a, ok := HierarchicalAlgorithm(op); ok {
 			algs = append(algs, a)
 		}
 		for _, a := range algs {

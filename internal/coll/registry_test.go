@@ -15,14 +15,17 @@ var rewriteAlgorithms = flag.Bool("rewrite-algorithms", false, "rewrite testdata
 
 // TestRegistryRoundTrip: every entry's name parses back to its algorithm,
 // names it, and finds it; its attributes describe it; and the registry
-// holds what Algorithms lists, each operation's direct algorithm after
-// its others, in that order.
+// holds what Algorithms lists, each operation's direct and hierarchical
+// algorithms after its others, in that order.
 func TestRegistryRoundTrip(t *testing.T) {
 	r := Registry()
 	var want []Algorithm
 	for _, op := range Operations {
 		want = append(want, Algorithms(op)...)
 		if a, ok := DirectAlgorithm(op); ok {
+			want = append(want, a)
+		}
+		if a, ok := HierarchicalAlgorithm(op); ok {
 			want = append(want, a)
 		}
 	}
@@ -197,17 +200,18 @@ func TestRegistryQueries(t *testing.T) {
 		got   any
 		want  any
 	}{
-		{"bcast algorithms", count(of(OpBcast)), len(shapes)*len(Segments) + 2 + 1}, // two pulled, and direct
+		{"bcast algorithms", count(of(OpBcast)), len(shapes)*len(Segments) + 2 + 2}, // two pulled, direct and hierarchical
 		{"pulled", names(r.With(AttrPull, "true"))[:4], []string{"bcast/binomial/seg=none/pull", "bcast/knomial/k=4/seg=none/pull",
 			"reduce/binomial/seg=none/pull", "reduce/knomial/k=4/seg=none/pull"}},
 		{"bcast shapes", r.Values(AttrShape, of(OpBcast)), []string{"flat", "chain", "binary", "binomial", "knomial"}},
-		{"allreduce families", r.Values(AttrFamily, of(OpAllreduce)), []string{ReduceBcast, RecursiveDoubling, Ring, Rabenseifner, Direct}},
+		{"allreduce families", r.Values(AttrFamily, of(OpAllreduce)), []string{ReduceBcast, RecursiveDoubling, Ring, Rabenseifner, Direct, Hierarchical}},
+		{"hierarchical", names(r.With(AttrFamily, Hierarchical)), []string{"barrier/hierarchical", "bcast/hierarchical", "reduce/hierarchical", "allreduce/hierarchical"}},
 		{"direct", names(r.With(AttrFamily, Direct)), []string{"barrier/direct", "bcast/direct", "reduce/direct", "allreduce/direct",
 			"scatter/direct", "gather/direct", "allgather/direct", "alltoall/direct"}},
 		{"segment sizes", r.Values(AttrSegment, nil), []string{"none", "1K", "4K", "16K", "64K", "256K"}},
 		{"fan-outs", r.Values(AttrFanout, nil), []string{"4"}},
-		{"commutative only", names(r.With(AttrCommutative, "true")), []string{"allreduce/ring", "allreduce/ring/pull", "allreduce/rabenseifner", "allreduce/rabenseifner/pull",
-			"reducescatterblock/recursive-halving", "reducescatterblock/ring", "reducescatter/recursive-halving", "reducescatter/ring"}},
+		{"commutative only", names(r.With(AttrCommutative, "true")), []string{"reduce/hierarchical", "allreduce/ring", "allreduce/ring/pull", "allreduce/rabenseifner", "allreduce/rabenseifner/pull",
+			"allreduce/hierarchical", "reducescatterblock/recursive-halving", "reducescatterblock/ring", "reducescatter/recursive-halving", "reducescatter/ring"}},
 		{"scan families", r.Values(AttrFamily, of(OpScan)), []string{RecursiveDoubling, Linear}},
 		{"exscan algorithms", count(of(OpExscan)), 1 + len(Segments)},
 		{"reducescatter trees", r.Values(AttrShape, of(OpReduceScatter)), []string{"flat", "chain", "binary", "binomial", "knomial"}},

@@ -100,6 +100,12 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		// passing messages comes near.
 		return a, false, nil
 	}
+	if a, ok := c.hierarchical(op, commutative); ok {
+		// Ranks on several nodes: the fewest messages between them, at
+		// every size (so that ranks disagreeing on the size still run
+		// one family, and find it).
+		return a, false, nil
+	}
 	if t := c.sampledTable(); t != nil {
 		if a, _, ok := t.Decide(op, len(c.group), bytes, commutative); ok {
 			a.Pull = a.Pull && c.pullsSampled(bytes)
@@ -215,6 +221,8 @@ type Call struct {
 	seg *segment
 	// home: the segment whose own Call this is, to go back to it.
 	home *segment
+	// hier: the phases of a hierarchical call (hier.go).
+	hier *hierCall
 }
 
 var callPool = sync.Pool{New: func() any { return new(Call) }}
@@ -343,6 +351,11 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 			return c.prepared(op, a, &directPlan, l, in, out, red, commutative, o, false, ChosenByTable), nil
 		}
 	}
+	if a, ok := c.hierarchical(op, commutative); ok && o.Algorithm == "" {
+		if _, forced := c.ep.Cfg.Forced(op); !forced {
+			return c.preparedHier(op, a, l, in, out, red, commutative, o, ChosenByTable)
+		}
+	}
 	if p := c.lastPlan.Load(); p != nil && o.Algorithm == "" && p.repeats(op, l, commutative) {
 		if _, forced := c.ep.Cfg.Forced(op); !forced {
 			// The table's choice for the same call as the last one: the
@@ -360,6 +373,9 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		by = ChosenByOption
 	case !auto:
 		by = ChosenByEnv
+	}
+	if alg.IsHierarchical() {
+		return c.preparedHier(op, alg, l, in, out, red, commutative, o, by)
 	}
 	p, err := c.plan(op, alg, l, commutative)
 	if err != nil {
@@ -413,6 +429,9 @@ func (k *Call) run(ctx context.Context) error {
 	}
 	if k.seg != nil {
 		return k.runSegment(ctx)
+	}
+	if k.hier != nil {
+		return k.runHier(ctx)
 	}
 	k.x.call = &k.state
 	sel := k.selection()

@@ -46,6 +46,11 @@ type Comm struct {
 	// seg is the communicator's node segment, when its ranks are
 	// processes of one node (segment.go), made on first use.
 	seg atomic.Pointer[segment]
+	// hier is the communicator split by node for the hierarchical
+	// algorithms (hier.go), made on first use; spans says whether its
+	// ranks span nodes (spansNodes).
+	hier  atomic.Pointer[hierarchy]
+	spans knownBool
 	// pullPeers: whether members read each other's memory in place
 	// (readsPeers).
 	pullPeers knownBool
@@ -243,6 +248,9 @@ func (c *Comm) Close() error {
 	}
 	if s := c.seg.Load(); s != nil {
 		s.close()
+	}
+	if h := c.hier.Load(); h != nil {
+		h.close()
 	}
 	if c.world {
 		return c.ep.Close()

@@ -142,10 +142,22 @@ func RunJob(n int, mode, arg string, env ...string) (string, error) {
 // RunJobGrace is RunJob with the launcher's kill grace (0: its default):
 // how long the other ranks may run after one fails.
 func RunJobGrace(n int, grace time.Duration, mode, arg string, env ...string) (string, error) {
+	return launchJob(n, 1, grace, mode, arg, env)
+}
+
+// RunJobNodes is RunJob on pretend nodes (launch.Options.Nodes): the
+// ranks in nodes blocks that reach each other over TCP, shared memory
+// within each.
+func RunJobNodes(n, nodes int, mode, arg string, env ...string) (string, error) {
+	return launchJob(n, nodes, 0, mode, arg, env)
+}
+
+func launchJob(n, nodes int, grace time.Duration, mode, arg string, env []string) (string, error) {
 	var out bytes.Buffer
 	err := launch.Run(context.Background(), launch.Options{
-		N:    n,
-		Args: []string{os.Args[0]},
+		N:     n,
+		Nodes: nodes,
+		Args:  []string{os.Args[0]},
 		Env: append([]string{
 			RankModeEnv + "=" + mode, RankArgEnv + "=" + arg,
 			// A race-enabled binary sleeps a second at exit unless told not to.

@@ -63,6 +63,9 @@ func TestCollectivesInproc(t *testing.T) {
 // vectors up to a few segments ("small"), or whole and 64K-segmented
 // 1 MiB vectors ("large").
 func processMatrix(which string) conformance.CollectiveMatrix {
+	if which == "nodes" {
+		return nodesMatrix()
+	}
 	segs, counts := []int{0, 1 << 10}, []int{0, 1, 7, 5*1024 + 3}
 	if which == "large" {
 		segs, counts = []int{0, 64 << 10}, []int{1 << 20}
@@ -80,6 +83,53 @@ func processMatrix(which string) conformance.CollectiveMatrix {
 		},
 		Roots:  func(n int) []int { return []int{0, n - 1} },
 		Counts: counts,
+	}
+}
+
+// nodesMatrix is the matrix run on pretend nodes: the hierarchical
+// algorithms, every root, beside a family that ignores the nodes, and the
+// table's choice.
+func nodesMatrix() conformance.CollectiveMatrix {
+	return conformance.CollectiveMatrix{
+		Ops: []coll.Operation{coll.OpBcast, coll.OpReduce, coll.OpAllreduce},
+		Algorithms: func(op coll.Operation) []coll.Algorithm {
+			h, _ := coll.HierarchicalAlgorithm(op)
+			return []coll.Algorithm{h, coll.Algorithms(op)[0], h}
+		},
+		Roots:  allRanks,
+		Counts: []int{0, 1, 7, 1024, 5*1024 + 3},
+	}
+}
+
+// allRanks is 0 to n-1.
+func allRanks(n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = i
+	}
+	return out
+}
+
+// TestCollectivesNodes runs the hierarchical algorithms on processes of
+// pretend nodes (shared memory within each, TCP between them): nodes of
+// one, two and three ranks, the root on each, the barrier made to wait for
+// a late rank.
+func TestCollectivesNodes(t *testing.T) {
+	for _, tc := range []struct{ n, nodes int }{{3, 2}, {4, 2}, {5, 2}, {6, 3}, {4, 4}} {
+		if testenv.Reduced() && tc.n != 4 {
+			continue
+		}
+		t.Run(fmt.Sprintf("n=%d/nodes=%d", tc.n, tc.nodes), func(t *testing.T) {
+			t.Parallel()
+			out, err := conformance.RunJobNodes(tc.n, tc.nodes, "coll", "nodes", "COMMTUNE_TRANSPORTS=shm,tcp")
+			if err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+			t.Log(out)
+			if !strings.Contains(out, "collective calls checked") {
+				t.Fatalf("no report:\n%s", out)
+			}
+		})
 	}
 }
 
