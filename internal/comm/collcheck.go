@@ -377,6 +377,9 @@ func (c *Comm) watch(st *CallState, waitingFor func() []int, tell bool) error {
 	if failed != nil {
 		return failed
 	}
+	if err := c.watchOuter(); err != nil {
+		return err
+	}
 	if err := c.strayMessages(st); err != nil {
 		co.mu.Lock()
 		first := st.failed == nil

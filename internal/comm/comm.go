@@ -51,6 +51,9 @@ type Comm struct {
 	// ranks span nodes (spansNodes).
 	hier  atomic.Pointer[hierarchy]
 	spans knownBool
+	// outer is the hierarchical call whose phase this communicator runs,
+	// when it is one of a hierarchy's (watchOuter).
+	outer atomic.Pointer[outerCall]
 	// pullPeers: whether members read each other's memory in place
 	// (readsPeers).
 	pullPeers knownBool

@@ -238,6 +238,11 @@ func (k *Call) runHier(ctx context.Context) error {
 	c, hc := k.x.c, k.hier
 	defer hc.release()
 	err := c.beginDirect()
+	o := &outerCall{c: c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout}
+	hc.h.node.outer.Store(o)
+	if hc.h.leaders != nil {
+		hc.h.leaders.outer.Store(o)
+	}
 	for i, p := range hc.phases {
 		if p == nil {
 			continue
@@ -253,8 +258,14 @@ func (k *Call) runHier(ctx context.Context) error {
 	if err != nil {
 		co := c.coord()
 		co.mu.Lock()
-		c.breakLocked(k.seq, err) // out of step: the calls after this one fail too
+		noted := co.brokenFlag.Load() // a peer's note broke c: it told everyone
+		c.breakLocked(k.seq, err)     // out of step: the calls after this one fail too
 		co.mu.Unlock()
+		if !noted {
+			// Ranks that run another algorithm in this call wait for
+			// this rank's messages on c itself.
+			c.tellWhy(k.seq, err)
+		}
 		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
 	}
 	if k.Post != nil {
@@ -295,4 +306,42 @@ func (c *Comm) preparedHier(op coll.Operation, alg coll.Algorithm, l coll.Layout
 	k.hier = hc
 	k.seq = c.nextCollCall() // in step with ranks that pass messages, should one disagree
 	return k, nil
+}
+
+// outerCall is the hierarchical call of a communicator whose phases its
+// node's and leaders' communicators run: what a phase that waits looks at
+// besides its own peers (watchOuter).
+type outerCall struct {
+	c      *Comm
+	seq    uint64
+	op     coll.Operation
+	name   string
+	layout coll.Layout
+	told   atomic.Bool
+}
+
+// watchOuter is what a phase of a hierarchical call that waits does on
+// the communicator of the call, from collLook on, every collRewatch: a
+// rank that runs another algorithm there passes messages, or tells its
+// signature, and waits for this rank's messages, which never come. It
+// returns why the phase must end, if it must; it tells the ranks of the
+// call this rank's signature once.
+func (c *Comm) watchOuter() error {
+	o := c.outer.Load()
+	if o == nil {
+		return nil
+	}
+	p := o.c
+	if err := p.passesMessages(o.seq); err != nil {
+		return err
+	}
+	p.watchDirect(o.seq, o.op, o.name, o.layout, -1, false, nil)
+	if !o.told.Swap(true) {
+		sig := namedSignature(o.op, o.name, o.layout)
+		p.tellPeers(controlSignatureDirect, o.seq, sig.hash, sig.describe())
+	}
+	if p.coord().brokenFlag.Load() {
+		return p.brokenErr()
+	}
+	return nil
 }

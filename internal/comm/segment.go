@@ -449,6 +449,9 @@ func (s *segment) check(rank int, waited time.Duration) error {
 			return err
 		}
 		c.watchDirect(k.seq, k.op, segmentNames[k.op], k.layout, rank, false, nil)
+		if err := c.watchOuter(); err != nil {
+			return err
+		}
 		if !s.told {
 			// Ranks that pass messages in this call disagree on it and
 			// wait for messages from here: tell them all at once.
@@ -682,7 +685,7 @@ func (c *Comm) exchange(ctx context.Context, tag int, msg []byte) ([][]byte, err
 		if q == nil {
 			continue
 		}
-		st, err := q.Wait(ctx)
+		st, err := c.waitWatched(ctx, q)
 		if err != nil {
 			if !q.Cancel() {
 				q.Wait(context.Background())
@@ -696,6 +699,24 @@ func (c *Comm) exchange(ctx context.Context, tag int, msg []byte) ([][]byte, err
 		out[r] = out[r][:st.Count]
 	}
 	return out, first
+}
+
+// waitWatched waits for q; in a phase of a hierarchical call, looking at
+// the call (watchOuter) from collLook on, every collRewatch: a rank that
+// runs another algorithm in it never comes.
+func (c *Comm) waitWatched(ctx context.Context, q *core.Request) (core.Status, error) {
+	if c.outer.Load() == nil {
+		return q.Wait(ctx)
+	}
+	for wait := collLook; ; wait = collRewatch {
+		st, done, err := q.WaitFor(ctx, wait)
+		if done {
+			return st, err
+		}
+		if err := c.watchOuter(); err != nil {
+			return st, err
+		}
+	}
 }
 
 // tellAll sends msg to every other rank with tag on the collective

@@ -63,6 +63,9 @@ func MismatchAlgorithms(op coll.Operation, direct bool, keep func(coll.Algorithm
 	if a, ok := coll.DirectAlgorithm(op); ok && direct {
 		names = append(names, a.Name())
 	}
+	if a, ok := coll.HierarchicalAlgorithm(op); ok {
+		names = append(names, a.Name())
+	}
 	return names
 }
 

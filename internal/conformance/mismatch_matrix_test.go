@@ -64,8 +64,8 @@ func mismatchRanks() []int {
 // TestMismatchRule holds the mismatch rule (docs/collectives.md) for
 // every family of every collective operation, with each rank in turn
 // disagreeing on the size, on 2 to 8 ranks: goroutine ranks (with the
-// direct algorithms, and the table choosing them), and processes over tcp
-// and over shared memory. On odd job sizes a rank whose call returned nil
+// direct algorithms, and the table choosing them), processes over tcp
+// and over shared memory, and processes on two pretend nodes. On odd job sizes a rank whose call returned nil
 // goes idle for the bound before its next call, so the others must find
 // the disagreement without it.
 func TestMismatchRule(t *testing.T) {
@@ -89,6 +89,28 @@ func TestMismatchRule(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
+			})
+		}
+	})
+	t.Run("nodes", func(t *testing.T) {
+		// Pretend nodes of two and three ranks: the hierarchical
+		// algorithms, which the table chooses there, run their phases on
+		// the nodes' segments and over TCP.
+		t.Parallel()
+		for _, n := range []int{4, 5} {
+			if quick && n != 4 {
+				continue
+			}
+			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
+				arg := "full"
+				if quick {
+					arg = "quick"
+				}
+				out, err := RunJobNodes(n, 2, "mismatchrule", arg, "COMMTUNE_TRANSPORTS=shm,tcp")
+				if err != nil {
+					t.Fatalf("%v\n%s", err, out)
+				}
+				t.Logf("\n%s", out)
 			})
 		}
 	})
