@@ -145,11 +145,11 @@ func RunJobGrace(n int, grace time.Duration, mode, arg string, env ...string) (s
 	return launchJob(n, 1, grace, mode, arg, env)
 }
 
-// RunJobNodes is RunJob on pretend nodes (launch.Options.Nodes): the
-// ranks in nodes blocks that reach each other over TCP, shared memory
+// RunJobNodes is RunJobGrace on pretend nodes (launch.Options.Nodes):
+// the ranks in nodes blocks that reach each other over TCP, shared memory
 // within each.
-func RunJobNodes(n, nodes int, mode, arg string, env ...string) (string, error) {
-	return launchJob(n, nodes, 0, mode, arg, env)
+func RunJobNodes(n, nodes int, grace time.Duration, mode, arg string, env ...string) (string, error) {
+	return launchJob(n, nodes, grace, mode, arg, env)
 }
 
 func launchJob(n, nodes int, grace time.Duration, mode, arg string, env []string) (string, error) {

@@ -106,7 +106,7 @@ func TestMismatchRule(t *testing.T) {
 				if quick {
 					arg = "quick"
 				}
-				out, err := RunJobNodes(n, 2, "mismatchrule", arg, "COMMTUNE_TRANSPORTS=shm,tcp")
+				out, err := RunJobNodes(n, 2, 0, "mismatchrule", arg, "COMMTUNE_TRANSPORTS=shm,tcp")
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}

@@ -121,7 +121,7 @@ func TestCollectivesNodes(t *testing.T) {
 		}
 		t.Run(fmt.Sprintf("n=%d/nodes=%d", tc.n, tc.nodes), func(t *testing.T) {
 			t.Parallel()
-			out, err := conformance.RunJobNodes(tc.n, tc.nodes, "coll", "nodes", "COMMTUNE_TRANSPORTS=shm,tcp")
+			out, err := conformance.RunJobNodes(tc.n, tc.nodes, 0, "coll", "nodes", "COMMTUNE_TRANSPORTS=shm,tcp")
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}

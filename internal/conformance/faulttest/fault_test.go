@@ -167,21 +167,37 @@ func dumpStacksOnTerm() {
 }
 
 // TestKillCollective kills rank 2 of 4 and of 8 in the middle of each of
-// faultCases, over TCP and shared memory: every survivor's call must
+// faultCases, over TCP and shared memory, and on two pretend nodes
+// (hierarchical collectives): every survivor's call must
 // return an error that is ErrPeerLost naming rank 2, never ErrCanceled,
 // within faultBound of the kill, with no survivor closing before all have
 // their error. COMMTUNE_FAULT_RUNS repeats every job (default 1).
 func TestKillCollective(t *testing.T) {
 	runs := conformance.CountFromEnv(t, "COMMTUNE_FAULT_RUNS", 1, 1)
 	line := regexp.MustCompile(`(?m)^\[(\d+)\] rank (\d+): lost rank (-?\d+) after (\S+) \(call \d+, canceled (true|false)\): (.*)$`)
+	type setup struct {
+		name  string
+		env   string
+		nodes int // pretend nodes; 0: one
+	}
+	var setups []setup
 	for _, tr := range conformance.Transports {
+		setups = append(setups, setup{tr.Name, tr.Env, 0})
+	}
+	// Two pretend nodes: the collectives are hierarchical, rank 2 leads
+	// the second node of 4 ranks and is led on that of 8.
+	setups = append(setups, setup{"nodes", "COMMTUNE_TRANSPORTS=shm,tcp", 2})
+	for _, su := range setups {
 		for _, n := range []int{4, 8} {
 			for _, fc := range faultCases() {
-				t.Run(fmt.Sprintf("%s/n=%d/%s", tr.Name, n, fc), func(t *testing.T) {
+				if su.nodes > 1 && fc.op == "halo" {
+					continue // no collective
+				}
+				t.Run(fmt.Sprintf("%s/n=%d/%s", su.name, n, fc), func(t *testing.T) {
 					for run := range runs {
 						dir := t.TempDir()
 						// The launcher must not end the survivors before they report.
-						out, err := conformance.RunJobGrace(n, faultHold+2*time.Second, "killcoll", dir+";"+fc.String(), tr.Env)
+						out, err := conformance.RunJobNodes(n, su.nodes, faultHold+2*time.Second, "killcoll", dir+";"+fc.String(), su.env)
 						var re *launch.RankError
 						if !errors.As(err, &re) || re.Rank != faultVictim || re.Signal != syscall.SIGKILL {
 							t.Fatalf("run %d: launcher error %v, want rank %d killed by SIGKILL\n%s", run, err, faultVictim, out)
