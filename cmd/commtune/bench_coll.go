@@ -24,18 +24,19 @@ import (
 
 const defaultCollSizes = "8,1K,16K,256K,1M"
 
-// collMain is `commtune bench coll --op OP [-n N] [--algo
+// collMain is `commtune bench coll --op OP [-n N] [--nodes K] [--algo
 // NAME|all|auto|lottery] [--sizes ...] [--iters K] [--timing
 // back-to-back|barrier] [--calls N] [--transport auto|tcp|shm|inproc]
 // [--json]`.
 func collMain(args []string) int {
-	fs := newFlagSet("bench coll", "--op OP [-n 4] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 2000] [--timing back-to-back|barrier] [--calls 2000] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
+	fs := newFlagSet("bench coll", "--op OP [-n 4] [--nodes 1] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 2000] [--timing back-to-back|barrier] [--calls 2000] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
 	var ops []string
 	for _, op := range coll.Operations {
 		ops = append(ops, string(op))
 	}
 	opFlag := fs.String("op", "", "operation: "+strings.Join(ops, ", "))
 	ranks := fs.Int("n", 4, "ranks")
+	nodes := fs.Int("nodes", 1, "split the ranks into this many pretend nodes (as commtune run --nodes): shared memory within each, TCP between them; with --algo all, the hierarchical algorithms run too")
 	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), lottery (the lottery scheduler against each of its candidates), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
 	calls := fs.Int("calls", 2000, "with --algo lottery: calls through the lottery, and of each candidate alone, per size")
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast and the reductions (reduce, allreduce, reducescatterblock, reducescatter, scan, exscan), one rank's block otherwise")
@@ -57,6 +58,12 @@ func collMain(args []string) int {
 	}
 	if *iters < 1 {
 		return usageError("bench", "--iters must be at least 1 (got %d)", *iters)
+	}
+	if *nodes < 1 || *nodes > *ranks {
+		return usageError("bench", "--nodes %d: want 1 to -n (%d)", *nodes, *ranks)
+	}
+	if *nodes > 1 && (*transport == "inproc" || *vs != "" || *algo == bench.Lottery) {
+		return usageError("bench", "--nodes runs processes of commtune alone: leave out --transport inproc, --vs and --algo lottery")
 	}
 	sizes, err := units.ParseSizes(*sizesFlag)
 	if err != nil {
@@ -96,8 +103,11 @@ func collMain(args []string) int {
 		if a, ok := coll.DirectAlgorithm(op); ok && *transport == "inproc" {
 			algos = append(algos, a.Name()) // goroutine ranks read each other's buffers
 		}
-		if name, ok := comm.SegmentAlgorithm(op); ok && *transport != "tcp" {
+		if name, ok := comm.SegmentAlgorithm(op); ok && *transport != "tcp" && *nodes == 1 {
 			algos = append(algos, name) // ranks of one node share a segment
+		}
+		if a, ok := coll.HierarchicalAlgorithm(op); ok && *nodes > 1 {
+			algos = append(algos, a.Name()) // ranks of several nodes
 		}
 	default:
 		for _, name := range strings.Split(*algo, ",") {
@@ -140,7 +150,7 @@ func collMain(args []string) int {
 			return err
 		}, collSelect(commtune.CollSelectTable))
 	case "auto", "tcp", "shm":
-		rep, err = collProcesses(ctx, cfg, *ranks, *transport, progress)
+		rep, err = collProcesses(ctx, cfg, *ranks, *nodes, *transport, progress)
 	default:
 		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", *transport)
 	}
@@ -171,14 +181,14 @@ type collProgress struct {
 // collProcesses runs the benchmark on ranks started through the launcher;
 // rank 0 prints progress lines, then its report, as JSON on stdout. The
 // ranks use the decision table: "auto" is the table's choice.
-func collProcesses(ctx context.Context, cfg bench.CollConfig, n int, transport string, progress func(int, int, string)) (*bench.CollReport, error) {
+func collProcesses(ctx context.Context, cfg bench.CollConfig, n, nodes int, transport string, progress func(int, int, string)) (*bench.CollReport, error) {
 	argv, err := launch.Self("bench-rank", "coll", "--op", string(cfg.Op), "--algos", strings.Join(cfg.Algorithms, ","),
 		"--sizes", joinSizes(cfg.Sizes), "--iters", strconv.Itoa(cfg.Iters), "--timing", string(cfg.Timing), "--transport", transport)
 	if err != nil {
 		return nil, err
 	}
 	var rep bench.CollReport
-	err = benchProcesses(ctx, argv, n, transport, []string{commtune.EnvCollSelect + "=" + commtune.CollSelectTable}, progress, &rep)
+	err = benchProcesses(ctx, argv, n, nodes, transport, []string{commtune.EnvCollSelect + "=" + commtune.CollSelectTable}, progress, &rep)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +203,10 @@ func joinSizes(sizes []int) string {
 	return strings.Join(s, ",")
 }
 
-// benchProcesses runs argv as n ranks over transport with env added to
-// theirs, passes rank 0's progress lines to progress and decodes its last
+// benchProcesses runs argv as n ranks (on nodes pretend nodes, when more
+// than 1) over transport with env added to theirs, passes rank 0's progress lines to progress and decodes its last
 // line, the report, into rep.
-func benchProcesses(ctx context.Context, argv []string, n int, transport string, env []string, progress func(int, int, string), rep any) error {
+func benchProcesses(ctx context.Context, argv []string, n, nodes int, transport string, env []string, progress func(int, int, string), rep any) error {
 	switch transport {
 	case "tcp":
 		env = append(env, commtune.EnvTransports+"=tcp")
@@ -213,7 +223,7 @@ func benchProcesses(ctx context.Context, argv []string, n int, transport string,
 		report = append(report[:0], line...)
 	}}
 	var stderr strings.Builder
-	err := launch.Run(ctx, launch.Options{N: n, Args: argv, Env: env, Stdout: lines, Stderr: &stderr})
+	err := launch.Run(ctx, launch.Options{N: n, Nodes: nodes, Args: argv, Env: env, Stdout: lines, Stderr: &stderr})
 	lines.Flush()
 	if err != nil {
 		if stderr.Len() > 0 {

@@ -91,7 +91,7 @@ func haloMain(args []string) int {
 			"--iters", strconv.Itoa(*iters), "--repeats", strconv.Itoa(*runs))
 		if err == nil {
 			var got bench.HaloReport
-			err = benchProcesses(ctx, argv, *ranks, *transport, env, progress, &got)
+			err = benchProcesses(ctx, argv, *ranks, 1, *transport, env, progress, &got)
 			rep.Runs = got.Runs
 		}
 	default:

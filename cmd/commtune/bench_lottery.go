@@ -59,7 +59,7 @@ func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) 
 		if _, set := os.LookupEnv(commtune.EnvTuneState); !set {
 			env = append(env, commtune.EnvTuneState+"="+commtune.TuneStateOff)
 		}
-		err = benchProcesses(ctx, argv, n, transport, env, progress, rep)
+		err = benchProcesses(ctx, argv, n, 1, transport, env, progress, rep)
 	default:
 		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", transport)
 	}

@@ -174,7 +174,7 @@ func startupProcesses(ctx context.Context, n int, transport string, jobEnv []str
 	var line bench.StartupRank
 	start := time.Now()
 	env := append([]string{bench.EnvStartupStart + "=" + strconv.FormatInt(start.UnixNano(), 10)}, jobEnv...)
-	err = benchProcesses(ctx, argv, n, transport, env, func(int, int, string) {}, &line)
+	err = benchProcesses(ctx, argv, n, 1, transport, env, func(int, int, string) {}, &line)
 	wall := time.Since(start)
 	if err != nil {
 		return bench.StartupTimes{}, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,8 @@ func TestBenchFlags(t *testing.T) {
 		{"coll bad transport", []string{"bench", "coll", "--op", "bcast", "--transport", "ib"}, 2, `--transport "ib"`},
 		{"coll lottery bad timing", []string{"bench", "coll", "--op", "bcast", "--algo", "lottery", "--timing", "median"}, 2, `--timing: timing "median": want back-to-back or barrier`},
 		{"coll bad timing", []string{"bench", "coll", "--op", "bcast", "--timing", "median"}, 2, `--timing: timing "median": want back-to-back or barrier`},
+		{"coll more nodes than ranks", []string{"bench", "coll", "--op", "bcast", "-n", "2", "--nodes", "3"}, 2, "--nodes 3: want 1 to -n (2)"},
+		{"coll nodes inproc", []string{"bench", "coll", "--op", "bcast", "--nodes", "2", "--transport", "inproc"}, 2, "--nodes runs processes"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -97,14 +100,19 @@ func TestBenchCollJSON(t *testing.T) {
 	for _, tc := range []struct {
 		transport, op, algo, sizes, timing string
 		want                               int
+		nodes                              int // pretend nodes; 0: one
 	}{
-		{"inproc", "allgather", "all", "8,1K,4K,64K", "", (4*2+1)*4 + 2}, // four families, pulled too, direct, and the node segment at 8 and 1K
-		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", "barrier", 2 * 2},
-		{"inproc", "reducescatter", "all", "8,4K", "", 8 * 2},
-		{"inproc", "exscan", "recursive-doubling,linear", "8,4K", "", 2 * 2},
+		{"inproc", "allgather", "all", "8,1K,4K,64K", "", (4*2+1)*4 + 2, 0}, // four families, pulled too, direct, and the node segment at 8 and 1K
+		{"tcp", "allreduce", "reduce-bcast:binomial:seg=1K,ring", "8,4K", "barrier", 2 * 2, 0},
+		{"inproc", "reducescatter", "all", "8,4K", "", 8 * 2, 0},
+		{"inproc", "exscan", "recursive-doubling,linear", "8,4K", "", 2 * 2, 0},
+		{"auto", "bcast", "binomial,hierarchical", "8,4K", "", 2 * 2, 2},
 	} {
 		t.Run(tc.transport+"/"+tc.op, func(t *testing.T) {
 			args := []string{"bench", "coll", "--op", tc.op, "-n", "3", "--algo", tc.algo, "--sizes", tc.sizes, "--iters", "10", "--transport", tc.transport, "--json"}
+			if tc.nodes > 0 {
+				args = append(args, "--nodes", strconv.Itoa(tc.nodes))
+			}
 			timing := "back-to-back"
 			if tc.timing != "" {
 				args, timing = append(args, "--timing", tc.timing), tc.timing

@@ -103,7 +103,7 @@ func vsColl(ctx context.Context, cfg bench.CollConfig, n int, transport, ref str
 	algo := cfg.Algorithms[0]
 	for k := 0; k < rounds; k++ {
 		bar.Describe("commtune")
-		rep, err := collProcesses(ctx, cfg, n, transport, func(int, int, string) {})
+		rep, err := collProcesses(ctx, cfg, n, 1, transport, func(int, int, string) {})
 		if err != nil {
 			bar.Finish()
 			fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
