@@ -53,8 +53,8 @@ func TestInfoCollAlgorithms(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
-		"allreduce           37  reduce-bcast, recursive-doubling, ring, rabenseifner, direct\n",
-		"bcast               33  flat, chain, binary, binomial, knomial, direct\n",
+		"allreduce           38  reduce-bcast, recursive-doubling, ring, rabenseifner, direct, hierarchical\n",
+		"bcast               34  flat, chain, binary, binomial, knomial, direct, hierarchical\n",
 		"alltoallv            1  pairwise\n",
 		"reducescatterblock   8  recursive-halving, ring, recursive-doubling, reduce-scatterv\n",
 		"scan                 7  recursive-doubling, linear\n",
