@@ -238,7 +238,7 @@ func (r *collInfo) writeText(w io.Writer) error {
 		}
 	}
 	fmt.Fprintln(w, "before any table: goroutine ranks of one process run the direct algorithms; processes of one node, the node segment for what its slots carry;")
-	fmt.Fprintln(w, "ranks on several nodes (some node holding two or more), the hierarchical barrier, bcast, reduce and allreduce (commutative), at every size")
+	fmt.Fprintln(w, "ranks on several nodes (some node holding two or more), the hierarchical barrier, bcast, reduce and allreduce (commutative) for what a node segment's slot holds")
 	fmt.Fprintln(w, "the fixed decision table (first matching line wins; bytes = the vector, or one rank's block):")
 	fmt.Fprint(w, coll.DecisionTable())
 	for _, op := range coll.Operations {

@@ -100,10 +100,8 @@ func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Optio
 		// passing messages comes near.
 		return a, false, nil
 	}
-	if a, ok := c.hierarchical(op, commutative); ok {
-		// Ranks on several nodes: the fewest messages between them, at
-		// every size (so that ranks disagreeing on the size still run
-		// one family, and find it).
+	if a, ok := c.hierarchical(op, bytes, commutative); ok {
+		// Ranks on several nodes: the fewest messages between them.
 		return a, false, nil
 	}
 	if t := c.sampledTable(); t != nil {
@@ -351,7 +349,7 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 			return c.prepared(op, a, &directPlan, l, in, out, red, commutative, o, false, ChosenByTable), nil
 		}
 	}
-	if a, ok := c.hierarchical(op, commutative); ok && o.Algorithm == "" {
+	if a, ok := c.hierarchical(op, l.Bytes, commutative); ok && o.Algorithm == "" {
 		if _, forced := c.ep.Cfg.Forced(op); !forced {
 			return c.preparedHier(op, a, l, in, out, red, commutative, o, ChosenByTable)
 		}

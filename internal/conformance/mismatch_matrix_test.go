@@ -17,14 +17,26 @@ import (
 // family of every operation, unsegmented and in 1K segments (of which 1024
 // elements against 2048 make 8 and 16, the first 8 alike), at 1024
 // against 2048 elements; unsegmented at 2 against 3 elements, which the
-// small-message paths carry. A quick pass (-short, or a race-detector
+// small-message paths carry; on pretend nodes, the table's choice at 2
+// against 300, which it makes differently. A quick pass (-short, or a race-detector
 // build) leaves out the segments.
-func mismatchRuleMatrix(n int, direct, quick, idle bool) MismatchMatrix {
+func mismatchRuleMatrix(n int, direct, quick, idle, nodes bool) MismatchMatrix {
 	big, small := MismatchSizes{Good: 1024, Bad: 2048}, MismatchSizes{Good: 2, Bad: 3}
+	sizes := []MismatchSizes{big, small}
+	// On nodes, 2 against 300 elements: the table chooses the hierarchical
+	// algorithm for one (16 bytes fit the node segment's slot) and another
+	// family for the other.
+	straddle := MismatchSizes{Good: 2, Bad: 300}
+	if nodes {
+		sizes = append(sizes, straddle)
+	}
 	return MismatchMatrix{
 		Ops:   coll.Operations,
-		Sizes: []MismatchSizes{big, small},
+		Sizes: sizes,
 		Algorithms: func(op coll.Operation, sz MismatchSizes) []string {
+			if sz == straddle {
+				return []string{""}
+			}
 			return MismatchAlgorithms(op, direct, func(a coll.Algorithm) bool {
 				return a.Segment == 0 || a.Segment == 1<<10 && sz == big && !quick
 			})
@@ -77,7 +89,7 @@ func TestMismatchRule(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 				defer cancel()
 				err := commtune.Local(n, func(c *commtune.Comm) error {
-					lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(n, true, quick, n%2 == 1))
+					lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(n, true, quick, n%2 == 1, false))
 					if c.Rank() == 0 {
 						t.Logf("\n%s", strings.Join(lines, "\n"))
 					}
@@ -102,9 +114,9 @@ func TestMismatchRule(t *testing.T) {
 				continue
 			}
 			t.Run(fmt.Sprintf("n=%d", n), func(t *testing.T) {
-				arg := "full"
+				arg := "full,nodes"
 				if quick {
-					arg = "quick"
+					arg = "quick,nodes"
 				}
 				out, err := RunJobNodes(n, 2, 0, "mismatchrule", arg, "COMMTUNE_TRANSPORTS=shm,tcp")
 				if err != nil {
@@ -135,9 +147,10 @@ func TestMismatchRule(t *testing.T) {
 }
 
 // mismatchRuleProgram is the rank program of TestMismatchRule's jobs:
-// its argument says "full" or "quick".
+// its argument says "full" or "quick", and ",nodes" on pretend nodes.
 func mismatchRuleProgram(ctx context.Context, c *commtune.Comm, arg string) error {
-	lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(c.Size(), false, arg == "quick", c.Size()%2 == 1))
+	mode, nodes := strings.CutSuffix(arg, ",nodes")
+	lines, err := MismatchRule(ctx, c, mismatchRuleMatrix(c.Size(), false, mode == "quick", c.Size()%2 == 1, nodes))
 	if c.Rank() == 0 {
 		report(c, lines, nil)
 	}
