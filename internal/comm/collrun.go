@@ -453,7 +453,11 @@ func (k *Call) run(ctx context.Context) error {
 		if sel != nil {
 			t0 = time.Now()
 		}
-		err = k.x.runner.Run(ctx, &k.x, k.sched, k.in, k.out, k.red)
+		if k.alg.IsHierarchical() {
+			err = k.runDrawn(ctx)
+		} else {
+			err = k.x.runner.Run(ctx, &k.x, k.sched, k.in, k.out, k.red)
+		}
 		switch {
 		case sel == nil || err != nil:
 		case sel.settle:

@@ -211,11 +211,18 @@ func (k *Call) selection() *selection {
 // bytes: where the sampled table applies, the algorithms it measured close
 // to the fastest (coll.Table.Rivals), pulled as Algorithm would pull them,
 // since measured rivals beat a fixed list; else the fixed list
-// (coll.Candidates).
+// (coll.Candidates), with the hierarchical algorithm on ranks of several
+// nodes.
 func (c *Comm) candidates(op coll.Operation, bytes int, commutative bool) []coll.Algorithm {
 	t := c.sampledTable()
 	if t == nil || len(t.Points(op, len(c.group))) == 0 {
-		return coll.Candidates(op, len(c.group), bytes, commutative)
+		cands := coll.Candidates(op, len(c.group), bytes, commutative)
+		if a, ok := coll.HierarchicalAlgorithm(op); ok && c.hierarchyPays(op, bytes, commutative) {
+			// Ranks on several nodes: the hierarchical algorithm competes
+			// where the table would take it.
+			cands = append(slices.Clip(cands), a)
+		}
+		return cands
 	}
 	cands := t.Rivals(op, len(c.group), bytes, commutative)
 	out := make([]coll.Algorithm, 0, len(cands))

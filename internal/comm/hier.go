@@ -96,7 +96,14 @@ func (c *Comm) spansNodes() bool {
 // 1.8× at 16 KiB, 4× at 1 MiB; Bcast 2× at 4 KiB).
 func (c *Comm) hierarchical(op coll.Operation, bytes int, commutative bool) (coll.Algorithm, bool) {
 	a, ok := coll.HierarchicalAlgorithm(op)
-	return a, ok && bytes <= nodecoll.DefaultLayout.MaxData() && (commutative || !op.Reduces()) && c.ep.Lottery == nil && c.spansNodes()
+	return a, ok && c.ep.Lottery == nil && c.hierarchyPays(op, bytes, commutative)
+}
+
+// hierarchyPays reports whether a hierarchical call of op on bytes can
+// beat the families that ignore the nodes (hierarchical): the ranks span
+// nodes, and the node phases go through the node segment.
+func (c *Comm) hierarchyPays(op coll.Operation, bytes int, commutative bool) bool {
+	return bytes <= nodecoll.DefaultLayout.MaxData() && (commutative || !op.Reduces()) && c.spansNodes()
 }
 
 // close closes the hierarchy's communicators.
@@ -243,23 +250,7 @@ func (hc *hierCall) release() {
 func (k *Call) runHier(ctx context.Context) error {
 	c, hc := k.x.c, k.hier
 	defer hc.release()
-	err := c.beginDirect()
-	o := &outerCall{c: c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout}
-	hc.h.node.outer.Store(o)
-	if hc.h.leaders != nil {
-		hc.h.leaders.outer.Store(o)
-	}
-	for i, p := range hc.phases {
-		if p == nil {
-			continue
-		}
-		hc.phases[i] = nil
-		if err != nil {
-			p.failUnrun(ctx, err)
-			continue
-		}
-		err = p.Run(ctx, k.blocking)
-	}
+	err := hc.run(ctx, k, c.beginDirect())
 	c.endDirect(k.seq)
 	if err != nil {
 		co := c.coord()
@@ -281,6 +272,41 @@ func (k *Call) runHier(ctx context.Context) error {
 		k.choice(Choice{Algorithm: k.alg.Name(), By: k.by})
 	}
 	return nil
+}
+
+// run runs the phases of k, a hierarchical call, in turn; with err, a
+// failure before the first, it runs none and fails them all. A phase that
+// fails fails those after it.
+func (hc *hierCall) run(ctx context.Context, k *Call, err error) error {
+	o := &outerCall{c: k.x.c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout}
+	hc.h.node.outer.Store(o)
+	if hc.h.leaders != nil {
+		hc.h.leaders.outer.Store(o)
+	}
+	for i, p := range hc.phases {
+		if p == nil {
+			continue
+		}
+		hc.phases[i] = nil
+		if err != nil {
+			p.failUnrun(ctx, err)
+			continue
+		}
+		err = p.Run(ctx, k.blocking)
+	}
+	return err
+}
+
+// runDrawn runs k, a blocking call for which the lottery drew the
+// hierarchical algorithm: its phases are prepared now, in program order
+// still.
+func (k *Call) runDrawn(ctx context.Context) error {
+	hc, err := k.x.c.prepareHier(k.op, k.layout, k.in, k.out, k.red, k.commutative)
+	if err != nil {
+		return err
+	}
+	defer hc.release()
+	return hc.run(ctx, k, nil)
 }
 
 // failUnrun ends a prepared call that will not run because an earlier

@@ -63,7 +63,7 @@ func TestCollectivesInproc(t *testing.T) {
 // vectors up to a few segments ("small"), or whole and 64K-segmented
 // 1 MiB vectors ("large").
 func processMatrix(which string) conformance.CollectiveMatrix {
-	if which == "nodes" {
+	if strings.HasPrefix(which, "nodes") {
 		return nodesMatrix()
 	}
 	segs, counts := []int{0, 1 << 10}, []int{0, 1, 7, 5*1024 + 3}
@@ -113,15 +113,22 @@ func allRanks(n int) []int {
 // TestCollectivesNodes runs the hierarchical algorithms on processes of
 // pretend nodes (shared memory within each, TCP between them): nodes of
 // one, two and three ranks, the root on each, the barrier made to wait for
-// a late rank.
+// a late rank, and what the table and the lottery choose.
 func TestCollectivesNodes(t *testing.T) {
-	for _, tc := range []struct{ n, nodes int }{{3, 2}, {4, 2}, {5, 2}, {6, 3}, {4, 4}} {
+	for _, tc := range []struct {
+		n, nodes int
+		lottery  bool
+	}{{3, 2, false}, {4, 2, false}, {5, 2, false}, {6, 3, false}, {4, 4, false}, {4, 2, true}} {
 		if testenv.Reduced() && tc.n != 4 {
 			continue
 		}
-		t.Run(fmt.Sprintf("n=%d/nodes=%d", tc.n, tc.nodes), func(t *testing.T) {
+		which, env := "nodes", []string{"COMMTUNE_TRANSPORTS=shm,tcp"}
+		if tc.lottery {
+			which, env = "nodes-lottery", append(env, "COMMTUNE_COLL_SELECT=lottery")
+		}
+		t.Run(fmt.Sprintf("n=%d/nodes=%d/%s", tc.n, tc.nodes, which), func(t *testing.T) {
 			t.Parallel()
-			out, err := conformance.RunJobNodes(tc.n, tc.nodes, 0, "coll", "nodes", "COMMTUNE_TRANSPORTS=shm,tcp")
+			out, err := conformance.RunJobNodes(tc.n, tc.nodes, 0, "coll", which, env...)
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
