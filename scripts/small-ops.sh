@@ -3,8 +3,10 @@
 # this machine (bench floor), then, 20 000 back-to-back calls and 2 000
 # from the start, Barrier, Bcast, Reduce, Allreduce and Allgather at 8 B
 # and 1 KiB on 2 processes, the same five at 8 B on 4 processes (the MPIs
-# oversubscribed), goroutine ranks (Local) at 2 and 4, and shared-memory
-# ping-pong at 8 B. Each comparison alternates ROUNDS runs of each side
+# oversubscribed), goroutine ranks (Local) at 2 and 4, shared-memory
+# ping-pong at 8 B, and the hierarchical Allreduce, Bcast and Barrier at
+# 8 B against the families that ignore the nodes on 4 ranks of two
+# pretend nodes (commtune run --nodes: one processor each, TCP between). Each comparison alternates ROUNDS runs of each side
 # (default 3) and prints means with p50 and p99; a ratio below 1 means
 # commtune is faster. Check that nothing else runs first (uptime): a run
 # beside other work says nothing.
@@ -48,4 +50,14 @@ done
 for vs in openmpi mpich; do
 	section "shared-memory ping-pong, 8 B, against $vs"
 	"$bin" bench pingpong --transport shm --sizes 8 --iters 20000 --vs "$vs" --rounds "$rounds" 2>/dev/null
+done
+
+section "4 ranks on 2 pretend nodes, 20000 calls: hierarchical against the families that ignore the nodes"
+for r in $(seq "$rounds"); do
+	"$bin" bench coll --op allreduce -n 4 --nodes 2 --sizes 8 --iters 20000 \
+		--algo hierarchical,reduce-bcast/binomial,recursive-doubling,reduce-bcast/knomial/k=4,rabenseifner 2>/dev/null | grep -E '^ +allreduce/'
+	"$bin" bench coll --op bcast -n 4 --nodes 2 --sizes 8 --iters 20000 \
+		--algo hierarchical,binomial,knomial,flat,binary,chain 2>/dev/null | grep -E '^ +bcast/'
+	"$bin" bench coll --op barrier -n 4 --nodes 2 --sizes 8 --iters 20000 \
+		--algo hierarchical,dissemination,tree:binomial,tree:knomial 2>/dev/null | grep -E '^ +barrier/'
 done
