@@ -81,8 +81,11 @@ func (c *Comm) hierarchyOf() *hierarchy {
 // messages between nodes than one that ignores them.
 func (c *Comm) spansNodes() bool {
 	return c.spans.get(func() bool {
-		h := c.hierarchyOf()
-		return len(h.leaderOf) > 1 && len(h.leaderOf) < len(c.group)
+		nodes := map[int]bool{}
+		for _, w := range c.group {
+			nodes[c.ep.NodeOf(w)] = true
+		}
+		return len(nodes) > 1 && len(nodes) < len(c.group)
 	})
 }
 
