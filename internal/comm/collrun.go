@@ -454,7 +454,7 @@ func (k *Call) run(ctx context.Context) error {
 			t0 = time.Now()
 		}
 		if k.alg.IsHierarchical() {
-			err = k.runDrawn(ctx)
+			err = k.runDrawn(ctx, sig)
 		} else {
 			err = k.x.runner.Run(ctx, &k.x, k.sched, k.in, k.out, k.red)
 		}

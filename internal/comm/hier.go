@@ -253,7 +253,9 @@ func (hc *hierCall) release() {
 func (k *Call) runHier(ctx context.Context) error {
 	c, hc := k.x.c, k.hier
 	defer hc.release()
-	err := hc.run(ctx, k, c.beginDirect())
+	o := &outerCall{c: c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout}
+	o.sig, o.kind = namedSignature(k.op, o.name, k.layout), controlSignatureDirect
+	err := hc.run(ctx, k, o, c.beginDirect())
 	c.endDirect(k.seq)
 	if err != nil {
 		co := c.coord()
@@ -280,8 +282,7 @@ func (k *Call) runHier(ctx context.Context) error {
 // run runs the phases of k, a hierarchical call, in turn; with err, a
 // failure before the first, it runs none and fails them all. A phase that
 // fails fails those after it.
-func (hc *hierCall) run(ctx context.Context, k *Call, err error) error {
-	o := &outerCall{c: k.x.c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout}
+func (hc *hierCall) run(ctx context.Context, k *Call, o *outerCall, err error) error {
 	hc.h.node.outer.Store(o)
 	if hc.h.leaders != nil {
 		hc.h.leaders.outer.Store(o)
@@ -302,14 +303,16 @@ func (hc *hierCall) run(ctx context.Context, k *Call, err error) error {
 
 // runDrawn runs k, a blocking call for which the lottery drew the
 // hierarchical algorithm: its phases are prepared now, in program order
-// still.
-func (k *Call) runDrawn(ctx context.Context) error {
+// still. The call passes messages as far as its ranks know (sig, the
+// lottery's signature, which they agree on): its phases watch its state.
+func (k *Call) runDrawn(ctx context.Context, sig Sig) error {
 	hc, err := k.x.c.prepareHier(k.op, k.layout, k.in, k.out, k.red, k.commutative)
 	if err != nil {
 		return err
 	}
 	defer hc.release()
-	return hc.run(ctx, k, nil)
+	o := &outerCall{c: k.x.c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout, sig: sig, kind: controlSignature, st: &k.state}
+	return hc.run(ctx, k, o, nil)
 }
 
 // failUnrun ends a prepared call that will not run because an earlier
@@ -352,7 +355,14 @@ type outerCall struct {
 	op     coll.Operation
 	name   string
 	layout coll.Layout
-	told   atomic.Bool
+	// sig is the call's signature as its ranks know it, which this rank
+	// tells them, as a note of kind; st is the call's state where it
+	// passes messages as far as its ranks know (a lottery's draw), nil
+	// where it runs as a direct call (notes of it wait for watchDirect).
+	sig  Sig
+	kind byte
+	st   *CallState
+	told atomic.Bool
 }
 
 // watchOuter is what a phase of a hierarchical call that waits does on
@@ -367,13 +377,26 @@ func (c *Comm) watchOuter() error {
 		return nil
 	}
 	p := o.c
-	if err := p.passesMessages(o.seq); err != nil {
-		return err
+	if o.st != nil {
+		// A peer's note of the call fails its state (apply).
+		co := p.coord()
+		if co.arrived.Load() != co.drained.Load() {
+			p.drainNotes()
+		}
+		co.mu.Lock()
+		failed := o.st.failed
+		co.mu.Unlock()
+		if failed != nil {
+			return failed
+		}
+	} else {
+		if err := p.passesMessages(o.seq); err != nil {
+			return err
+		}
+		p.watchDirect(o.seq, o.op, o.name, o.layout, -1, false, nil)
 	}
-	p.watchDirect(o.seq, o.op, o.name, o.layout, -1, false, nil)
 	if !o.told.Swap(true) {
-		sig := namedSignature(o.op, o.name, o.layout)
-		p.tellPeers(controlSignatureDirect, o.seq, sig.hash, sig.describe())
+		p.tellPeers(o.kind, o.seq, o.sig.hash, o.sig.describe())
 	}
 	if p.coord().brokenFlag.Load() {
 		return p.brokenErr()
