@@ -124,7 +124,8 @@ func (h *hierarchy) close() {
 type hierCall struct {
 	h       *hierarchy
 	phases  [3]*Call
-	scratch []byte // the hierarchy's, to hand back (nil: allocated, or none)
+	scratch []byte    // the hierarchy's, to hand back (nil: allocated, or none)
+	outer   outerCall // what its phases watch (run)
 }
 
 // prepareHier prepares the phases of a hierarchical call of op on l.
@@ -253,21 +254,10 @@ func (hc *hierCall) release() {
 func (k *Call) runHier(ctx context.Context) error {
 	c, hc := k.x.c, k.hier
 	defer hc.release()
-	o := &outerCall{c: c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout}
-	o.sig, o.kind = namedSignature(k.op, o.name, k.layout), controlSignatureDirect
-	err := hc.run(ctx, k, o, c.beginDirect())
+	err := hc.run(ctx, k, namedSignature(k.op, k.alg.Name(), k.layout), controlSignatureDirect, nil, c.beginDirect())
 	c.endDirect(k.seq)
 	if err != nil {
-		co := c.coord()
-		co.mu.Lock()
-		noted := co.brokenFlag.Load() // a peer's note broke c: it told everyone
-		c.breakLocked(k.seq, err)     // out of step: the calls after this one fail too
-		co.mu.Unlock()
-		if !noted {
-			// Ranks that run another algorithm in this call wait for
-			// this rank's messages on c itself.
-			c.tellWhy(k.seq, err)
-		}
+		c.leaveCalls(k.seq, err)
 		return fmt.Errorf("commtune: %s (%s): %w", k.op, k.alg.Name(), err)
 	}
 	if k.Post != nil {
@@ -281,8 +271,12 @@ func (k *Call) runHier(ctx context.Context) error {
 
 // run runs the phases of k, a hierarchical call, in turn; with err, a
 // failure before the first, it runs none and fails them all. A phase that
-// fails fails those after it.
-func (hc *hierCall) run(ctx context.Context, k *Call, o *outerCall, err error) error {
+// fails fails those after it. sig, kind and st are what a waiting phase
+// tells and watches of k (outerCall).
+func (hc *hierCall) run(ctx context.Context, k *Call, sig Sig, kind byte, st *CallState, err error) error {
+	o := &hc.outer
+	o.c, o.seq, o.op, o.name, o.layout = k.x.c, k.seq, k.op, k.alg.Name(), k.layout
+	o.sig, o.kind, o.st = sig, kind, st
 	hc.h.node.outer.Store(o)
 	if hc.h.leaders != nil {
 		hc.h.leaders.outer.Store(o)
@@ -311,8 +305,7 @@ func (k *Call) runDrawn(ctx context.Context, sig Sig) error {
 		return err
 	}
 	defer hc.release()
-	o := &outerCall{c: k.x.c, seq: k.seq, op: k.op, name: k.alg.Name(), layout: k.layout, sig: sig, kind: controlSignature, st: &k.state}
-	return hc.run(ctx, k, o, nil)
+	return hc.run(ctx, k, sig, controlSignature, &k.state, nil)
 }
 
 // failUnrun ends a prepared call that will not run because an earlier

@@ -519,15 +519,22 @@ func (s *segment) leaving(err error) {
 	if errors.Is(err, nodecoll.ErrAborted) {
 		return // the peer that left first told everyone why
 	}
-	c := s.c
-	seq := s.cur.seq // 0 outside a call
+	s.c.leaveCalls(s.cur.seq, mapSegmentError(err)) // seq 0 outside a call
+}
+
+// leaveCalls ends this rank's collective calls on c from seq on, which
+// passed no message, because of err: every later call fails, and the
+// peers — which may wait for this rank in seq, or run another algorithm
+// there and wait for its messages — are told why, unless a peer's note
+// broke c first (that peer told everyone).
+func (c *Comm) leaveCalls(seq uint64, err error) {
 	co := c.coord()
 	co.mu.Lock()
-	noted := co.brokenFlag.Load() // a peer's note broke the communicator: it told everyone
-	c.breakLocked(seq, mapSegmentError(err))
+	noted := co.brokenFlag.Load()
+	c.breakLocked(seq, err)
 	co.mu.Unlock()
 	if !noted {
-		c.tellWhy(seq, mapSegmentError(err))
+		c.tellWhy(seq, err)
 	}
 }
 
