@@ -37,6 +37,8 @@ func TestRunCommand(t *testing.T) {
 		{"no program", []string{"run", "-n", "2"}, 2, "", "no program given"},
 		{"no program after --", []string{"run", "-n", "2", "--"}, 2, "", "no program given"},
 		{"zero grace", []string{"run", "-n", "1", "--kill-grace", "0s", "true"}, 2, "", "--kill-grace must be positive"},
+		{"more nodes than ranks", []string{"run", "-n", "2", "--nodes", "3", "true"}, 2, "", "--nodes must be from 1 to -n (got 3 for 2 ranks)"},
+		{"zero nodes", []string{"run", "-n", "2", "--nodes", "0", "true"}, 2, "", "--nodes must be from 1 to -n (got 0 for 2 ranks)"},
 		{"bad --env", []string{"run", "-n", "1", "--env", "NOEQUALS", "true"}, 2, "", `"NOEQUALS" is not NAME=value`},
 		{"--env of a launcher variable", []string{"run", "-n", "1", "--env", "COMMTUNE_SIZE=9", "true"}, 2, "", "COMMTUNE_SIZE is set by the launcher"},
 		{"unknown flag", []string{"run", "-x", "true"}, 2, "", "flag provided but not defined: -x"},

@@ -286,6 +286,8 @@ func TestRunBadOptions(t *testing.T) {
 		{"no ranks", Options{N: 0, Args: []string{"true"}}, "0 ranks requested"},
 		{"no program", Options{N: 1}, "no program"},
 		{"negative grace", Options{N: 1, Args: []string{"true"}, KillGrace: -1}, "negative kill grace"},
+		{"more nodes than ranks", Options{N: 2, Nodes: 3, Args: []string{"true"}}, "3 nodes for 2 ranks"},
+		{"negative nodes", Options{N: 2, Nodes: -1, Args: []string{"true"}}, "-1 nodes for 2 ranks"},
 		{"env without =", Options{N: 1, Args: []string{"true"}, Env: []string{"FOO"}}, `"FOO" is not NAME=value`},
 		{"env sets a launcher variable", Options{N: 1, Args: []string{"true"}, Env: []string{"COMMTUNE_RANK=3"}}, "sets COMMTUNE_RANK"},
 		{"program not found", Options{N: 2, Args: []string{"/nonexistent/prog"}}, "/nonexistent/prog"},
