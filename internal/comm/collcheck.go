@@ -316,10 +316,11 @@ func (c *Comm) tellWhy(seq uint64, err error) {
 // explain returns what made call st fail, given err, the error of one of
 // its requests. When err may be only the effect of a peer's leaving — a
 // withdrawn send, or a lost peer, which may have closed after it left —
-// it is the note of the peer that left first, if one came; otherwise, as
-// when this rank found a mismatch itself, err. A withdrawal is always
-// explained by a note, sent before it; explain waits up to noteWait for
-// it to arrive.
+// it is the note of the peer that left first, if one came, or the
+// disagreement this rank found itself (a peer told of it may withdraw
+// before this rank's request ends: no note will come); otherwise err. A
+// withdrawal is always explained by a note, sent before it; explain waits
+// up to noteWait for it to arrive.
 func (c *Comm) explain(st *CallState, err error) error {
 	var w *core.WithdrawnError
 	withdrawn := errors.As(err, &w)
@@ -330,9 +331,9 @@ func (c *Comm) explain(st *CallState, err error) error {
 	for deadline := time.Now().Add(noteWait); ; time.Sleep(time.Millisecond) {
 		c.drainNotes()
 		co.mu.Lock()
-		failed, noted := st.failed, st.noted
+		failed := st.failed // a peer's note, or what this rank found and told
 		co.mu.Unlock()
-		if failed != nil && noted {
+		if failed != nil {
 			return failed
 		}
 		if !withdrawn || time.Now().After(deadline) {
