@@ -241,16 +241,17 @@ func TestCollSelectConfig(t *testing.T) {
 		want        string // error substring; "" for none
 		select_     string
 	}{
-		{EnvCollSelect, "", "", CollSelectTable},
+		{EnvCollSelect, "", "", CollSelectLearn},
 		{EnvCollSelect, "Lottery", "", CollSelectLottery},
-		{EnvCollSelect, "best", "want table, fixed or lottery", ""},
-		{EnvLotteryAlpha, "0.9", "", CollSelectTable},
+		{EnvCollSelect, "table", "", CollSelectTable},
+		{EnvCollSelect, "best", "want learn, table, fixed or lottery", ""},
+		{EnvLotteryAlpha, "0.9", "", CollSelectLearn},
 		{EnvLotteryAlpha, "1.5", "want a number in (0, 1]", ""},
 		{EnvLotteryWeight, "x", "COMMTUNE_LOTTERY_WEIGHT", ""},
-		{EnvLotteryMinTTL, "2", "", CollSelectTable},
+		{EnvLotteryMinTTL, "2", "", CollSelectLearn},
 		{EnvLotteryMinTTL, "0", `COMMTUNE_LOTTERY_MIN_TTL="0": want a whole number of calls from 1 to 65536`, ""},
 		{EnvLotteryMaxTTL, "many", "COMMTUNE_LOTTERY_MAX_TTL", ""},
-		{EnvLotteryMaxTTL, "2", "", CollSelectTable}, // the unset minimum follows it down
+		{EnvLotteryMaxTTL, "2", "", CollSelectLearn}, // the unset minimum follows it down
 	}
 	for _, tt := range tests {
 		t.Run(tt.name+"="+tt.value, func(t *testing.T) {

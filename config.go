@@ -65,7 +65,9 @@ const (
 
 // Config.CollSelect values.
 const (
+	CollSelectLearn   = config.CollSelectLearn
 	CollSelectTable   = config.CollSelectTable
+	CollSelectFixed   = config.CollSelectFixed
 	CollSelectLottery = config.CollSelectLottery
 )
 

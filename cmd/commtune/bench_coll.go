@@ -37,8 +37,9 @@ func collMain(args []string) int {
 	opFlag := fs.String("op", "", "operation: "+strings.Join(ops, ", "))
 	ranks := fs.Int("n", 4, "ranks")
 	nodes := fs.Int("nodes", 1, "split the ranks into this many pretend nodes (as commtune run --nodes): shared memory within each, TCP between them; with --algo all, the hierarchical algorithms run too")
-	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), lottery (the lottery scheduler against each of its candidates), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
-	calls := fs.Int("calls", 2000, "with --algo lottery: calls through the lottery, and of each candidate alone, per size")
+	algo := fs.String("algo", bench.Auto, "auto (the decision table), all (every algorithm of the operation), lottery (the lottery scheduler against each of its candidates), learn (what a program gets with no setting, from a cold start, against every algorithm), or algorithm names, comma-separated (bcast/binomial/seg=16K or binomial:seg=16K)")
+	calls := fs.Int("calls", 2000, "with --algo lottery or learn: calls through the selection, and of each algorithm it is compared with, per size")
+	forcedCalls := fs.Int("forced-calls", 0, "with --algo learn: calls of each forced algorithm, per size (0: --calls)")
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes in bytes, comma-separated: the vector for bcast and the reductions (reduce, allreduce, reducescatterblock, reducescatter, scan, exscan), one rank's block otherwise")
 	iters := fs.Int("iters", 2000, "timed calls per algorithm and size for small sizes; large sizes use fewer (at least 20)")
 	timingFlag := fs.String("timing", string(bench.BackToBack), timingUsage)
@@ -62,8 +63,8 @@ func collMain(args []string) int {
 	if *nodes < 1 || *nodes > *ranks {
 		return usageError("bench", "--nodes %d: want 1 to -n (%d)", *nodes, *ranks)
 	}
-	if *nodes > 1 && (*transport == "inproc" || *vs != "" || *algo == bench.Lottery) {
-		return usageError("bench", "--nodes runs processes of commtune alone: leave out --transport inproc, --vs and --algo lottery")
+	if *nodes > 1 && (*transport == "inproc" || *vs != "" || *algo == bench.Lottery || *algo == bench.Learn) {
+		return usageError("bench", "--nodes runs processes of commtune alone: leave out --transport inproc, --vs, --algo lottery and --algo learn")
 	}
 	sizes, err := units.ParseSizes(*sizesFlag)
 	if err != nil {
@@ -75,12 +76,12 @@ func collMain(args []string) int {
 	}
 	var algos []string
 	switch *algo {
-	case bench.Lottery:
-		if *calls < 1 {
-			return usageError("bench", "--calls must be at least 1 (got %d)", *calls)
+	case bench.Lottery, bench.Learn:
+		if *calls < 1 || *forcedCalls < 0 {
+			return usageError("bench", "--calls must be at least 1 and --forced-calls not negative (got %d, %d)", *calls, *forcedCalls)
 		}
 		if *vs != "" {
-			return usageError("bench", "--vs compares fixed algorithms: leave it out with --algo lottery")
+			return usageError("bench", "--vs compares fixed algorithms: leave it out with --algo %s", *algo)
 		}
 		// The lottery's default timing is a barrier before each call, its
 		// calls interleaved with the candidates'; back-to-back runs its
@@ -93,22 +94,21 @@ func collMain(args []string) int {
 		if err != nil {
 			return usageError("bench", "--sizes: %v", err)
 		}
-		return lotteryMain(bench.LotteryConfig{Op: op, Sizes: lsizes, Calls: *calls, Timing: ltiming}, *ranks, *transport, *asJSON)
+		lcfg := bench.LotteryConfig{Op: op, Sizes: lsizes, Calls: *calls, Timing: ltiming}
+		if *algo == bench.Learn {
+			// What a program gets with no setting, from its first call,
+			// against every algorithm forced.
+			if flagSet(fs, "timing") && timing != bench.BackToBack {
+				return usageError("bench", "--algo learn times its calls back to back, from a cold start: leave out --timing")
+			}
+			lcfg.Timing, lcfg.Forced, lcfg.Applies = bench.BackToBack, allAlgorithms(op, *transport, *nodes), segmentApplies
+			lcfg.ForcedCalls = *forcedCalls
+		}
+		return lotteryMain(lcfg, *algo, *ranks, *transport, *asJSON)
 	case bench.Auto:
 		algos = []string{bench.Auto}
 	case "all":
-		for _, a := range coll.Algorithms(op) {
-			algos = append(algos, a.Name())
-		}
-		if a, ok := coll.DirectAlgorithm(op); ok && *transport == "inproc" {
-			algos = append(algos, a.Name()) // goroutine ranks read each other's buffers
-		}
-		if name, ok := comm.SegmentAlgorithm(op); ok && *transport != "tcp" && *nodes == 1 {
-			algos = append(algos, name) // ranks of one node share a segment
-		}
-		if a, ok := coll.HierarchicalAlgorithm(op); ok && *nodes > 1 {
-			algos = append(algos, a.Name()) // ranks of several nodes
-		}
+		algos = allAlgorithms(op, *transport, *nodes)
 	default:
 		for _, name := range strings.Split(*algo, ",") {
 			a, err := coll.Parse(op, name)
@@ -333,4 +333,23 @@ func segmentApplies(algo string, ranks, size int) bool {
 		}
 	}
 	return true
+}
+
+// allAlgorithms names every algorithm of op that runs on ranks reached by
+// transport on nodes pretend nodes (--algo all).
+func allAlgorithms(op coll.Operation, transport string, nodes int) []string {
+	var algos []string
+	for _, a := range coll.Algorithms(op) {
+		algos = append(algos, a.Name())
+	}
+	if a, ok := coll.DirectAlgorithm(op); ok && transport == "inproc" {
+		algos = append(algos, a.Name()) // goroutine ranks read each other's buffers
+	}
+	if name, ok := comm.SegmentAlgorithm(op); ok && transport != "tcp" && nodes == 1 {
+		algos = append(algos, name) // ranks of one node share a segment
+	}
+	if a, ok := coll.HierarchicalAlgorithm(op); ok && nodes > 1 {
+		algos = append(algos, a.Name()) // ranks of several nodes
+	}
+	return algos
 }

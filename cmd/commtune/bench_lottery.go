@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/commtune/commtune"
@@ -23,12 +24,14 @@ func collSelect(how string) commtune.Option {
 	return func(c *commtune.Config) { c.CollSelect = how }
 }
 
-// lotteryMain is `commtune bench coll --algo lottery`: cfg.Calls calls
-// through the lottery scheduler at each size, against each of its
-// candidates alone. The lottery starts from nothing, whatever state
-// earlier jobs saved, unless COMMTUNE_TUNE_STATE names a file: a run
-// then measures the lottery as that state leaves it.
-func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) int {
+// lotteryMain is `commtune bench coll --algo lottery` and `--algo learn`
+// (how, the selection): cfg.Calls calls through the selection at each
+// size, against each of its candidates alone (lottery) or every algorithm
+// of the operation (learn, cfg.Forced). The selection starts from nothing,
+// whatever state earlier jobs saved, unless COMMTUNE_TUNE_STATE names a
+// file: a run then measures it as that state leaves it, and adds what it
+// learned there.
+func lotteryMain(cfg bench.LotteryConfig, how string, n int, transport string, asJSON bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*bench.LotteryBlocks(cfg.Calls))
@@ -36,7 +39,7 @@ func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) 
 		bar.Describe(what)
 		bar.Set(done)
 	}
-	rep := &bench.LotteryReport{Bench: "coll-lottery", Op: string(cfg.Op), Ranks: n, Transport: transport}
+	rep := &bench.LotteryReport{Op: string(cfg.Op), Ranks: n, Transport: transport}
 	var err error
 	switch transport {
 	case "inproc":
@@ -47,15 +50,16 @@ func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) 
 				rep.Runs = runs
 			}
 			return err
-		}, collSelect(commtune.CollSelectLottery))
+		}, collSelect(how))
 	case "auto", "tcp", "shm":
 		var argv []string
 		argv, err = launch.Self("bench-rank", "lottery", "--op", string(cfg.Op), "--sizes", joinSizes(cfg.Sizes),
-			"--calls", strconv.Itoa(cfg.Calls), "--timing", string(cfg.Timing), "--transport", transport)
+			"--calls", strconv.Itoa(cfg.Calls), "--timing", string(cfg.Timing), "--transport", transport,
+			"--forced", strings.Join(cfg.Forced, ","), "--forced-calls", strconv.Itoa(cfg.ForcedCalls))
 		if err != nil {
 			break
 		}
-		env := []string{commtune.EnvCollSelect + "=" + commtune.CollSelectLottery}
+		env := []string{commtune.EnvCollSelect + "=" + how}
 		if _, set := os.LookupEnv(commtune.EnvTuneState); !set {
 			env = append(env, commtune.EnvTuneState+"="+commtune.TuneStateOff)
 		}
@@ -64,6 +68,10 @@ func lotteryMain(cfg bench.LotteryConfig, n int, transport string, asJSON bool) 
 		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", transport)
 	}
 	bar.Finish()
+	rep.Bench = "coll-" + how // rank 0's report names neither
+	if how == bench.Learn {
+		rep.Select = how
+	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
 		return 1
@@ -89,6 +97,8 @@ func lotteryRankMain(args []string) int {
 	calls := fs.Int("calls", 2000, "calls")
 	transport := fs.String("transport", "auto", "transport in use (for the report)")
 	timingFlag := fs.String("timing", string(bench.BarrierEach), "barrier (interleaved) or back-to-back (the lottery first)")
+	forced := fs.String("forced", "", "the algorithms forced against the selection, comma-separated (empty: its candidates)")
+	forcedCalls := fs.Int("forced-calls", 0, "calls of each forced algorithm (0: --calls)")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -100,7 +110,10 @@ func lotteryRankMain(args []string) int {
 	if err != nil {
 		return usageError("bench-rank", "--sizes: %v", err)
 	}
-	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, Sizes: sizes, Timing: timing, Progress: rankProgress()}
+	cfg := bench.LotteryConfig{Op: coll.Operation(*op), Calls: *calls, ForcedCalls: *forcedCalls, Sizes: sizes, Timing: timing, Progress: rankProgress()}
+	if *forced != "" {
+		cfg.Forced, cfg.Applies = strings.Split(*forced, ","), segmentApplies
+	}
 	if *transport != "tcp" {
 		// The ranks share this node's memory: their lottery draws from
 		// the profile's sampled table, as the ranks' Init loads it.
@@ -115,6 +128,6 @@ func lotteryRankMain(args []string) int {
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}
-		return &bench.LotteryReport{Bench: "coll-lottery", Op: *op, Ranks: c.Size(), Transport: *transport, Runs: runs}, nil
+		return &bench.LotteryReport{Op: *op, Ranks: c.Size(), Transport: *transport, Runs: runs}, nil
 	})
 }

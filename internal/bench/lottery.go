@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -18,6 +19,11 @@ import (
 // Lottery is the algorithm name that runs calls through the lottery
 // scheduler: `commtune bench coll --algo lottery`.
 const Lottery = "lottery"
+
+// Learn is the algorithm name that runs calls as a program's do with no
+// setting (COMMTUNE_COLL_SELECT=learn), from a cold start, against every
+// algorithm of the operation forced: `commtune bench coll --algo learn`.
+const Learn = "learn"
 
 // LotteryCall is one call through the lottery, as rank 0 saw it.
 type LotteryCall struct {
@@ -61,7 +67,8 @@ type LotteryRun struct {
 // LotteryReport is the JSON document of `commtune bench coll --algo
 // lottery --json`.
 type LotteryReport struct {
-	Bench     string       `json:"bench"` // "coll-lottery"
+	Bench     string       `json:"bench"`            // "coll-lottery", or "coll-learn" for --algo learn
+	Select    string       `json:"select,omitempty"` // the selection measured: lottery (empty) or learn
 	Op        string       `json:"op"`
 	Ranks     int          `json:"ranks"`
 	Transport string       `json:"transport"`
@@ -80,6 +87,17 @@ type LotteryConfig struct {
 	// Table is the sampled decision table the ranks' lottery draws from,
 	// where it has the call (coll.Table.Rivals); nil: the fixed list.
 	Table *coll.Table
+	// Forced, if set, are the algorithms run forced against the
+	// selection, instead of the lottery's candidates (back-to-back timing
+	// only): with Applies, which says whether one runs at a size on the
+	// ranks, the operation's every algorithm.
+	Forced  []string
+	Applies func(algo string, ranks, size int) bool
+	// ForcedCalls, if positive, is how many calls each forced algorithm
+	// makes (back-to-back timing only; default Calls): a mean over a
+	// thousand back-to-back calls says what one costs, and the slow ones
+	// at 1 MiB would take minutes at the selection's count.
+	ForcedCalls int
 	// Progress, if set, is called on rank 0 after each block of calls.
 	Progress func(done, total int, what string)
 }
@@ -128,7 +146,19 @@ func CollLottery(ctx context.Context, c *commtune.Comm, cfg LotteryConfig) ([]Lo
 			return nil, fmt.Errorf("bench: %s at %d bytes on %d ranks has no algorithm to choose from", cfg.Op, size, n)
 		} // one: the sampled table found a clear winner, which the lottery runs without drawing
 		if cfg.Timing == BackToBack {
-			run, err := lotteryFirst(ctx, c, cfg.Calls, size, call, cands, fence, gatherMax)
+			names, table := make([]string, 0, len(cands)), cands[0].Name()
+			for _, a := range cands {
+				names = append(names, a.Name())
+			}
+			if cfg.Forced != nil {
+				names, table = names[:0], coll.Decide(cfg.Op, n, size, true).Name()
+				for _, name := range cfg.Forced {
+					if cfg.Applies == nil || cfg.Applies(name, n, size) {
+						names = append(names, name)
+					}
+				}
+			}
+			run, err := lotteryFirst(ctx, c, cfg.Calls, cfg.ForcedCalls, size, call, names, table, fence, gatherMax)
 			if err != nil {
 				return nil, err
 			}
@@ -247,16 +277,17 @@ const convergenceWindows = 20
 // window of calls, the mean time, the algorithm drawn most and the share
 // of calls it took, and the leader at the window's end.
 func WriteLotteryTable(w io.Writer, r *LotteryReport) error {
+	sel := cmp.Or(r.Select, Lottery)
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, "# commtune bench coll --algo lottery: %s %s, %d ranks, transport %s, %d calls each; time (us) = slowest rank per call\n",
-			r.Op, units.FormatSize(int64(run.Bytes)), r.Ranks, r.Transport, len(run.Calls))
+		fmt.Fprintf(w, "# commtune bench coll --algo %s: %s %s, %d ranks, transport %s, %d calls each; time (us) = slowest rank per call\n",
+			sel, r.Op, units.FormatSize(int64(run.Bytes)), r.Ranks, r.Transport, len(run.Calls))
 		draws := map[string]int{}
 		for _, c := range run.Calls {
 			draws[c.Algo]++
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "algorithm\tmean\tmedian\tdrawn by the lottery\t\n")
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%d\t\n", Lottery, run.MeanUS, run.MedianUS, len(run.Calls))
+		fmt.Fprintf(tw, "algorithm\tmean\tmedian\tdrawn by %s\t\n", sel)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%d\t\n", sel, run.MeanUS, run.MedianUS, len(run.Calls))
 		best, table := run.Fixed[0], run.Fixed[0]
 		for _, f := range run.Fixed {
 			mark := ""
@@ -271,8 +302,8 @@ func WriteLotteryTable(w io.Writer, r *LotteryReport) error {
 		if err := tw.Flush(); err != nil {
 			return err
 		}
-		fmt.Fprintf(w, "lottery / best fixed (%s): %.2f; lottery / table (%s): %.2f; best / table: %.2f\n",
-			best.Algo, run.MeanUS/best.MeanUS, table.Algo, run.MeanUS/table.MeanUS, best.MeanUS/table.MeanUS)
+		fmt.Fprintf(w, "%s / best fixed (%s): %.2f; %s / table (%s): %.2f; best / table: %.2f\n",
+			sel, best.Algo, run.MeanUS/best.MeanUS, sel, table.Algo, run.MeanUS/table.MeanUS, best.MeanUS/table.MeanUS)
 		explored := 0
 		for _, c := range run.Calls[max(run.Settled-1, 0):] {
 			if c.Algo != run.Leader {

@@ -1,55 +1,100 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"time"
 
 	"github.com/commtune/commtune"
-	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/collcall"
 	"github.com/commtune/commtune/internal/stats"
 )
 
 // lotteryFirst is CollLottery's back-to-back timing at one size, what a
-// program pays: after the processes wake (barriers for WarmupTime), calls
-// calls through the lottery from its cold start, back to back, each timed
-// from the end of the one before — exploration, switches and all — then
-// calls of each candidate forced, back to back in turns of blocks
-// (collBackToBack). A call's time is the slowest rank's. Rank 0 returns
-// the run.
-func lotteryFirst(ctx context.Context, c *commtune.Comm, calls, size int, call func(context.Context, *commtune.Comm, []commtune.CollOption) error,
-	cands []coll.Algorithm, fence, gatherMax commtune.CollOption) (LotteryRun, error) {
+// program pays: calls calls as the ranks' selection makes them (the
+// lottery, or learn) from its cold start, back to back, each timed from
+// the end of the one before — exploration, switches and all — against
+// calls of each of cands forced (forcedCalls each if set, else calls);
+// table names the fixed table's choice among them. A call's time is the
+// slowest rank's. Rank 0 returns the run.
+//
+// The series take turns in backToBackBlocks blocks, the order rotating,
+// as collBackToBack's do: this machine drifts over seconds, and a
+// selection run first, alone, met another machine than the forced
+// series after it (a 64 KiB Bcast's best took 6.4 µs forced and 12 in the
+// selection's stretch). Each forced series is warmed up and each of its
+// blocks begins with blockWarmup untimed calls; the selection's calls are
+// all timed, from its first, but the job is warmed up before them with
+// the table's choice forced (barriers for WarmupTime, then that choice
+// for as long), so that the buffers' first touch and the connections are
+// nobody's: the selection starts knowing nothing, not on a cold machine.
+func lotteryFirst(ctx context.Context, c *commtune.Comm, calls, forcedCalls, size int, call func(context.Context, *commtune.Comm, []commtune.CollOption) error,
+	cands []string, table string, fence, gatherMax commtune.CollOption) (LotteryRun, error) {
 	if err := collcall.For(ctx, c, WarmupTime, WarmupCalls, func() error { return c.Barrier(ctx, fence) }); err != nil {
 		return LotteryRun{}, err
 	}
-	var choice commtune.CollChoice
-	drawn := []commtune.CollOption{commtune.WithChoice(&choice)}
-	lottery := make([]time.Duration, calls)
-	algos, leaders := make([]string, calls), make([]string, calls)
-	starts := make([]int64, calls)
-	prev := time.Now()
-	for i := range lottery {
-		starts[i] = prev.UnixMicro()
-		if err := call(ctx, c, drawn); err != nil {
-			return LotteryRun{}, fmt.Errorf("%s at %d bytes: %w", Lottery, size, err)
-		}
-		now := time.Now()
-		lottery[i], prev = now.Sub(prev), now
-		algos[i], leaders[i] = choice.Algorithm, choice.Leader
-	}
 	forced := make([][]commtune.CollOption, len(cands))
 	for i, a := range cands {
-		forced[i] = []commtune.CollOption{commtune.WithAlgorithm(a.Name())}
+		forced[i] = []commtune.CollOption{commtune.WithAlgorithm(a)}
 	}
-	times, err := collBackToBack(ctx, c, len(cands), 0, calls, func(i int) error {
-		if err := call(ctx, c, forced[i]); err != nil {
-			return fmt.Errorf("%s at %d bytes: %w", cands[i].Name(), size, err)
+	forcedCall := func(i int) error { // series i: 0 the selection, i > 0 cands[i-1]
+		if err := call(ctx, c, forced[i-1]); err != nil {
+			return fmt.Errorf("%s at %d bytes: %w", cands[i-1], size, err)
 		}
 		return nil
-	})
-	if err != nil {
-		return LotteryRun{}, err
+	}
+	tableOpt := []commtune.CollOption{commtune.WithAlgorithm(table)}
+	if err := warmUp(ctx, c, func() error { return call(ctx, c, tableOpt) }); err != nil {
+		return LotteryRun{}, fmt.Errorf("%s at %d bytes: %w", table, size, err)
+	}
+	for i := 1; i <= len(cands); i++ {
+		if err := warmUp(ctx, c, func() error { return forcedCall(i) }); err != nil {
+			return LotteryRun{}, err
+		}
+	}
+	var choice commtune.CollChoice
+	drawn := []commtune.CollOption{commtune.WithChoice(&choice)}
+	lottery := make([]time.Duration, 0, calls)
+	algos, leaders := make([]string, 0, calls), make([]string, 0, calls)
+	starts := make([]int64, 0, calls)
+	fcalls := cmp.Or(forcedCalls, calls)
+	times := make([][]time.Duration, len(cands)+1)
+	series := len(cands) + 1
+	for b := range backToBackBlocks {
+		for k := range series {
+			i := (k + b) % series
+			n := calls/backToBackBlocks + btoi(b < calls%backToBackBlocks)
+			if i > 0 {
+				n = fcalls/backToBackBlocks + btoi(b < fcalls%backToBackBlocks)
+				for range blockWarmup {
+					if err := forcedCall(i); err != nil {
+						return LotteryRun{}, err
+					}
+				}
+			}
+			if err := c.Barrier(ctx, fence); err != nil {
+				return LotteryRun{}, err
+			}
+			prev := time.Now()
+			for range n {
+				if i > 0 {
+					if err := forcedCall(i); err != nil {
+						return LotteryRun{}, err
+					}
+					now := time.Now()
+					times[i], prev = append(times[i], now.Sub(prev)), now
+					continue
+				}
+				starts = append(starts, prev.UnixMicro())
+				if err := call(ctx, c, drawn); err != nil {
+					return LotteryRun{}, fmt.Errorf("the selection at %d bytes: %w", size, err)
+				}
+				now := time.Now()
+				lottery, prev = append(lottery, now.Sub(prev)), now
+				algos, leaders = append(algos, choice.Algorithm), append(leaders, choice.Leader)
+			}
+		}
 	}
 	slowest := func(ts []time.Duration) ([]float64, error) {
 		ns := make([]float64, len(ts))
@@ -70,11 +115,11 @@ func lotteryFirst(ctx context.Context, c *commtune.Comm, calls, size int, call f
 	}
 	run.Settled, run.Leader = settled(leaders)
 	for i, a := range cands {
-		f, err := slowest(times[i])
+		f, err := slowest(times[i+1])
 		if err != nil {
 			return LotteryRun{}, err
 		}
-		run.Fixed = append(run.Fixed, FixedResult{Algo: a.Name(), MeanUS: stats.Mean(f) / 1e3, MedianUS: stats.Median(f) / 1e3, Table: i == 0})
+		run.Fixed = append(run.Fixed, FixedResult{Algo: a, MeanUS: stats.Mean(f) / 1e3, MedianUS: stats.Median(f) / 1e3, Table: a == table})
 	}
 	return run, nil
 }

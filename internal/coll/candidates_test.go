@@ -61,11 +61,14 @@ func TestCandidates(t *testing.T) {
 
 func TestSegmentNear(t *testing.T) {
 	for _, tt := range []struct {
-		bytes int
-		want  string
-	}{{16 << 10, "1K"}, {64 << 10, "4K"}, {1 << 20, "64K"}, {8 << 20, "256K"}} {
-		if got := segmentNear(tt.bytes); got != tt.want {
-			t.Errorf("segmentNear(%d) = %s, want %s", tt.bytes, got, tt.want)
+		bytes, ranks int
+		want         string
+	}{
+		{16 << 10, 4, "4K"}, {64 << 10, 2, "16K"}, {1 << 20, 8, "256K"}, {8 << 20, 4, "256K"},
+		{16 << 10, 9, "1K"}, {64 << 10, 16, "4K"}, {1 << 20, 64, "64K"}, {8 << 20, 9, "256K"},
+	} {
+		if got := segmentNear(tt.bytes, tt.ranks); got != tt.want {
+			t.Errorf("segmentNear(%d, %d ranks) = %s, want %s", tt.bytes, tt.ranks, got, tt.want)
 		}
 	}
 }

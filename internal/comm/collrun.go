@@ -185,7 +185,7 @@ func (c *Comm) readsPeers() bool {
 // chooses (it draws among the algorithms that pass messages).
 func (c *Comm) direct(op coll.Operation) (coll.Algorithm, bool) {
 	a, ok := coll.DirectAlgorithm(op)
-	return a, ok && c.ep.Lottery == nil && c.teamOf() != nil
+	return a, ok && !c.ep.Cfg.DrawsEverything() && c.teamOf() != nil
 }
 
 // Call is one collective call, ready to run (Prepare). Calls come from a pool
@@ -463,10 +463,7 @@ func (k *Call) run(ctx context.Context) error {
 		case sel.settle:
 			sel.settle = false
 		default:
-			if sel.calls < windowTimes {
-				sel.times[sel.calls] = time.Since(t0)
-			}
-			sel.calls++
+			sel.timed(time.Since(t0))
 		}
 		if sel != nil && mismatched(err) {
 			// Ranks that disagree on how to choose run different

@@ -217,9 +217,14 @@ func TestPrepare(t *testing.T) {
 					return fmt.Errorf("ran %s chosen by %s, want %s by %s", ch.Algorithm, ch.By, want, tt.wantBy)
 				}
 				return nil
-			})
+			}, selectBy(config.CollSelectTable))
 		})
 	}
+}
+
+// selectBy is the option that sets how collective algorithms are chosen.
+func selectBy(how string) config.Option {
+	return func(c *config.Config) { c.CollSelect = how }
 }
 
 // errAny stands for any error in a table.
@@ -311,7 +316,7 @@ func TestPrepareRepeats(t *testing.T) {
 			}
 		}
 		return nil
-	})
+	}, selectBy(config.CollSelectTable))
 }
 
 // TestPullsOp: within the job's pull range, operations that only move

@@ -93,13 +93,15 @@ func (c *Comm) spansNodes() bool {
 // choose it for a call of bytes: on a communicator spanning nodes
 // (spansNodes), where the node phases go through the node segment (a slot
 // holds the vector), for a reduction only a commutative one, unless the
-// lottery chooses. Beyond a slot the node phases pass messages, and
+// lottery chooses every call (under "learn" it runs, as the segment does:
+// there it beat every family that ignores the nodes, and a draw's
+// agreement would cost as much as such a call). Beyond a slot the node phases pass messages, and
 // families that ignore the nodes won (4 ranks on two nodes of one
 // processor each: hierarchical Allreduce 1.3× the best of them at 4 KiB,
 // 1.8× at 16 KiB, 4× at 1 MiB; Bcast 2× at 4 KiB).
 func (c *Comm) hierarchical(op coll.Operation, bytes int, commutative bool) (coll.Algorithm, bool) {
 	a, ok := coll.HierarchicalAlgorithm(op)
-	return a, ok && c.ep.Lottery == nil && c.hierarchyPays(op, bytes, commutative)
+	return a, ok && !c.ep.Cfg.DrawsEverything() && c.hierarchyPays(op, bytes, commutative)
 }
 
 // hierarchyPays reports whether a hierarchical call of op on bytes can

@@ -136,7 +136,7 @@ func (c *Comm) segmentFor(op coll.Operation, l coll.Layout, named bool) *segment
 		return nil
 	}
 	if !named {
-		if _, forced := c.ep.Cfg.Forced(op); forced || c.ep.Lottery != nil {
+		if _, forced := c.ep.Cfg.Forced(op); forced || c.ep.Cfg.DrawsEverything() {
 			return nil
 		}
 	}

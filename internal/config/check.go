@@ -85,7 +85,7 @@ func (c *Config) fillDefaults() {
 		c.Shm.Method = "auto"
 	}
 	if c.CollSelect == "" {
-		c.CollSelect = CollSelectTable
+		c.CollSelect = CollSelectLearn
 	}
 	switch {
 	case c.LotteryMinTTL == 0 && c.LotteryMaxTTL == 0:

@@ -109,14 +109,17 @@ type Config struct {
 	// Env: COMMTUNE_COLL_PULL (bytes, K/M suffixes, or "off").
 	CollPull int
 	// CollSelect is how a blocking collective call whose algorithm is not
-	// forced (Collectives, WithAlgorithm) gets one: "table", the decision
-	// table `commtune sample` measured on this machine (the profile's)
-	// where it has the call's operation and ranks, the fixed table in code
-	// elsewhere; "fixed", the fixed table alone; or "lottery", the lottery
-	// scheduler (seed 001 §6), which rank 0 of the communicator draws
-	// among a few candidates, the table's choice first, learning from the
-	// calls' times while the program runs. Every rank must set the same.
-	// Default table.
+	// forced (Collectives, WithAlgorithm) gets one: "learn", learned while
+	// the program runs — a call the node's shared memory carries (the node
+	// segment, or goroutine ranks' direct algorithms) runs there, which no
+	// message family approaches at those sizes, and every other is drawn
+	// by the lottery scheduler (seed 001 §6) among a few candidates, the
+	// table's choice first, rank 0 of the communicator drawing; "lottery",
+	// the lottery for every call, the shared-memory ones included;
+	// "table", the decision table `commtune sample` measured on this
+	// machine (the profile's) where it has the call's operation and ranks,
+	// the fixed table in code elsewhere, never learning; "fixed", the
+	// fixed table alone. Every rank must set the same. Default learn.
 	// Env: COMMTUNE_COLL_SELECT.
 	CollSelect string
 	// LotteryAlpha is the share of the lottery's tickets held by the
@@ -143,7 +146,7 @@ type Config struct {
 	// a lock, so jobs sharing it lose nothing. "" for this platform's,
 	// next to the profile and named by the same fingerprint
 	// (<profile path without .json>.tune.json); "off" to keep nothing; or
-	// a path. Used only with CollSelect "lottery"; goroutine ranks (Local)
+	// a path. Used with CollSelect "learn" and "lottery"; goroutine ranks (Local)
 	// keep nothing. Env: COMMTUNE_TUNE_STATE.
 	TuneState string
 	// HaloSelect is how a Halo created without WithHaloImpl gets its
@@ -251,6 +254,7 @@ const MaxTTL = 1 << 16
 
 // Config.CollSelect values.
 const (
+	CollSelectLearn   = "learn"
 	CollSelectTable   = "table"
 	CollSelectFixed   = "fixed"
 	CollSelectLottery = "lottery"

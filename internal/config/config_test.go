@@ -236,7 +236,7 @@ func TestBadFieldNamesIt(t *testing.T) {
 		{func(c *Config) { c.Shm.DMAMin = -1 }, "Config.Shm.DMAMin=-1: want a size in bytes"},
 		{func(c *Config) { c.Shm.Ring = 3000 }, "Config.Shm.Ring=3000: want a power of two from 4K to 1G bytes (0 for the default)"},
 		{func(c *Config) { c.Shm.Chunk = -1 }, "Config.Shm.Chunk=-1: want a size from 1 to 256M bytes"},
-		{func(c *Config) { c.CollSelect = "random" }, `Config.CollSelect="random": want table, fixed or lottery`},
+		{func(c *Config) { c.CollSelect = "random" }, `Config.CollSelect="random": want learn, table, fixed or lottery`},
 		{func(c *Config) { c.LotteryAlpha = 2 }, "Config.LotteryAlpha=2: want a number in (0, 1]"},
 		{func(c *Config) { c.LotteryWeight = -1 }, "Config.LotteryWeight=-1: want a number in (0, 1]"},
 		{func(c *Config) { c.LotteryMaxTTL = 1 << 20 }, "Config.LotteryMaxTTL=1048576: want a whole number of calls from 1 to 65536"},

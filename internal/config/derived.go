@@ -82,6 +82,17 @@ func (c *Config) CoreConfig() core.Config {
 	}
 }
 
+// Learns reports whether collective algorithms are learned while the
+// program runs: CollSelect "learn" or "lottery".
+func (c *Config) Learns() bool {
+	return c.CollSelect == CollSelectLearn || c.CollSelect == CollSelectLottery
+}
+
+// DrawsEverything reports whether the lottery draws every blocking call
+// whose algorithm is not forced, the calls the node's shared memory would
+// carry included (CollSelect "lottery"); under "learn" those run there.
+func (c *Config) DrawsEverything() bool { return c.CollSelect == CollSelectLottery }
+
 // LotteryConfig is the lottery's policy; the selector seeds its draws
 // from the clock, as only rank 0 of a communicator draws.
 func (c *Config) LotteryConfig() tune.LotteryConfig {

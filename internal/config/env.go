@@ -196,7 +196,7 @@ var (
 	// A chunk is at most a quarter of a ring.
 	maxChunk     = int64(shm.MaxRingSize / 4)
 	minBudget    = int64(shm.MinRingSize) // a page
-	collSelects  = []string{CollSelectTable, CollSelectFixed, CollSelectLottery}
+	collSelects  = []string{CollSelectLearn, CollSelectTable, CollSelectFixed, CollSelectLottery}
 	haloOrders   = []string{HaloOrderInterleaved, HaloOrderConsecutive}
 	splits       = []string{SplitCurves, SplitWeighted, SplitIso, SplitOff}
 	binds        = []string{BindAuto, BindNone}

@@ -86,7 +86,7 @@ func NewEndpoint(rank, size int, cfg config.Config) (*Endpoint, error) {
 	}
 	sc.AddRail(inproc.Self(rank, eng))
 	ep := &Endpoint{Eng: eng, Sched: sc, cpus: map[int][]int{}, Cfg: cfg}
-	if cfg.CollSelect == config.CollSelectLottery {
+	if cfg.Learns() {
 		if ep.Lottery, err = tune.NewLottery(cfg.LotteryConfig()); err != nil {
 			return nil, fmt.Errorf("commtune: %w", err)
 		}

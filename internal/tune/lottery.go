@@ -55,7 +55,15 @@ const (
 	DefaultHopeless = 4.0
 	// DefaultRetry is LotteryConfig.Retry's default.
 	DefaultRetry = 64
+	// DefaultSettle is LotteryConfig.Settle's default.
+	DefaultSettle = 16
 )
+
+// settleFloor is the least part of its exploration share a candidate
+// keeps however many samples it has (LotteryConfig.Settle): enough that a
+// rival the conditions came to favour is sampled again within a few
+// hundred draws.
+const settleFloor = 1.0 / 8
 
 // LotteryConfig sets the lottery's policy. The zero value is valid: each
 // zero field takes its default (the Default* constants), so callers set
@@ -115,6 +123,18 @@ type LotteryConfig struct {
 	// stays Hopeless× slower runs at most 1+⌊log2(D/Retry+1)⌋ calls in D
 	// draws. Must not be negative.
 	Retry int
+	// Settle is how many samples another candidate takes before its
+	// exploration share shrinks (default 16): with S samples beyond that
+	// it keeps Settle/S of the share its class gives it, never less than an
+	// eighth, the rest going to the best. Exploring costs more than its
+	// samples show — every switch of algorithm makes one call slow (up to
+	// 9× at 1 MiB on 4 ranks), a call the samples leave out — and a rival
+	// still behind after many samples is a near-tie, which sampling at the
+	// full share only pays for on a noisy machine; a rival on few samples
+	// (one unlucky first sample, or one re-explored after a drift, whose
+	// fresh samples replace the old) keeps its full share. Must not be
+	// negative.
+	Settle int
 	// Seed seeds the lottery's PCG generator: the same seed and the same
 	// sequence of calls give the same choices.
 	Seed uint64
@@ -137,7 +157,7 @@ func (c LotteryConfig) Validate() error {
 	for _, f := range []struct {
 		name string
 		v    int
-	}{{"DriftCalls", c.DriftCalls}, {"MaxTTL", c.MaxTTL}, {"MinTTL", c.MinTTL}, {"MinSamples", c.MinSamples}, {"Retry", c.Retry}} {
+	}{{"DriftCalls", c.DriftCalls}, {"MaxTTL", c.MaxTTL}, {"MinTTL", c.MinTTL}, {"MinSamples", c.MinSamples}, {"Retry", c.Retry}, {"Settle", c.Settle}} {
 		if f.v < 0 {
 			errs = append(errs, fmt.Errorf("tune: %s %d is negative", f.name, f.v))
 		}
@@ -177,6 +197,9 @@ func (c LotteryConfig) withDefaults() LotteryConfig {
 	}
 	if c.Retry == 0 {
 		c.Retry = DefaultRetry
+	}
+	if c.Settle == 0 {
+		c.Settle = DefaultSettle
 	}
 	return c
 }
@@ -496,13 +519,24 @@ func (l *Lottery) tickets(ks *keyState) int {
 		sh[b] = 1
 		return b
 	}
-	sh[b] = l.cfg.Alpha
+	sh[b] = 1
 	for i, c := range ks.cands {
 		if i != b {
-			sh[i] = per[l.class(c, best)]
+			sh[i] = per[l.class(c, best)] * l.settled(c)
+			sh[b] -= sh[i]
 		}
 	}
 	return b
+}
+
+// settled is the part of its exploration share a candidate keeps: all of
+// it up to Settle samples, then Settle/samples, down to settleFloor
+// (LotteryConfig.Settle). The rest goes to the best.
+func (l *Lottery) settled(c *impl) float64 {
+	if n := float64(c.Calls); n > float64(l.cfg.Settle) {
+		return max(float64(l.cfg.Settle)/n, settleFloor)
+	}
+	return 1
 }
 
 // retry marks stale the implementations excluded on fewer than MinSamples

@@ -412,9 +412,13 @@ func TestSharesAndTTL(t *testing.T) {
 			[]string{"a", "b", "c"}, []float64{0.8, 0.2, 0}},
 		{"too few samples to exclude", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 3.9, Calls: 2}}, nil, []string{"a", "b"}, []float64{0.8, 0.2}},
 		{"hopeless after one sample", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 4.1, Calls: 1}}, nil, []string{"a", "b"}, []float64{1, 0}},
-		{"contenders before doubtful", m{"a": {Avg: 1, Var: 0.0025, Calls: 50}, "b": {Avg: 1.05, Var: 0.0025, Calls: 50}, "c": {Avg: 2, Calls: 1}, "d": {Avg: 1.1, Calls: 1}},
+		{"contenders before doubtful", m{"a": {Avg: 1, Var: 0.0025, Calls: 50}, "b": {Avg: 1.05, Var: 0.0025, Calls: 16}, "c": {Avg: 2, Calls: 1}, "d": {Avg: 1.1, Calls: 1}},
 			nil, []string{"a", "b", "c", "d"}, []float64{0.8, 0.075, 0.05, 0.075}},
 		{"none explorable", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 1.1, Calls: 5}}, nil, []string{"a", "b"}, []float64{1, 0}},
+		{"settled: a long-measured rival shrinks", m{"a": {Avg: 1, Var: 0.0025, Calls: 64}, "b": {Avg: 1.05, Var: 0.0025, Calls: 64}, "c": {Avg: 1.06, Var: 0.0025, Calls: 9}},
+			nil, []string{"a", "b", "c"}, []float64{0.875, 0.025, 0.1}},
+		{"settled long: the floor", m{"a": {Avg: 1, Var: 0.0025, Calls: 1000}, "b": {Avg: 1.05, Var: 0.0025, Calls: 1000}},
+			nil, []string{"a", "b"}, []float64{0.975, 0.025}},
 		{"stale redrawn", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 9, Calls: 5}, "c": {Avg: 2, Calls: 5}}, []string{"b", "c"},
 			[]string{"a", "b", "c"}, []float64{0.8, 0.1, 0.1}},
 		{"not offered", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 0.5, Calls: 5}}, nil, []string{"a"}, []float64{1}},
@@ -517,6 +521,7 @@ func TestConfigValidate(t *testing.T) {
 		{"min TTL negative", LotteryConfig{MinTTL: -2}, "MinTTL -2 is negative"},
 		{"min samples negative", LotteryConfig{MinSamples: -3}, "MinSamples -3 is negative"},
 		{"retry negative", LotteryConfig{Retry: -1}, "Retry -1 is negative"},
+		{"settle negative", LotteryConfig{Settle: -16}, "Settle -16 is negative"},
 		{"hopeless 1", LotteryConfig{Hopeless: 1}, "Hopeless 1 does not exceed 1"},
 		{"hopeless negative", LotteryConfig{Hopeless: -4}, "Hopeless -4 does not exceed 1"},
 		{"several", LotteryConfig{Alpha: 2, MaxTTL: -1}, "MaxTTL -1"},
@@ -547,11 +552,11 @@ func TestConfigDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := LotteryConfig{Alpha: DefaultAlpha, Weight: DefaultWeight, DriftRatio: DefaultDriftRatio, DriftCalls: DefaultDriftCalls,
-		MaxTTL: DefaultMaxTTL, MinTTL: DefaultMinTTL, MinSamples: DefaultMinSamples, Hopeless: DefaultHopeless, Retry: DefaultRetry, Seed: 3}
+		MaxTTL: DefaultMaxTTL, MinTTL: DefaultMinTTL, MinSamples: DefaultMinSamples, Hopeless: DefaultHopeless, Retry: DefaultRetry, Settle: DefaultSettle, Seed: 3}
 	if got := l.Config(); got != want {
 		t.Fatalf("Config() = %+v, want %+v", got, want)
 	}
-	custom := LotteryConfig{Alpha: 0.5, Weight: 0.5, DriftRatio: 1, DriftCalls: 2, MaxTTL: 3, MinTTL: 2, MinSamples: 4, Hopeless: 5, Retry: 7, Seed: 6}
+	custom := LotteryConfig{Alpha: 0.5, Weight: 0.5, DriftRatio: 1, DriftCalls: 2, MaxTTL: 3, MinTTL: 2, MinSamples: 4, Hopeless: 5, Retry: 7, Settle: 9, Seed: 6}
 	if got := custom.withDefaults(); got != custom {
 		t.Fatalf("withDefaults changed set fields: %+v", got)
 	}
