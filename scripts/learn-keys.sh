@@ -5,8 +5,11 @@
 # from a cold start (no profile, no saved learning), then every algorithm
 # of the operation forced (FORCED calls each: a mean over a thousand says
 # what one costs), in the same job; a second job, sharing the
-# first's state file, measures the warm start. Prints per key the mean of
-# the default over the best forced algorithm's, cold and warm, and writes
+# first's state file, measures the warm start. Prints per key the default's
+# wall time per call (each series' elapsed time over its calls, the slowest
+# rank's: what back-to-back calls cost a program) over the best forced
+# algorithm's, cold and warm, then the same ratio of the means of each
+# call's slowest rank (which charges ranks' turns at being slow), and writes
 # every report into $OUT (default learn-keys). Needs jq.
 # Usage: scripts/learn-keys.sh [calls] [forced-calls]
 set -euo pipefail
@@ -17,7 +20,7 @@ mkdir -p "$out"
 out=$(cd "$out" && pwd)
 go build -o "$out/commtune" ./cmd/commtune
 export COMMTUNE_PROFILE=off
-printf '%-5s %-10s %6s %8s %8s  %s\n' ranks op size cold warm "best forced (mean us)"
+printf '%-5s %-10s %8s %6s %6s %9s %9s  %s\n' ranks op size cold warm cold-call warm-call "best forced (wall us)"
 for n in 2 4; do
 	for op in allreduce bcast; do
 		state="$out/state-$op-$n.json"
@@ -27,12 +30,13 @@ for n in 2 4; do
 				--sizes 1K,64K,1M -n "$n" --transport shm --json >"$out/$op-$n-$run.json" 2>/dev/null
 		done
 		for i in 0 1 2; do
-			ratio() {
-				jq -r ".runs[$i] | (.mean_us / ([.fixed[].mean_us] | min))" "$out/$op-$n-$1.json"
+			ratio() { # $1 run, $2 the mean: wall_us or mean_us
+				jq -r ".runs[$i] | (.$2 / ([.fixed[].$2] | min))" "$out/$op-$n-$1.json"
 			}
-			best=$(jq -r ".runs[$i] | .fixed | min_by(.mean_us) | \"\(.algo) \(.mean_us*10|round/10)\"" "$out/$op-$n-cold.json")
+			best=$(jq -r ".runs[$i] | .fixed | min_by(.wall_us) | \"\(.algo) \(.wall_us*10|round/10)\"" "$out/$op-$n-cold.json")
 			size=$(jq -r ".runs[$i].bytes" "$out/$op-$n-cold.json")
-			printf '%-5s %-10s %6s %8.2f %8.2f  %s\n' "$n" "$op" "$size" "$(ratio cold)" "$(ratio warm)" "$best"
+			printf '%-5s %-10s %8s %6.2f %6.2f %9.2f %9.2f  %s\n' "$n" "$op" "$size" "$(ratio cold wall_us)" "$(ratio warm wall_us)" \
+				"$(ratio cold mean_us)" "$(ratio warm mean_us)" "$best"
 		done
 	done
 done

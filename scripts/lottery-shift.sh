@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Changing conditions under the lottery: runs `commtune bench coll --algo
-# lottery` and, part way through, starts a CPU hog that runs to the end.
+# Changing conditions under the selection: runs `commtune bench coll --algo
+# learn` (ALGO=lottery: --algo lottery) and, part way through, starts a CPU
+# hog that runs to the end. With learn, FORCED (default 100) is each
+# forced algorithm's calls, so that the selection's calls fill the run.
 # Writes the report as JSON and the convergence figures into $OUT (default
 # lottery-shift), and prints when the hog began, in unix µs, the clock of
 # the report's at_unix_us.
@@ -24,6 +26,11 @@ cd "$(dirname "$0")/.."
 op=${1:-bcast} size=${2:-1K} ranks=${3:-4} calls=${4:-3000} after=${5:-3} transport=${6:-shm}
 out=${OUT:-lottery-shift}
 hog=${HOG:-fifo}
+algo=${ALGO:-learn}
+if [[ $algo != learn && $algo != lottery ]]; then
+	echo "ALGO=$algo: want learn or lottery" >&2
+	exit 2
+fi
 if [[ $hog != fifo && $hog != fair && $hog != pin ]]; then
 	echo "HOG=$hog: want fifo, fair or pin" >&2
 	exit 2
@@ -32,7 +39,11 @@ mkdir -p "$out"
 go build -o "$out/commtune" ./cmd/commtune
 hogs=()
 trap 'kill "${hogs[@]}" 2>/dev/null || true' EXIT
-"$out/commtune" bench coll --op "$op" --algo lottery --calls "$calls" --sizes "$size" -n "$ranks" --transport "$transport" --json >"$out/report.json" &
+extra=()
+if [[ $algo == learn ]]; then
+	extra=(--forced-calls "${FORCED:-100}")
+fi
+"$out/commtune" bench coll --op "$op" --algo "$algo" "${extra[@]}" --calls "$calls" --sizes "$size" -n "$ranks" --transport "$transport" --json >"$out/report.json" &
 bench=$!
 sleep "$after"
 case $hog in

@@ -191,7 +191,7 @@ func collectPull() ([]collPull, error) {
 // is reported in the section, not as a failure of info: the rest of the
 // report stands.
 func collectLottery() *lotteryInfo {
-	info := &lotteryInfo{Select: commtune.CollSelectTable}
+	info := &lotteryInfo{Select: commtune.CollSelectLearn}
 	if v := strings.TrimSpace(os.Getenv(commtune.EnvCollSelect)); v != "" {
 		info.Select = v
 	}
@@ -268,7 +268,11 @@ func (l *lotteryInfo) writeText(w io.Writer) error {
 	if l == nil {
 		return nil
 	}
-	fmt.Fprintf(w, "\nthe lottery (%s=%s):", commtune.EnvCollSelect, l.Select)
+	fmt.Fprintf(w, "\nthe lottery (%s=%s", commtune.EnvCollSelect, l.Select)
+	if l.Select == commtune.CollSelectTable || l.Select == commtune.CollSelectFixed {
+		fmt.Fprint(w, ", under which it neither draws nor learns")
+	}
+	fmt.Fprint(w, "):")
 	switch {
 	case l.Path == "":
 		fmt.Fprintf(w, " its learning is not kept (%s=%s)\n", commtune.EnvTuneState, commtune.TuneStateOff)

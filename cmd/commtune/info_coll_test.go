@@ -97,13 +97,14 @@ func TestInfoCollLottery(t *testing.T) {
 		keys  int
 	}{
 		{good, []string{"learned in " + good, key.String(), "* bcast/flat/seg=none", "80%"}, 1},
-		{bad, []string{"the lottery (COMMTUNE_COLL_SELECT=table): ", "bad.tune.json"}, 0},
+		{bad, []string{"the lottery (COMMTUNE_COLL_SELECT=learn): ", "bad.tune.json"}, 0},
 		{commtune.TuneStateOff, []string{"its learning is not kept (COMMTUNE_TUNE_STATE=off)"}, 0},
 		{filepath.Join(dir, "missing.tune.json"), []string{"nothing learned yet"}, 0},
 	}
 	for _, tc := range tests {
 		t.Run(filepath.Base(tc.state), func(t *testing.T) {
 			t.Setenv(commtune.EnvTuneState, tc.state)
+			t.Setenv(commtune.EnvCollSelect, "") // the default
 			rep, err := collectColl(infoOptions{})
 			if err != nil {
 				t.Fatal(err)

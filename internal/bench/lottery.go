@@ -38,7 +38,10 @@ type FixedResult struct {
 	Algo     string  `json:"algo"`
 	MeanUS   float64 `json:"mean_us"`
 	MedianUS float64 `json:"median_us"`
-	Table    bool    `json:"table,omitempty"` // the fixed decision table's choice
+	// WallUS is the series' elapsed time per call, the slowest rank's
+	// (back-to-back timing only).
+	WallUS float64 `json:"wall_us,omitempty"`
+	Table  bool    `json:"table,omitempty"` // the fixed decision table's choice
 	// Blocks are the series' blocks of consecutive calls in the order run,
 	// to compare the candidates before and after conditions change.
 	Blocks []FixedBlock `json:"blocks"`
@@ -53,11 +56,14 @@ type FixedBlock struct {
 
 // LotteryRun is the lottery at one size, against each candidate run alone.
 type LotteryRun struct {
-	Bytes    int           `json:"bytes"`
-	MeanUS   float64       `json:"mean_us"` // over all calls, exploration included
-	MedianUS float64       `json:"median_us"`
-	Calls    []LotteryCall `json:"calls"`
-	Fixed    []FixedResult `json:"fixed"`
+	Bytes    int     `json:"bytes"`
+	MeanUS   float64 `json:"mean_us"` // over all calls, exploration included
+	MedianUS float64 `json:"median_us"`
+	// WallUS is the selection's elapsed time per call, the slowest rank's
+	// (back-to-back timing only): what a program pays.
+	WallUS float64       `json:"wall_us,omitempty"`
+	Calls  []LotteryCall `json:"calls"`
+	Fixed  []FixedResult `json:"fixed"`
 	// Settled is the call (from 1) from which the leader never changed
 	// again; Leader is that last leader.
 	Settled int    `json:"settled"`
@@ -279,16 +285,27 @@ const convergenceWindows = 20
 func WriteLotteryTable(w io.Writer, r *LotteryReport) error {
 	sel := cmp.Or(r.Select, Lottery)
 	for _, run := range r.Runs {
-		fmt.Fprintf(w, "# commtune bench coll --algo %s: %s %s, %d ranks, transport %s, %d calls each; time (us) = slowest rank per call\n",
+		fmt.Fprintf(w, "# commtune bench coll --algo %s: %s %s, %d ranks, transport %s, %d calls each; time (us) = slowest rank per call; wall = elapsed per call, slowest rank\n",
 			sel, r.Op, units.FormatSize(int64(run.Bytes)), r.Ranks, r.Transport, len(run.Calls))
 		draws := map[string]int{}
 		for _, c := range run.Calls {
 			draws[c.Algo]++
 		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprintf(tw, "algorithm\tmean\tmedian\tdrawn by %s\t\n", sel)
-		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%d\t\n", sel, run.MeanUS, run.MedianUS, len(run.Calls))
-		best, table := run.Fixed[0], run.Fixed[0]
+		walls := run.WallUS > 0 // back to back: each series' elapsed time per call too
+		wall := func(us float64) string {
+			if !walls {
+				return ""
+			}
+			return fmt.Sprintf("%.1f\t", us)
+		}
+		head := "algorithm\tmean\tmedian\t"
+		if walls {
+			head += "wall\t"
+		}
+		fmt.Fprintf(tw, "%sdrawn by %s\t\n", head, sel)
+		fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%s%d\t\n", sel, run.MeanUS, run.MedianUS, wall(run.WallUS), len(run.Calls))
+		best, table, bestWall := run.Fixed[0], run.Fixed[0], run.Fixed[0]
 		for _, f := range run.Fixed {
 			mark := ""
 			if f.Table {
@@ -297,13 +314,20 @@ func WriteLotteryTable(w io.Writer, r *LotteryReport) error {
 			if f.MeanUS < best.MeanUS {
 				best = f
 			}
-			fmt.Fprintf(tw, "%s%s\t%.1f\t%.1f\t%d\t\n", f.Algo, mark, f.MeanUS, f.MedianUS, draws[f.Algo])
+			if f.WallUS < bestWall.WallUS {
+				bestWall = f
+			}
+			fmt.Fprintf(tw, "%s%s\t%.1f\t%.1f\t%s%d\t\n", f.Algo, mark, f.MeanUS, f.MedianUS, wall(f.WallUS), draws[f.Algo])
 		}
 		if err := tw.Flush(); err != nil {
 			return err
 		}
 		fmt.Fprintf(w, "%s / best fixed (%s): %.2f; %s / table (%s): %.2f; best / table: %.2f\n",
 			sel, best.Algo, run.MeanUS/best.MeanUS, sel, table.Algo, run.MeanUS/table.MeanUS, best.MeanUS/table.MeanUS)
+		if walls {
+			fmt.Fprintf(w, "by wall time per call (what back-to-back calls cost a program): %s / best fixed (%s): %.2f; %s / table: %.2f\n",
+				sel, bestWall.Algo, run.WallUS/bestWall.WallUS, sel, run.WallUS/table.WallUS)
+		}
 		explored := 0
 		for _, c := range run.Calls[max(run.Settled-1, 0):] {
 			if c.Algo != run.Leader {

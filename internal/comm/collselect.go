@@ -62,7 +62,7 @@ import (
 // record.
 const tagSelectFirst = 1 << 28
 
-// Draw messages, little-endian: a report [clipped mean ns u64][calls u64]
+// Draw messages, little-endian: a report [trimmed mean ns u64][calls u64]
 // of its timed calls in a window from each rank to rank
 // 0, a choice [candidate u32][count u32][TTL u32][size class u32]
 // [call u64] from rank 0 to each rank. count, the number
@@ -86,16 +86,19 @@ const (
 // every rank and a report back, which against 1 µs bcasts cost a quarter
 // of the time at a TTL of 8.
 //
-// A window's figure, on each rank, is the mean of its timed calls, each
-// counted at most clipRatio times the median of the window's first
-// windowTimes, and the group's the largest of the ranks' figures. A mean
-// is what a program pays: a median, or the first calls of a long window
-// alone, hid the tails of pipelined algorithms (64 KiB Bcasts in 4 KiB
-// segments on 2 ranks: median 10.8 µs, mean 28.6, against 9.4 for the best
-// unsegmented one; the lottery, judging by medians, settled on them). The
-// clip keeps the odd call that a descheduled rank or a page fault
-// stretched from charging the algorithm a stall (on 4 ranks over 2
-// processors one call in a few hundred took 10–100× the median).
+// A window's figure, on each rank, is the mean of its timed calls but the
+// longest of every trimEvery (at most trimMost), and the group's the
+// largest of the ranks' figures. A mean is what a program pays: a median,
+// or the first calls of a long window alone, hid the tails of pipelined
+// algorithms (64 KiB Bcasts in 4 KiB segments on 2 ranks: median 10.8 µs,
+// mean 28.6, against 9.4 for the best unsegmented one; the lottery,
+// judging by medians, settled on them), and so did counting each call at
+// most 8× the median (in 16 KiB segments: median 6.7, mean 19, learned
+// as the fastest). Leaving out the longest few keeps the odd call that a
+// descheduled rank or a page fault stretched (on 4 ranks over 2
+// processors one in a few hundred took 10–100× the median) from charging
+// the algorithm a stall, while a tail of the algorithm's own, one call in
+// twenty or so, counts.
 //
 // A rival's window is judged against the leader's latest window (paired,
 // at most pairedWindows windows apart): its figure is scaled by the
@@ -104,12 +107,12 @@ const (
 // rival, nor a quick one for it.
 const (
 	windowSpan    = 100 * time.Microsecond
-	windowTimes   = 32
-	clipRatio     = 8
+	trimEvery     = 64
+	trimMost      = 8
 	pairedWindows = 4
 )
 
-// windowFigure is one rank's report of one window: the clipped mean of
+// windowFigure is one rank's report of one window: the trimmed mean of
 // its timed calls, and how many.
 type windowFigure struct {
 	mean  time.Duration
@@ -118,38 +121,34 @@ type windowFigure struct {
 
 // timed adds d, the time of one timed call of the current window.
 func (s *selection) timed(d time.Duration) {
-	switch {
-	case s.calls < windowTimes:
-		s.times[s.calls] = d
-	case s.calls == windowTimes:
-		s.clip = clipRatio * median(s.times[:])
-		fallthrough
-	default:
-		s.later += min(d, s.clip)
-	}
+	s.sum += d
 	s.calls++
+	// Keep the trimMost longest, longest first.
+	i := len(s.longest)
+	if i < trimMost {
+		s.longest = append(s.longest, d)
+	} else if d <= s.longest[i-1] {
+		return
+	} else {
+		i--
+		s.longest[i] = d
+	}
+	for ; i > 0 && s.longest[i-1] < s.longest[i]; i-- {
+		s.longest[i-1], s.longest[i] = s.longest[i], s.longest[i-1]
+	}
 }
 
 // figure returns this rank's report of its current window.
 func (s *selection) figure() windowFigure {
-	n := min(s.calls, windowTimes)
-	if n == 0 {
+	if s.calls == 0 {
 		return windowFigure{}
 	}
-	clip := clipRatio * median(s.times[:n])
-	sum := s.later
-	for _, d := range s.times[:n] {
-		sum += min(d, clip)
+	k := min(s.calls/trimEvery, trimMost)
+	sum := s.sum
+	for _, d := range s.longest[:k] {
+		sum -= d
 	}
-	return windowFigure{mean: sum / time.Duration(s.calls), calls: s.calls}
-}
-
-// median returns the median of ts (the lower of the middle two).
-func median(ts []time.Duration) time.Duration {
-	var sorted [windowTimes]time.Duration
-	n := copy(sorted[:], ts)
-	slices.Sort(sorted[:n])
-	return sorted[(n-1)/2]
+	return windowFigure{mean: sum / time.Duration(s.calls-k), calls: s.calls}
 }
 
 // collSelector is a communicator's selection state.
@@ -176,10 +175,10 @@ type selection struct {
 	// window's: its first call runs but is not timed (see tagSelectFirst).
 	settle bool
 	calls  int // this rank's timed calls in the current window
-	// times holds the first windowTimes of them; later sums the others,
-	// each at most clip (clipRatio times the median of the first).
-	times       [windowTimes]time.Duration
-	later, clip time.Duration
+	// sum is their total time; longest the trimMost longest of them,
+	// longest first, in a buffer of that capacity.
+	sum     time.Duration
+	longest []time.Duration
 	// Rank 0: per window (mod windowsKept) the candidate drawn, its TTL,
 	// its own time and calls; the choices in flight, with their sends;
 	// the reports due.
@@ -239,10 +238,11 @@ func (k *Call) selection() *selection {
 // (pulled where the job's pull range says), with the hierarchical
 // algorithm on ranks of several nodes, and, where the ranks are processes
 // of one node reading each other's memory (every rank sees the same, so
-// the lists agree), that choice's twin with the other way of moving data: the pull
-// range is decided per number of ranks and processors, and a size or an
-// operation can go against it (2 ranks on 2 processors, which never pull
-// by the range: 64 KiB Bcasts pulled took 0.79× the time, 1 MiB ones 2.2×).
+// the lists agree), each one's twin with the other way of moving data: the
+// pull range is decided per number of ranks and processors, and a size or
+// an algorithm can go against it (2 ranks on 2 processors, which never
+// pull by the range: 64 KiB Bcasts pulled took 0.79× the time, 1 MiB
+// ones 2.2×; the best 1 MiB Allreduce was Rabenseifner's pulled).
 func (c *Comm) candidates(op coll.Operation, bytes int, commutative bool) []coll.Algorithm {
 	t := c.sampledTable()
 	if t == nil || len(t.Points(op, len(c.group))) == 0 {
@@ -257,10 +257,14 @@ func (c *Comm) candidates(op coll.Operation, bytes int, commutative bool) []coll
 				cands = append(cands, a)
 			}
 		}
-		if twin := first; twin.Pulls() && op != coll.OpReduce && bytes >= pullTwinMin && c.onNode.get(c.allShm) && c.readsPeers() {
-			twin.Pull = !twin.Pull
-			if !slices.Contains(cands, twin) {
-				cands = append(cands, twin)
+		if op != coll.OpReduce && bytes >= pullTwinMin && c.onNode.get(c.allShm) && c.readsPeers() {
+			for _, a := range cands {
+				if twin := a; twin.Pulls() {
+					twin.Pull = !twin.Pull
+					if !slices.Contains(cands, twin) {
+						cands = append(cands, twin)
+					}
+				}
 			}
 		}
 		if a, ok := coll.HierarchicalAlgorithm(op); ok && c.hierarchyPays(op, bytes, commutative) {
@@ -351,7 +355,7 @@ func (k *Call) draw(ctx context.Context, s *selection) error {
 		return err
 	}
 	s.window++
-	s.calls, s.later = 0, 0
+	s.calls, s.sum, s.longest = 0, 0, s.longest[:0]
 	s.settle = s.window == 1 || s.drawn != prev
 	return nil
 }

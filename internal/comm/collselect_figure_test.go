@@ -5,19 +5,24 @@ import (
 	"time"
 )
 
-// TestWindowFigure: a window's figure is the mean of its timed calls, each
-// counted at most clipRatio times the median of the first windowTimes.
+// TestWindowFigure: a window's figure is the mean of its timed calls but
+// the longest of every trimEvery, at most trimMost of them.
 func TestWindowFigure(t *testing.T) {
 	us := time.Microsecond
+	stalls := func(n int) []time.Duration { // n calls of 10 µs, then 3 of 1 ms
+		return append(repeat(10*us, n), time.Millisecond, time.Millisecond, time.Millisecond)
+	}
 	for _, tc := range []struct {
 		name  string
 		times []time.Duration
 		mean  time.Duration
 	}{
 		{"one call", []time.Duration{7 * us}, 7 * us},
-		{"a stall is clipped", []time.Duration{10 * us, 10 * us, 500 * us, 10 * us, 10 * us}, (4*10 + 80) * us / 5},
-		{"a tail within the clip counts", []time.Duration{10 * us, 10 * us, 10 * us, 70 * us}, 25 * us},
-		{"calls beyond the kept ones count", append(repeat(5*us, windowTimes), 5*us, 15*us, 1000*us), (5*windowTimes + 5 + 15 + 40) * us / (windowTimes + 3)},
+		{"a short window counts every call", []time.Duration{10 * us, 10 * us, 500 * us, 10 * us}, 530 * us / 4},
+		{"a tail of the algorithm counts", append(repeat(10*us, 57), repeat(100*us, 7)...), (570*us + 600*us) / 63},
+		{"one of 64 left out", stalls(61), (610*us + 2*time.Millisecond) / 63},
+		{"three of 192 left out", stalls(189), 10 * us},
+		{"at most trimMost left out", append(repeat(10*us, 10*trimEvery-12), repeat(time.Millisecond, 12)...), (time.Duration(10*trimEvery-12)*10*us + 4*time.Millisecond) / (10*trimEvery - trimMost)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			var s selection

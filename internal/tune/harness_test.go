@@ -59,7 +59,10 @@ func newRun(t testing.TB, cfg LotteryConfig, w *world) *run {
 }
 
 // step makes one call and returns the implementation it ran.
-func (r *run) step() int {
+func (r *run) step() int { return r.stepWith(r.w.cost) }
+
+// stepWith is step with cost giving the call's time.
+func (r *run) stepWith(cost func(int) time.Duration) int {
 	if r.ttl == 0 {
 		ch := r.l.Choose(r.key, r.names)
 		i, ok := r.index[ch.Impl]
@@ -69,7 +72,7 @@ func (r *run) step() int {
 		r.cur, r.ttl = i, ch.TTL
 		r.draws = append(r.draws, i)
 	}
-	r.l.Record(r.key, r.names[r.cur], r.w.cost(r.cur))
+	r.l.Record(r.key, r.names[r.cur], cost(r.cur))
 	r.ttl--
 	r.calls++
 	return r.cur

@@ -622,9 +622,23 @@ func (l *Lottery) Record(k Key, name string, d time.Duration) {
 		c.Stats, c.stale = Stats{}, false
 	}
 	l.drift(ks, c, x)
+	if c.Calls >= int64(l.cfg.MinSamples) {
+		// A stall, not the implementation: see sampleCap.
+		x = min(x, sampleCap*c.Avg)
+	}
 	c.add(x, l.cfg.Weight)
 	c.at = ks.draws
 }
+
+// sampleCap bounds a sample of an implementation with MinSamples samples
+// or more, as a multiple of its average, before it joins the average: one
+// call a stalled host stretched 50× made the best's average 7× its mean,
+// and the best then Hopeless, excluded for Retry draws (on a simulated
+// host stalling one call in 100 at 50× for every implementation, the
+// lottery's calls cost 1.29× the best's). A level shift still shows: each
+// sample moves the average by up to (sampleCap-1)·Weight, and the drift
+// rule looks at the samples as they came.
+const sampleCap = 3
 
 // drift counts x, a sample of c about to be added, towards a drift of the
 // key's best and re-explores the key when the run reaches DriftCalls.
