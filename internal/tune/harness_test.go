@@ -78,6 +78,25 @@ func (r *run) stepWith(cost func(int) time.Duration) int {
 	return r.cur
 }
 
+// window runs one draw's calls as the collectives do (internal/comm): it
+// records one sample, their mean, and returns the implementation and how
+// many calls it ran.
+func (r *run) window(cost func(int) time.Duration) (impl, calls int) {
+	ch := r.l.Choose(r.key, r.names)
+	i, ok := r.index[ch.Impl]
+	if !ok || ch.TTL < 1 {
+		r.t.Fatalf("Choose = %+v: not a candidate, or TTL < 1", ch)
+	}
+	var sum time.Duration
+	for range ch.TTL {
+		sum += cost(i)
+	}
+	r.l.Record(r.key, ch.Impl, sum/time.Duration(ch.TTL))
+	r.calls += ch.TTL
+	r.draws = append(r.draws, i)
+	return i, ch.TTL
+}
+
 // best is the index of the lottery's best (lowest average) candidate, or -1.
 func (r *run) best() int {
 	ks := r.l.keys[r.key]

@@ -123,10 +123,13 @@ type LotteryConfig struct {
 	// stays Hopeless× slower runs at most 1+⌊log2(D/Retry+1)⌋ calls in D
 	// draws. Must not be negative.
 	Retry int
-	// Settle is how many samples another candidate takes before its
-	// exploration share shrinks (default 16): with S samples beyond that
-	// it keeps Settle/S of the share its class gives it, never less than an
-	// eighth, the rest going to the best. Exploring costs more than its
+	// Settle is how many samples another candidate takes as a rival (since
+	// it was last the best, or measured afresh) before its exploration
+	// share shrinks (default 16): with S such samples beyond that it keeps
+	// Settle/S of the share its class gives it, never less than an eighth,
+	// the rest going to the best. A former best whose average the
+	// conditions left behind thus keeps its full share until its samples
+	// show where it stands now. Exploring costs more than its
 	// samples show — every switch of algorithm makes one call slow (up to
 	// 9× at 1 MiB on 4 ranks), a call the samples leave out — and a rival
 	// still behind after many samples is a near-tie, which sampling at the
@@ -318,6 +321,9 @@ type impl struct {
 	// how many draws after it an excluded implementation is retried (0:
 	// LotteryConfig.Retry).
 	at, retry uint64
+	// rival counts its samples since it was last the best, or measured
+	// afresh (LotteryConfig.Settle).
+	rival int64
 }
 
 // NewLottery returns a Lottery with cfg's policy (zero fields take their
@@ -530,10 +536,10 @@ func (l *Lottery) tickets(ks *keyState) int {
 }
 
 // settled is the part of its exploration share a candidate keeps: all of
-// it up to Settle samples, then Settle/samples, down to settleFloor
-// (LotteryConfig.Settle). The rest goes to the best.
+// it up to Settle samples as a rival, then Settle/samples, down to
+// settleFloor (LotteryConfig.Settle). The rest goes to the best.
 func (l *Lottery) settled(c *impl) float64 {
-	if n := float64(c.Calls); n > float64(l.cfg.Settle) {
+	if n := float64(c.rival); n > float64(l.cfg.Settle) {
 		return max(float64(l.cfg.Settle)/n, settleFloor)
 	}
 	return 1
@@ -619,7 +625,12 @@ func (l *Lottery) Record(k Key, name string, d time.Duration) {
 	ks := l.key(k)
 	c := ks.impl(name)
 	if c.stale {
-		c.Stats, c.stale = Stats{}, false
+		c.Stats, c.stale, c.rival = Stats{}, false, 0
+	}
+	if b := ks.best(l.cfg.MinSamples); b >= 0 && ks.cands[b] == c {
+		c.rival = 0
+	} else {
+		c.rival++
 	}
 	l.drift(ks, c, x)
 	if c.Calls >= int64(l.cfg.MinSamples) {

@@ -417,11 +417,19 @@ func TestSharesAndTTL(t *testing.T) {
 		{"none explorable", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 1.1, Calls: 5}}, nil, []string{"a", "b"}, []float64{1, 0}},
 		{"settled: a long-measured rival shrinks", m{"a": {Avg: 1, Var: 0.0025, Calls: 64}, "b": {Avg: 1.05, Var: 0.0025, Calls: 64}, "c": {Avg: 1.06, Var: 0.0025, Calls: 9}},
 			nil, []string{"a", "b", "c"}, []float64{0.875, 0.025, 0.1}},
+		{"a former best keeps its share", m{"a": {Avg: 1, Var: 0.0025, Calls: 64}, "b": {Avg: 1.05, Var: 0.0025, Calls: 500}},
+			nil, []string{"a", "b"}, []float64{0.8, 0.2}},
 		{"settled long: the floor", m{"a": {Avg: 1, Var: 0.0025, Calls: 1000}, "b": {Avg: 1.05, Var: 0.0025, Calls: 1000}},
 			nil, []string{"a", "b"}, []float64{0.975, 0.025}},
 		{"stale redrawn", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 9, Calls: 5}, "c": {Avg: 2, Calls: 5}}, []string{"b", "c"},
 			[]string{"a", "b", "c"}, []float64{0.8, 0.1, 0.1}},
 		{"not offered", m{"a": {Avg: 1, Calls: 5}, "b": {Avg: 0.5, Calls: 5}}, nil, []string{"a"}, []float64{1}},
+	}
+	// Samples as a rival, which restored learning does not hold.
+	rivals := map[string]map[string]int64{
+		"settled: a long-measured rival shrinks": {"b": 64, "c": 9},
+		"a former best keeps its share":          {"b": 3},
+		"settled long: the floor":                {"b": 1000},
 	}
 	for _, tc := range cases {
 		for _, minTTL := range []int{1, 3} {
@@ -435,6 +443,9 @@ func TestSharesAndTTL(t *testing.T) {
 				ks := l.keys[harnessKey]
 				for _, name := range tc.stale {
 					ks.impls[name].stale = true
+				}
+				for name, n := range rivals[tc.name] {
+					ks.impls[name].rival = n
 				}
 				l.tickets(ks)
 				for i, want := range tc.shares {
@@ -651,8 +662,9 @@ func TestConcurrentUse(t *testing.T) {
 }
 
 // TestHeavyTailsAndTies: the lottery's cost, the mean time per call over
-// the whole run exploration included, against the best fixed choice's, on
-// worlds a noisy host gives: a candidate whose median is lowest but whose
+// the whole run exploration included, against the best fixed choice's,
+// each draw's calls recorded as one sample, their mean, as the collectives
+// do, on worlds a noisy host gives: a candidate whose median is lowest but whose
 // tail (one call in 50 at 20×) makes its mean the highest; near-ties (three
 // within 2 %); a heavy-tailed machine (one call in 100 at 50× for every
 // candidate alike). Over 200 seeds of 3000 calls the mean cost must stay
@@ -689,17 +701,19 @@ func TestHeavyTailsAndTies(t *testing.T) {
 				w := &world{means: tc.means, noise: 0.05, rng: rng}
 				r := newRun(t, LotteryConfig{Seed: seed}, w)
 				total := 0.0
-				for range calls {
-					got := r.stepWith(func(i int) time.Duration {
+				for r.calls < calls {
+					got, n := r.window(func(i int) time.Duration {
 						d := w.cost(i)
 						if i < len(tc.tails) && tc.tails[i].every > 0 && rng.Float64() < 1/tc.tails[i].every {
 							d = time.Duration(float64(d) * tc.tails[i].times)
 						}
 						return d
 					})
-					total += trueMean[got] // what the call costs on average: the comparison is not at the mercy of the draws' tails
+					// What the calls cost on average: the comparison is
+					// not at the mercy of the draws' tails.
+					total += float64(n) * trueMean[got]
 				}
-				ratios = append(ratios, total/calls/best)
+				ratios = append(ratios, total/float64(r.calls)/best)
 				if tc.name == "near-ties" {
 					if n := r.l.keys[r.key].reexplored; n != 0 {
 						t.Errorf("seed %d: %d re-explorations among near-ties", seed, n)
