@@ -25,7 +25,8 @@ func cliCommand(args ...string) *exec.Cmd {
 	// A race-enabled binary sleeps a second at exit unless told not to.
 	// No tuning profile of the machine running the tests: every run sees
 	// the same defaults (tests of the profile set their own).
-	cmd.Env = append(os.Environ(), cliEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"), "COMMTUNE_PROFILE=off")
+	cmd.Env = append(os.Environ(), cliEnv+"=1", "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"), "COMMTUNE_PROFILE=off",
+		"COMMTUNE_TUNE_STATE=off")
 	return cmd
 }
 

@@ -163,8 +163,9 @@ func launchJob(n, nodes int, grace time.Duration, mode, arg string, env []string
 			// A race-enabled binary sleeps a second at exit unless told not to.
 			"GORACE=atexit_sleep_ms=0",
 			// The suite checks protocols by their defaults, not by this
-			// machine's tuning profile.
-			"COMMTUNE_PROFILE=off",
+			// machine's tuning profile, nor by what earlier jobs here
+			// learned (the lottery starts cold in every job).
+			"COMMTUNE_PROFILE=off", "COMMTUNE_TUNE_STATE=off",
 		}, env...),
 		KillGrace: grace,
 		Prefix:    true,
