@@ -258,7 +258,7 @@ func (c *Comm) candidates(op coll.Operation, bytes int, commutative bool) []coll
 			}
 		}
 		if op != coll.OpReduce && bytes >= pullTwinMin && c.onNode.get(c.allShm) && c.readsPeers() {
-			for _, a := range cands {
+			for _, a := range cands { // the list as it was: twins get no twin
 				if twin := a; twin.Pulls() {
 					twin.Pull = !twin.Pull
 					if !slices.Contains(cands, twin) {
@@ -285,7 +285,7 @@ func (c *Comm) candidates(op coll.Operation, bytes int, commutative bool) []coll
 	return out
 }
 
-// pullTwinMin is the smallest call whose table choice the lottery also
+// pullTwinMin is the smallest call whose candidates the lottery also
 // tries pulled (or not): below it a read across costs more than the copy
 // it saves on every number of ranks measured.
 const pullTwinMin = 16 << 10

@@ -216,7 +216,9 @@ func (c LotteryConfig) withDefaults() LotteryConfig {
 //     candidates until a second one is measured.
 //   - The best, the candidate with the lowest average, holds Alpha of the
 //     tickets (seed 001 §6.1.2); the rest goes to the others as below, or
-//     to the best when none qualifies.
+//     to the best when none qualifies. Once measured, a rival with more
+//     than Settle samples since it last led keeps only part of its share
+//     (LotteryConfig.Settle), the rest going to the best.
 //   - Untried first: while some candidate has never been measured, or not
 //     since a re-exploration (stale), those share the rest evenly, so each
 //     is touched once before any is judged.
@@ -627,12 +629,14 @@ func (l *Lottery) Record(k Key, name string, d time.Duration) {
 	if c.stale {
 		c.Stats, c.stale, c.rival = Stats{}, false, 0
 	}
-	if b := ks.best(l.cfg.MinSamples); b >= 0 && ks.cands[b] == c {
+	b := ks.best(l.cfg.MinSamples)
+	isBest := b >= 0 && ks.cands[b] == c
+	if isBest {
 		c.rival = 0
 	} else {
 		c.rival++
 	}
-	l.drift(ks, c, x)
+	l.drift(ks, c, x, isBest)
 	if c.Calls >= int64(l.cfg.MinSamples) {
 		// A stall, not the implementation: see sampleCap.
 		x = min(x, sampleCap*c.Avg)
@@ -652,12 +656,10 @@ func (l *Lottery) Record(k Key, name string, d time.Duration) {
 const sampleCap = 3
 
 // drift counts x, a sample of c about to be added, towards a drift of the
-// key's best and re-explores the key when the run reaches DriftCalls.
-func (l *Lottery) drift(ks *keyState, c *impl, x float64) {
-	if c.Calls < int64(l.cfg.MinSamples) {
-		return
-	}
-	if b := ks.best(l.cfg.MinSamples); b < 0 || ks.cands[b] != c {
+// key's best (isBest: c is it) and re-explores the key when the run
+// reaches DriftCalls.
+func (l *Lottery) drift(ks *keyState, c *impl, x float64, isBest bool) {
+	if c.Calls < int64(l.cfg.MinSamples) || !isBest {
 		return
 	}
 	dir := func(ref float64) int {
