@@ -73,6 +73,7 @@ const (
 
 // The Config.HaloSelect methods; any other value names an implementation.
 const (
+	HaloSelectLearn      = config.HaloSelectLearn // the default
 	HaloSelectBrute      = config.HaloSelectBrute
 	HaloSelectHypothesis = config.HaloSelectHypothesis
 )

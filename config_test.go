@@ -131,7 +131,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{name: EnvLotteryMaxTTL, value: "many", want: []string{`COMMTUNE_LOTTERY_MAX_TTL="many": want a whole number of calls`}},
 		{name: EnvLotteryMinTTL, value: "40", with: map[string]string{EnvLotteryMaxTTL: "8"},
 			want: []string{`COMMTUNE_LOTTERY_MIN_TTL="40" with COMMTUNE_LOTTERY_MAX_TTL="8": want the least calls per draw no more than the most`}},
-		{name: EnvHaloSelect, value: "fastest", want: []string{`COMMTUNE_HALO_SELECT="fastest": want brute, hypothesis or an implementation: `}},
+		{name: EnvHaloSelect, value: "fastest", want: []string{`COMMTUNE_HALO_SELECT="fastest": want learn, brute, hypothesis or an implementation: `}},
 		{name: EnvHaloSamples, value: "0", want: []string{`COMMTUNE_HALO_SAMPLES="0": want a whole number of exchanges from 1 to 1000`}},
 		{name: EnvHaloOrder, value: "random", want: []string{`COMMTUNE_HALO_ORDER="random": want interleaved or consecutive`}},
 		{name: EnvSplit, value: "fastest", want: []string{`COMMTUNE_SPLIT="fastest": want curves, weighted, iso or off`}},

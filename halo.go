@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/halo"
 )
 
@@ -79,8 +80,8 @@ func WithHaloImpl(name string) HaloOption {
 }
 
 // WithHaloSelect makes the Halo select its implementation at run time
-// with method, HaloSelectBrute or HaloSelectHypothesis, whatever
-// Config.HaloSelect says; every rank must pass the same.
+// with method, HaloSelectLearn, HaloSelectBrute or HaloSelectHypothesis,
+// whatever Config.HaloSelect says; every rank must pass the same.
 func WithHaloSelect(method string) HaloOption {
 	return func(o *haloOptions) { o.method = method }
 }
@@ -118,10 +119,10 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 			opt(&o)
 		}
 	}
-	selecting := o.method == HaloSelectBrute || o.method == HaloSelectHypothesis
+	selecting := config.IsHaloSelector(o.method)
 	if _, ok := halo.LookupImpl(o.method); !ok && !selecting {
-		return nil, fmt.Errorf("commtune: NewHalo: unknown implementation %q; want one of %s, or the selection %s or %s",
-			o.method, strings.Join(HaloImpls(), ", "), HaloSelectBrute, HaloSelectHypothesis)
+		return nil, fmt.Errorf("commtune: NewHalo: unknown implementation %q; want one of %s, or the selection %s",
+			o.method, strings.Join(HaloImpls(), ", "), strings.Join(config.HaloSelectors, ", "))
 	}
 	if len(extents) != len(cart.dims) {
 		return nil, fmt.Errorf("commtune: NewHalo: %d extents for a Cart of %d dimensions", len(extents), len(cart.dims))
@@ -433,3 +434,7 @@ func (t *HaloTimer) Stop(ctx context.Context) error {
 	}
 	return nil
 }
+
+// HaloSelectors returns the methods of run-time selection WithHaloSelect
+// and Config.HaloSelect take, the default first.
+func HaloSelectors() []string { return slices.Clone(config.HaloSelectors) }

@@ -56,7 +56,7 @@ var oneRankJobs = []struct {
 // halos wrap onto the rank itself and open ones keep their sentinels.
 func TestHaloOneRank(t *testing.T) {
 	const rounds = 2*20 + 4 // one sample each, then the winner a while
-	methods := []string{HaloSelectBrute, HaloSelectHypothesis, DefaultHaloImpl, "SendRecv_pair_ddt"}
+	methods := []string{HaloSelectLearn, HaloSelectBrute, HaloSelectHypothesis, DefaultHaloImpl, "SendRecv_pair_ddt"}
 	for _, job := range oneRankJobs {
 		for _, g := range oneRankGrids {
 			d := &haloDiff{dims: make([]int, len(g.ext)), periods: g.periods, elem: "float64",
@@ -89,7 +89,8 @@ func TestHaloOneRank(t *testing.T) {
 
 // checkOneRankRan checks that the exchanges ran what method says: a
 // brute-force selection every implementation, a hypothesis selection
-// more than one, a fixed implementation that one alone.
+// more than one, a learning one its prior's (no probe within the rounds),
+// a fixed implementation that one alone.
 func checkOneRankRan(method string, ran map[string]int) error {
 	var names []string
 	for name := range ran {
@@ -103,6 +104,10 @@ func checkOneRankRan(method string, ran map[string]int) error {
 	case HaloSelectHypothesis:
 		if len(ran) < 2 {
 			return fmt.Errorf("hypotheses ran only %s", strings.Join(names, ", "))
+		}
+	case HaloSelectLearn:
+		if len(ran) != len(halo.Prior()) {
+			return fmt.Errorf("learning ran %d implementations (%s), want the prior's %d", len(ran), strings.Join(names, ", "), len(halo.Prior()))
 		}
 	default:
 		if len(ran) != 1 || ran[method] == 0 {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -321,7 +322,7 @@ func haloDiffRank[T Number](ctx context.Context, c *Comm, d *haloDiff, impls []s
 // haloMethod is the option that makes a Halo run name: an implementation,
 // or a selection method.
 func haloMethod(name string) HaloOption {
-	if name == HaloSelectBrute || name == HaloSelectHypothesis {
+	if slices.Contains(HaloSelectors(), name) {
 		return WithHaloSelect(name)
 	}
 	return WithHaloImpl(name)

@@ -18,14 +18,16 @@ func haloSamples(n int) Option { return func(c *Config) { c.HaloSamples = n } }
 // haloState sets Config.HaloState.
 func haloState(path string) Option { return func(c *Config) { c.HaloState = path } }
 
-// TestHaloSelectionExact runs both selections through exploration and
-// past the decision, every exchange checked against the reference.
+// TestHaloSelectionExact runs every selection through exploration and
+// past the decision (the learning one past its first probe), every
+// exchange checked against the reference.
 func TestHaloSelectionExact(t *testing.T) {
 	for _, order := range []string{HaloOrderInterleaved, HaloOrderConsecutive} {
 		for _, method := range []string{HaloSelectBrute, HaloSelectHypothesis} {
-			haloSelectionExact(t, method, order)
+			haloSelectionExact(t, method, order, 2*len(HaloImpls())+40)
 		}
 	}
+	haloSelectionExact(t, HaloSelectLearn, HaloOrderInterleaved, 300)
 	// A bad order set by an Option is refused naming its field.
 	err := Local(1, func(*Comm) error { return nil }, func(c *Config) { c.HaloOrder = "sideways" })
 	if err == nil || !strings.Contains(err.Error(), "Config.HaloOrder") {
@@ -33,7 +35,7 @@ func TestHaloSelectionExact(t *testing.T) {
 	}
 }
 
-func haloSelectionExact(t *testing.T, method, order string) {
+func haloSelectionExact(t *testing.T, method, order string, rounds int) {
 	{
 		for _, g := range []struct {
 			dims    []int
@@ -46,7 +48,6 @@ func haloSelectionExact(t *testing.T, method, order string) {
 			t.Run(order+"/"+tc.String(), func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 				defer cancel()
-				rounds := 2*len(HaloImpls()) + 40
 				if err := runHalo(ctx, tc, rounds, haloSamples(2), haloState(HaloStateOff), func(c *Config) { c.HaloOrder = order }); err != nil {
 					t.Fatal(err)
 				}

@@ -22,13 +22,13 @@ import (
 var haloGrids = []string{"32x32x32", "64x32x32", "64x64x32"}
 
 // haloMain is `commtune bench halo [-n 8] [--grid 32x32x32] [--impl
-// all|brute|hypothesis|NAME,...] [--iters 500] [--runs 1] [--samples N]
+// all|learn|brute|hypothesis|NAME,...] [--iters 500] [--runs 1] [--samples N]
 // [--transport auto|tcp|shm|inproc] [--json]`.
 func haloMain(args []string) int {
-	fs := newFlagSet("bench halo", "[-n 8] [--grid "+strings.Join(haloGrids, "|")+"] [--impl all|brute|hypothesis|NAME,...] [--iters 500] [--runs 1] [--samples 10] [--transport auto|tcp|shm|inproc] [--json]")
+	fs := newFlagSet("bench halo", "[-n 8] [--grid "+strings.Join(haloGrids, "|")+"] [--impl all|learn|brute|hypothesis|NAME,...] [--iters 500] [--runs 1] [--samples 10] [--transport auto|tcp|shm|inproc] [--json]")
 	ranks := fs.Int("n", 8, "ranks")
 	gridFlag := fs.String("grid", haloGrids[0], "interior mesh points of each rank's block, XxYxZ (seed 003: "+strings.Join(haloGrids, ", ")+")")
-	impl := fs.String("impl", "all", "all (every implementation, then both selectors), brute, hypothesis, or implementation names, comma-separated: "+strings.Join(commtune.HaloImpls(), ", "))
+	impl := fs.String("impl", "all", "all (every implementation, then every selector), learn, brute, hypothesis, or implementation names, comma-separated: "+strings.Join(commtune.HaloImpls(), ", "))
 	iters := fs.Int("iters", 500, "solver iterations per run (seed 003: 500)")
 	runs := fs.Int("runs", 1, "rounds of every run, interleaved; the table shows medians and each selector's choice per round")
 	samples := fs.Int("samples", 0, "exchanges measuring each implementation during a selection (0: the library's default, 10)")
@@ -122,15 +122,14 @@ func haloRunNames(s string) ([]string, error) {
 	impls := commtune.HaloImpls()
 	switch s {
 	case "all":
-		return append(impls, commtune.HaloSelectBrute, commtune.HaloSelectHypothesis), nil
-	case commtune.HaloSelectBrute, commtune.HaloSelectHypothesis:
-		return []string{s}, nil
+		return append(impls, commtune.HaloSelectors()...), nil
 	}
 	var out []string
 	for _, n := range strings.Split(s, ",") {
 		n = strings.TrimSpace(n)
-		if !slices.Contains(impls, n) && n != commtune.HaloSelectBrute && n != commtune.HaloSelectHypothesis {
-			return nil, fmt.Errorf("%q is neither an implementation (%s) nor a selector (brute, hypothesis)", n, strings.Join(impls, ", "))
+		if !slices.Contains(impls, n) && !slices.Contains(commtune.HaloSelectors(), n) {
+			return nil, fmt.Errorf("%q is neither an implementation (%s) nor a selector (%s)", n, strings.Join(impls, ", "),
+				strings.Join(commtune.HaloSelectors(), ", "))
 		}
 		out = append(out, n)
 	}

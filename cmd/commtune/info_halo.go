@@ -35,7 +35,7 @@ type haloDecisionKey struct {
 }
 
 func collectHalo(infoOptions) (infoReport, error) {
-	r := &haloInfo{Select: commtune.HaloSelectBrute}
+	r := &haloInfo{Select: commtune.HaloSelectLearn}
 	if v := strings.TrimSpace(os.Getenv(commtune.EnvHaloSelect)); v != "" {
 		r.Select = v
 	}

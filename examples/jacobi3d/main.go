@@ -30,7 +30,7 @@ import (
 func main() {
 	gridFlag := flag.String("grid", "32x32x32", "global interior cells, XxYxZ")
 	iters := flag.Int("iters", 100, "Jacobi iterations")
-	impl := flag.String("impl", "", "halo exchange implementation, or the selector brute or hypothesis (default: the library's, "+commtune.EnvHaloSelect+"); implementations: "+strings.Join(commtune.HaloImpls(), ", "))
+	impl := flag.String("impl", "", "halo exchange implementation, or the selector learn, brute or hypothesis (default: the library's, "+commtune.EnvHaloSelect+"); implementations: "+strings.Join(commtune.HaloImpls(), ", "))
 	check := flag.Bool("check", true, "compare the answer with the same iteration on one rank")
 	explain := flag.Bool("explain", false, "print how the halo implementation was selected, one line per event")
 	flag.Parse()
@@ -93,7 +93,7 @@ func run(grid [3]int, iters int, impl string, check, explain bool) error {
 	var opts []commtune.HaloOption
 	switch impl {
 	case "":
-	case commtune.HaloSelectBrute, commtune.HaloSelectHypothesis:
+	case commtune.HaloSelectLearn, commtune.HaloSelectBrute, commtune.HaloSelectHypothesis:
 		opts = append(opts, commtune.WithHaloSelect(impl))
 	default:
 		opts = append(opts, commtune.WithHaloImpl(impl))

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -23,7 +24,7 @@ import (
 type HaloConfig struct {
 	Grid    [3]int   // interior mesh points of each rank's block
 	Iters   int      // solver iterations per run (seed 003: 500)
-	Runs    []string // implementation names, HaloSelectBrute or HaloSelectHypothesis, in order
+	Runs    []string // implementation names or HaloSelectors, in order
 	Repeats int      // rounds of every run, interleaved (at least 1)
 	// Progress, if set, is called on rank 0 after each run.
 	Progress func(done, total int, what string)
@@ -90,7 +91,7 @@ func haloRun(ctx context.Context, c *commtune.Comm, dims, ext []int, u, v []floa
 		return HaloRun{}, err
 	}
 	opt := commtune.WithHaloImpl(name)
-	if name == commtune.HaloSelectBrute || name == commtune.HaloSelectHypothesis {
+	if slices.Contains(commtune.HaloSelectors(), name) {
 		opt = commtune.WithHaloSelect(name)
 	}
 	clear(u)
@@ -196,7 +197,7 @@ func (r *HaloReport) WriteText(w io.Writer) error {
 	bestT := math.Inf(1)
 	fixed := map[string]float64{}
 	for _, s := range sum {
-		if s.Choices == nil && s.Name != commtune.HaloSelectBrute && s.Name != commtune.HaloSelectHypothesis {
+		if s.Choices == nil && !slices.Contains(commtune.HaloSelectors(), s.Name) {
 			fixed[s.Name] = s.Median
 			if s.Median < bestT {
 				best, bestT = s.Name, s.Median

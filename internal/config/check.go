@@ -135,12 +135,12 @@ func opNames() string {
 func (c *Config) checkHalo() error {
 	switch c.HaloSelect {
 	case "":
-		c.HaloSelect = HaloSelectBrute
-	case HaloSelectBrute, HaloSelectHypothesis:
+		c.HaloSelect = HaloSelectLearn
+	case HaloSelectLearn, HaloSelectBrute, HaloSelectHypothesis:
 	default:
 		if _, ok := halo.LookupImpl(c.HaloSelect); !ok {
-			return setting.Bad(setting.Field("Config.HaloSelect", c.HaloSelect), "%s, %s or an implementation: %s",
-				HaloSelectBrute, HaloSelectHypothesis, halo.ImplList())
+			return setting.Bad(setting.Field("Config.HaloSelect", c.HaloSelect), "%s or an implementation: %s",
+				strings.Join(HaloSelectors, ", "), halo.ImplList())
 		}
 	}
 	switch c.HaloOrder {

@@ -6,6 +6,7 @@
 package config
 
 import (
+	"slices"
 	"time"
 
 	"github.com/commtune/commtune/internal/control"
@@ -150,18 +151,24 @@ type Config struct {
 	// keep nothing. Env: COMMTUNE_TUNE_STATE.
 	TuneState string
 	// HaloSelect is how a Halo created without WithHaloImpl gets its
-	// implementation: "brute" measures every implementation HaloSamples
-	// times and keeps the fastest (seed 003 §II-A); "hypothesis" settles
-	// one attribute at a time and measures fewer (seed 003 §III); the name
-	// of an implementation (HaloImpls) uses it alone, without measuring.
-	// After a selection the winner's time is watched, and the selection
-	// starts again when it drifts. Every rank must set the same. Default
-	// brute. Env: COMMTUNE_HALO_SELECT.
+	// implementation: "learn" races the packed two-sided implementations
+	// (the prior) by successive halving over turns of a few exchanges,
+	// then, while the winner runs, probes the others one turn at a time
+	// every 256 exchanges and races again the one a probe finds faster;
+	// "brute" measures every implementation HaloSamples times and keeps
+	// the fastest (seed 003 §II-A); "hypothesis" settles one attribute at
+	// a time and measures fewer (seed 003 §III); the name of an
+	// implementation (HaloImpls) uses it alone, without measuring. After a
+	// selection the winner's time is watched, and the selection starts
+	// again when it drifts. Every rank must set the same. Default learn.
+	// Env: COMMTUNE_HALO_SELECT.
 	HaloSelect string
 	// HaloSamples is how many exchanges measure each implementation during
-	// a halo selection. Default 10. Env: COMMTUNE_HALO_SAMPLES.
+	// a brute or hypothesis halo selection. Default 10. Env:
+	// COMMTUNE_HALO_SAMPLES.
 	HaloSamples int
-	// HaloOrder is the order of a halo selection's measurements:
+	// HaloOrder is the order of a brute or hypothesis halo selection's
+	// measurements:
 	// "interleaved", one exchange of each implementation in turn, which
 	// spreads a slow spell of the machine over all of them; or
 	// "consecutive", HaloSamples exchanges of one implementation in a row
@@ -271,9 +278,17 @@ const DefaultConnectTimeout = 30 * time.Second
 
 // The Config.HaloSelect methods; any other value names an implementation.
 const (
+	HaloSelectLearn      = tune.MethodLearn
 	HaloSelectBrute      = tune.MethodBrute
 	HaloSelectHypothesis = tune.MethodHypothesis
 )
+
+// HaloSelectors lists the Config.HaloSelect methods, the default first.
+var HaloSelectors = []string{HaloSelectLearn, HaloSelectBrute, HaloSelectHypothesis}
+
+// IsHaloSelector reports whether name is a Config.HaloSelect method
+// rather than an implementation.
+func IsHaloSelector(name string) bool { return slices.Contains(HaloSelectors, name) }
 
 // HaloStateOff is the Config.HaloState value that keeps no halo decisions.
 const HaloStateOff = "off"

@@ -299,11 +299,11 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 		c.TuneState = v // a path or off: any text
 	}
 	if v, ok := e.get(EnvHaloSelect); ok {
-		if l := strings.ToLower(v); l == HaloSelectBrute || l == HaloSelectHypothesis {
+		if l := strings.ToLower(v); IsHaloSelector(l) {
 			v = l // implementations' names keep their case
 		}
-		if _, ok := halo.LookupImpl(v); v != HaloSelectBrute && v != HaloSelectHypothesis && !ok {
-			e.fail(EnvHaloSelect, v, "%s, %s or an implementation: %s", HaloSelectBrute, HaloSelectHypothesis, halo.ImplList())
+		if _, ok := halo.LookupImpl(v); !IsHaloSelector(v) && !ok {
+			e.fail(EnvHaloSelect, v, "%s or an implementation: %s", strings.Join(HaloSelectors, ", "), halo.ImplList())
 		}
 		c.HaloSelect = v
 	}

@@ -123,3 +123,19 @@ func LookupImpl(name string) (Impl, bool) {
 
 // ImplList is ImplNames joined for a message: "a, b, c".
 func ImplList() string { return strings.Join(ImplNames(), ", ") }
+
+// Prior returns the implementations a learning selection races first:
+// the packed two-sided ones, in the order of Impls. Packed two-sided
+// exchanges led every grid of `commtune bench halo` on shared memory, TCP
+// and goroutine ranks, in-place boxes cost a gather per run and one-sided
+// ones a synchronization per exchange; the others are probed once a
+// winner runs, so a machine where the prior is wrong still finds its best.
+func Prior() []string {
+	var out []string
+	for _, m := range Impls {
+		if m.Data == Packed && !m.OneSided() {
+			out = append(out, m.Name())
+		}
+	}
+	return out
+}

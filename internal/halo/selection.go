@@ -13,7 +13,8 @@ import (
 
 // Run-time selection of a halo exchange's implementation (seed 003): the
 // Halos of one Cart with the same array shape share one Selection, a
-// tune.Adaptive that explores (brute force or performance hypotheses),
+// tune.Adaptive that explores (a race among the Prior's implementations
+// probing the others later, brute force or performance hypotheses),
 // settles on a winner, watches it, and explores again when its time
 // drifts. Every rank runs the same implementation at every exchange because
 // every rank feeds its Adaptive the same sequence of calls; the only
@@ -24,7 +25,7 @@ import (
 
 // Settings is how a rank's Halos select their implementation.
 type Settings struct {
-	Method   string // "brute", "hypothesis" or an implementation's name
+	Method   string // "learn", "brute", "hypothesis" or an implementation's name
 	Samples  int    // measurements of each implementation (hypothesis)
 	Order    string // "consecutive" measures each candidate's samples in a row
 	Path     string // the decisions file; "" keeps nothing
@@ -55,7 +56,7 @@ type Selection struct {
 // NewSelection starts a selection among every implementation, kept under
 // key in the decisions file.
 func NewSelection(key string, set Settings) (*Selection, error) {
-	a, err := tune.NewAdaptive(Registry().Entries(), tune.AdaptiveConfig{Method: set.Method,
+	a, err := tune.NewAdaptive(Registry().Entries(), tune.AdaptiveConfig{Method: set.Method, First: Prior(),
 		Hypothesis: tune.HypothesisConfig{Samples: set.Samples, Consecutive: set.Order == "consecutive"}})
 	if err != nil {
 		return nil, err

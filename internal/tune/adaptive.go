@@ -14,6 +14,7 @@ import (
 const (
 	MethodBrute      = "brute"      // BruteForce: every implementation, Samples times
 	MethodHypothesis = "hypothesis" // Hypothesis: one attribute at a time, pruning
+	MethodLearn      = "learn"      // Race among the prior's first choices, then probes of the rest
 )
 
 // Defaults of AdaptiveConfig's drift watch.
@@ -21,14 +22,32 @@ const (
 	DefaultWatchWindow  = 32
 	DefaultDriftFactor  = 1.5
 	DefaultDriftWindows = 2
+	// DefaultProbeEvery is AdaptiveConfig.ProbeEvery's default.
+	DefaultProbeEvery = 256
+	// probeMargin is how far below the winner's baseline a probe's
+	// figure must be to call a rematch: closer is within the noise of
+	// two timed calls.
+	probeMargin = 0.9
 )
 
 // AdaptiveConfig sets an Adaptive. The zero value is valid: each zero field
 // takes its default.
 type AdaptiveConfig struct {
-	// Method is how a selection explores: MethodBrute (default) or
-	// MethodHypothesis.
+	// Method is how a selection explores: MethodBrute (default),
+	// MethodHypothesis or MethodLearn.
 	Method string
+	// First is the prior of MethodLearn: the candidates a selection races
+	// first, in order; the others are probed, one turn at a time, once a
+	// winner runs. Empty races every candidate. Names that are not
+	// candidates are ignored.
+	First []string
+	// Race sets MethodLearn's race and the length of its probes' turns.
+	Race RaceConfig
+	// ProbeEvery is how many calls of MethodLearn's winner run between two
+	// probes (default 256): each probe is one turn of the next candidate
+	// not running, and a probe below 0.9 times the winner's baseline
+	// calls a race between the two.
+	ProbeEvery int
 	// Hypothesis sets the measurements (Samples, Filter) of both methods and
 	// the confidence the hypothesis method requires.
 	Hypothesis HypothesisConfig
@@ -50,11 +69,14 @@ type AdaptiveConfig struct {
 
 // Validate reports every field outside its range, or nil.
 func (c AdaptiveConfig) Validate() error {
-	errs := []error{c.Hypothesis.Validate()}
+	errs := []error{c.Hypothesis.Validate(), c.Race.Validate()}
 	switch c.Method {
-	case "", MethodBrute, MethodHypothesis:
+	case "", MethodBrute, MethodHypothesis, MethodLearn:
 	default:
-		errs = append(errs, fmt.Errorf("tune: method %q: want %s or %s", c.Method, MethodBrute, MethodHypothesis))
+		errs = append(errs, fmt.Errorf("tune: method %q: want %s, %s or %s", c.Method, MethodBrute, MethodHypothesis, MethodLearn))
+	}
+	if c.ProbeEvery < 0 {
+		errs = append(errs, fmt.Errorf("tune: ProbeEvery %d is negative", c.ProbeEvery))
 	}
 	if c.WatchWindow < 0 {
 		errs = append(errs, fmt.Errorf("tune: WatchWindow %d is negative", c.WatchWindow))
@@ -73,6 +95,10 @@ func (c AdaptiveConfig) withDefaults() AdaptiveConfig {
 		c.Method = MethodBrute
 	}
 	c.Hypothesis = c.Hypothesis.withDefaults()
+	c.Race = c.Race.withDefaults()
+	if c.ProbeEvery == 0 {
+		c.ProbeEvery = DefaultProbeEvery
+	}
 	if c.WatchWindow == 0 {
 		c.WatchWindow = DefaultWatchWindow
 	}
@@ -92,6 +118,7 @@ const (
 	reduceNone     reduction = iota
 	reduceDecision           // a BruteForce decision or a Hypothesis batch
 	reduceWatch              // one window of the drift watch
+	reduceProbe              // one probe turn of a candidate not running
 )
 
 // Adaptive carries one application-level selection over its whole life,
@@ -118,6 +145,15 @@ type Adaptive struct {
 
 	brute *BruteForce
 	hyp   *Hypothesis
+	race  *Race
+
+	first      []string  // MethodLearn's prior, the candidates only
+	probes     []string  // the candidates a winner's probes visit, in turn
+	probeNext  int       // the index in probes of the next probe
+	probe      string    // the candidate of the probe under way, or ""
+	probeK     int       // calls of the probe under way
+	probeTimes []float64 // its timed calls
+	sinceProbe int       // winner's calls since the last probe
 
 	winner   string
 	baseline float64 // the winner's reduced time when chosen
@@ -144,7 +180,15 @@ func NewAdaptive[T any](entries []Entry[T], cfg AdaptiveConfig) (*Adaptive, erro
 		a.names = append(a.names, e.Name)
 		a.entries = append(a.entries, Entry[struct{}]{Name: e.Name, Attrs: slices.Clone(e.Attrs)})
 	}
-	if err := a.explore("selection starts"); err != nil {
+	for _, n := range a.cfg.First {
+		if slices.Contains(a.names, n) && !slices.Contains(a.first, n) {
+			a.first = append(a.first, n)
+		}
+	}
+	if len(a.first) == 0 {
+		a.first = slices.Clone(a.names)
+	}
+	if err := a.explore("selection starts", ""); err != nil {
 		return nil, err
 	}
 	return a, nil
@@ -153,25 +197,58 @@ func NewAdaptive[T any](entries []Entry[T], cfg AdaptiveConfig) (*Adaptive, erro
 // Config returns a's configuration, defaults filled in.
 func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
 
-// explore starts a selection from scratch.
-func (a *Adaptive) explore(why string) error {
+// explore starts a selection from scratch. MethodLearn races the prior's
+// candidates and also, when it is not one of them, keep: the winner a
+// drift or a probe calls into question.
+func (a *Adaptive) explore(why, keep string) error {
 	a.winner, a.baseline, a.means = "", 0, map[string]float64{}
-	a.brute, a.hyp, a.pending, a.batch, a.calls = nil, nil, reduceNone, nil, 0
+	a.brute, a.hyp, a.race, a.pending, a.batch, a.calls = nil, nil, nil, reduceNone, nil, 0
 	a.window, a.drifted = a.window[:0], 0
+	a.probe, a.probeK, a.probeTimes, a.sinceProbe = "", 0, nil, 0
 	var err error
-	if a.cfg.Method == MethodHypothesis {
+	switch a.cfg.Method {
+	case MethodHypothesis:
 		a.hyp, err = NewHypothesis(a.entries, a.cfg.Hypothesis)
-	} else {
+		a.logf("%s: %s over %d implementations", why, a.cfg.Method, len(a.names))
+	case MethodLearn:
+		names := slices.Clone(a.first)
+		if keep != "" && !slices.Contains(names, keep) {
+			names = append(names, keep)
+		}
+		// A prior of one still races a second: a winner must have a
+		// measured baseline for the watch and the probes to judge.
+		for _, n := range a.names {
+			if len(names) >= 2 {
+				break
+			}
+			if !slices.Contains(names, n) {
+				names = append(names, n)
+			}
+		}
+		a.race, err = NewRace(names, a.cfg.Race)
+		a.logf("%s: race over %d of %d implementations: %s", why, len(names), len(a.names), strings.Join(names, ", "))
+	default:
 		a.brute, err = NewBruteForce(a.names, a.cfg.Hypothesis.measuring())
+		a.logf("%s: %s over %d implementations", why, a.cfg.Method, len(a.names))
 	}
 	if err != nil {
 		return err
 	}
-	a.logf("%s: %s over %d implementations", why, a.cfg.Method, len(a.names))
 	if len(a.names) == 1 {
 		a.decide(a.names[0], math.NaN())
 	}
 	return nil
+}
+
+// rematch races keep against the prior's candidates, or, for a probe,
+// winner against the probed candidate alone.
+func (a *Adaptive) rematch(why string, names ...string) {
+	a.winner, a.baseline = "", 0
+	a.brute, a.hyp, a.pending, a.batch, a.calls = nil, nil, reduceNone, nil, 0
+	a.window, a.drifted = a.window[:0], 0
+	a.probe, a.probeK, a.probeTimes, a.sinceProbe = "", 0, nil, 0
+	a.race, _ = NewRace(names, a.cfg.Race) // cannot fail: candidates, distinct, config valid
+	a.logf("%s: race between %s", why, strings.Join(names, " and "))
 }
 
 // Resume starts a on winner, chosen earlier (by another job) at baseline
@@ -185,7 +262,7 @@ func (a *Adaptive) Resume(winner string, baseline float64) error {
 	if !(baseline > 0) || math.IsInf(baseline, 1) {
 		return fmt.Errorf("%w: baseline %g s", ErrUnexpectedRecord, baseline)
 	}
-	a.brute, a.hyp, a.pending, a.batch = nil, nil, reduceNone, nil
+	a.brute, a.hyp, a.race, a.pending, a.batch = nil, nil, nil, reduceNone, nil
 	a.means = map[string]float64{winner: baseline}
 	a.calls = 0
 	a.logf("resumed on %s, chosen earlier at %s, without exploring", winner, secs(baseline))
@@ -195,16 +272,35 @@ func (a *Adaptive) Resume(winner string, baseline float64) error {
 
 func (a *Adaptive) decide(winner string, baseline float64) {
 	a.winner, a.baseline = winner, baseline
-	a.brute, a.hyp = nil, nil
+	a.brute, a.hyp, a.race = nil, nil, nil
 	a.window, a.drifted, a.history = a.window[:0], 0, a.history[:0]
 	a.selections++
+	a.probes, a.probeNext, a.probe, a.sinceProbe = nil, 0, "", 0
+	if a.cfg.Method == MethodLearn {
+		// Those never raced first, then the prior's losers.
+		for _, n := range a.names {
+			if n != winner && !slices.Contains(a.first, n) {
+				a.probes = append(a.probes, n)
+			}
+		}
+		for _, n := range a.first {
+			if n != winner {
+				a.probes = append(a.probes, n)
+			}
+		}
+	}
 }
 
 // Next returns the implementation to run for the next call.
 func (a *Adaptive) Next() string {
 	switch {
+	case a.probe != "":
+		return a.probe
 	case a.winner != "":
 		return a.winner
+	case a.race != nil:
+		name, _ := a.race.Next()
+		return name
 	case a.brute != nil:
 		name, _ := a.brute.Next()
 		return name
@@ -232,9 +328,24 @@ func (a *Adaptive) Record(name string, seconds float64) (local []float64, err er
 	if !validTime(seconds) || math.IsNaN(seconds) {
 		return nil, fmt.Errorf("%w: time %g s", ErrUnexpectedRecord, seconds)
 	}
+	if a.probe != "" {
+		if a.probeK > 0 { // the first call of a turn is not timed
+			a.probeTimes = append(a.probeTimes, seconds)
+		}
+		if a.probeK++; a.probeK < a.cfg.Race.Turn {
+			return nil, nil
+		}
+		a.pending = reduceProbe
+		return []float64{RaceFigure(a.probeTimes)}, nil
+	}
 	if a.winner != "" {
 		if math.IsNaN(a.baseline) {
 			return nil, nil // a single candidate: nothing to watch for
+		}
+		if a.sinceProbe++; len(a.probes) > 0 && a.sinceProbe >= a.cfg.ProbeEvery {
+			// The next call starts a probe; this one still counts below.
+			a.probe, a.probeK, a.probeTimes, a.sinceProbe = a.probes[a.probeNext%len(a.probes)], 0, nil, 0
+			a.probeNext++
 		}
 		a.window = append(a.window, seconds)
 		if len(a.window) < a.cfg.WatchWindow {
@@ -248,6 +359,16 @@ func (a *Adaptive) Record(name string, seconds float64) (local []float64, err er
 		return []float64{mean}, nil
 	}
 	a.calls++
+	if a.race != nil {
+		if err := a.race.Record(name, seconds); err != nil {
+			return nil, err
+		}
+		if _, due := a.race.Next(); due {
+			a.pending = reduceDecision
+			return a.race.Local(), nil
+		}
+		return nil, nil
+	}
 	if a.brute != nil {
 		if err := a.brute.Record(name, seconds); err != nil {
 			return nil, err
@@ -284,6 +405,38 @@ func (a *Adaptive) Reduced(global []float64) (decided bool, err error) {
 		a.pending = reduceNone
 		a.watch(global[0])
 		return false, nil
+	case reduceProbe:
+		if err := checkReduced(global, 1); err != nil {
+			return false, err
+		}
+		a.pending = reduceNone
+		probe := a.probe
+		a.probe, a.probeTimes = "", nil
+		a.means[probe] = global[0]
+		if global[0] < probeMargin*a.baseline {
+			a.rematch(fmt.Sprintf("probe of %s: %s against %s's %s", probe, secs(global[0]), a.winner, secs(a.baseline)),
+				a.winner, probe)
+		}
+		return false, nil
+	}
+	if a.race != nil {
+		names := a.race.Names()
+		w, err := a.race.Reduced(global)
+		if err != nil {
+			return false, err
+		}
+		a.pending = reduceNone
+		for i, n := range names {
+			a.means[n] = global[i]
+		}
+		if w == "" {
+			return false, nil
+		}
+		for _, line := range a.race.Explain() {
+			a.logf("%s", line)
+		}
+		a.decide(w, global[slices.Index(names, w)])
+		return true, nil
 	}
 	if a.brute != nil && a.brute.Dropping() {
 		dropped, probes, err := a.brute.Drop(global)
@@ -356,7 +509,7 @@ func (a *Adaptive) watch(avg float64) {
 			a.cfg.WatchWindow, a.winner, secs(avg), secs(a.baseline), a.drifted, a.cfg.DriftWindows)
 		if a.drifted >= a.cfg.DriftWindows {
 			// Cannot fail: the same entries and config built a selector before.
-			_ = a.explore(fmt.Sprintf("%s drifted from %s to %s", a.winner, secs(a.baseline), secs(avg)))
+			_ = a.explore(fmt.Sprintf("%s drifted from %s to %s", a.winner, secs(a.baseline), secs(avg)), a.winner)
 		}
 		return
 	}

@@ -95,6 +95,7 @@ func TestAdaptiveSelects(t *testing.T) {
 	}{
 		{MethodBrute, 200},
 		{MethodHypothesis, 100},
+		{MethodLearn, 264},
 	} {
 		t.Run(tc.method, func(t *testing.T) {
 			cfg := AdaptiveConfig{Method: tc.method}
@@ -135,6 +136,7 @@ func TestAdaptiveDrift(t *testing.T) {
 	}{
 		{"brute", AdaptiveConfig{}, true},
 		{"hypothesis", AdaptiveConfig{Method: MethodHypothesis}, true},
+		{"learn", AdaptiveConfig{Method: MethodLearn}, true},
 		{"drift below the factor", AdaptiveConfig{DriftFactor: 5}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -276,6 +278,9 @@ func TestAdaptiveConfigValidate(t *testing.T) {
 		{AdaptiveConfig{}, true},
 		{AdaptiveConfig{Method: MethodHypothesis, WatchWindow: 8, DriftFactor: 1.2, DriftWindows: 3}, true},
 		{AdaptiveConfig{Method: "lottery"}, false},
+		{AdaptiveConfig{Method: MethodLearn, First: []string{"x"}, ProbeEvery: 64, Race: RaceConfig{Turn: 4}}, true},
+		{AdaptiveConfig{Method: MethodLearn, ProbeEvery: -1}, false},
+		{AdaptiveConfig{Method: MethodLearn, Race: RaceConfig{Turn: 1}}, false},
 		{AdaptiveConfig{WatchWindow: -1}, false},
 		{AdaptiveConfig{DriftFactor: 1}, false},
 		{AdaptiveConfig{DriftFactor: math.Inf(1)}, false},
@@ -285,5 +290,32 @@ func TestAdaptiveConfigValidate(t *testing.T) {
 		if err := tc.cfg.Validate(); (err == nil) != tc.ok {
 			t.Errorf("%+v: Validate = %v, want ok %v", tc.cfg, err, tc.ok)
 		}
+	}
+}
+
+// TestAdaptiveProbe: the prior races two candidates that are not the
+// best; the winner's probes visit the others and a rematch makes the best
+// the winner, without a drift.
+func TestAdaptiveProbe(t *testing.T) {
+	const best = "SendIrecv_pair_ddt"
+	cfg := AdaptiveConfig{Method: MethodLearn, First: []string{"IsendIrecv_aao_pack", "SendRecv_pair_pack", "no such"}, ProbeEvery: 32}
+	a, ran := adaptiveRanks(t, 3, 2000, cfg, separableCost(best))
+	w, _ := a.Winner()
+	log := strings.Join(a.Explain(), "\n")
+	if w != best || ran[len(ran)-1] != best {
+		t.Fatalf("winner %s, last call %s, want %s\n%s", w, ran[len(ran)-1], best, log)
+	}
+	if !strings.Contains(log, "race over 2 of 20 implementations") || !strings.Contains(log, "probe of "+best) {
+		t.Errorf("the log does not show the prior's race and the probe that found %s:\n%s", best, log)
+	}
+	// Probes and rematches cost a share of the calls, not the run.
+	n := 0
+	for _, name := range ran[len(ran)-500:] {
+		if name != best {
+			n++
+		}
+	}
+	if n > 500/cfg.ProbeEvery*DefaultTurn {
+		t.Errorf("%d of the last 500 calls ran another implementation than the winner", n)
 	}
 }
