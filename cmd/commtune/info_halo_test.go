@@ -61,8 +61,8 @@ func TestBenchHalo(t *testing.T) {
 		t.Fatalf("%v: %q", err, r.stdout)
 	}
 	impls := commtune.HaloImpls()
-	if len(rep.Runs) != len(impls)+2 {
-		t.Fatalf("%d runs, want %d", len(rep.Runs), len(impls)+2)
+	if want := len(impls) + len(commtune.HaloSelectors()); len(rep.Runs) != want {
+		t.Fatalf("%d runs, want %d", len(rep.Runs), want)
 	}
 	for i, run := range rep.Runs {
 		selector := i >= len(impls)
