@@ -34,11 +34,37 @@ func collSelect(how string) commtune.Option {
 func lotteryMain(cfg bench.LotteryConfig, how string, n int, transport string, asJSON bool) int {
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	if transport != "inproc" && transport != "auto" && transport != "tcp" && transport != "shm" {
+		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", transport)
+	}
 	bar := newBar(os.Stderr, "measuring", len(cfg.Sizes)*bench.LotteryBlocks(cfg.Calls))
 	progress := func(done, total int, what string) {
 		bar.Describe(what)
 		bar.Set(done)
 	}
+	rep, err := runLotteryBench(ctx, cfg, how, n, transport, nil, progress)
+	bar.Finish()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
+	}
+	if asJSON {
+		err = json.NewEncoder(os.Stdout).Encode(rep)
+	} else {
+		err = bench.WriteLotteryTable(os.Stdout, rep)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// runLotteryBench runs the ranks of `bench coll --algo lottery|learn` on
+// transport (inproc, auto, tcp or shm), processes with env added, and
+// returns rank 0's report.
+func runLotteryBench(ctx context.Context, cfg bench.LotteryConfig, how string, n int, transport string, env []string,
+	progress func(done, total int, what string)) (*bench.LotteryReport, error) {
 	rep := &bench.LotteryReport{Op: string(cfg.Op), Ranks: n, Transport: transport}
 	var err error
 	switch transport {
@@ -59,33 +85,17 @@ func lotteryMain(cfg bench.LotteryConfig, how string, n int, transport string, a
 		if err != nil {
 			break
 		}
-		env := []string{commtune.EnvCollSelect + "=" + how}
+		env = append(env, commtune.EnvCollSelect+"="+how)
 		if _, set := os.LookupEnv(commtune.EnvTuneState); !set {
 			env = append(env, commtune.EnvTuneState+"="+commtune.TuneStateOff)
 		}
 		err = benchProcesses(ctx, argv, n, 1, transport, env, progress, rep)
-	default:
-		return usageError("bench", "--transport %q: want auto, tcp, shm or inproc", transport)
 	}
-	bar.Finish()
 	rep.Bench = "coll-" + how // rank 0's report names neither
 	if how == bench.Learn {
 		rep.Select = how
 	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
-		return 1
-	}
-	if asJSON {
-		err = json.NewEncoder(os.Stdout).Encode(rep)
-	} else {
-		err = bench.WriteLotteryTable(os.Stdout, rep)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
-		return 1
-	}
-	return 0
+	return rep, err
 }
 
 // lotteryRankMain is the hidden `commtune bench-rank lottery ...`: one

@@ -72,7 +72,7 @@ func sampleMain(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	p, err := runSampling(ctx, os.Stderr, ts, *quick, fp)
+	p, err := runSampling(ctx, os.Stderr, ts, *quick, fp, nodeCounts(runtime.NumCPU()))
 	if err != nil {
 		if ctx.Err() != nil {
 			fmt.Fprintln(os.Stderr, "commtune sample: interrupted; no profile written")
@@ -95,11 +95,10 @@ func sampleMain(args []string) int {
 
 // runSampling runs one two-rank job per transport and times plain copies,
 // showing progress on w, and returns the profile.
-func runSampling(ctx context.Context, w io.Writer, transports []string, quick bool, fp profile.Fingerprint) (*profile.Profile, error) {
+func runSampling(ctx context.Context, w io.Writer, transports []string, quick bool, fp profile.Fingerprint, counts []int) (*profile.Profile, error) {
 	start := time.Now()
 	plan := sample.NewPlan(quick)
 	per := plan.Units()
-	counts := nodeCounts(runtime.NumCPU())
 	if !slices.Contains(transports, "shm") {
 		counts = nil
 	}
