@@ -1,6 +1,8 @@
 package coll
 
 import (
+	"reflect"
+	"slices"
 	"strconv"
 	"sync"
 )
@@ -11,7 +13,9 @@ import (
 // then a few others picked by their attributes. The list is kept short on
 // purpose: a lottery touches every candidate at least once (seed 001 §6.3,
 // E[I] ∝ |Z| lg|Z|), so candidates are the shapes and segment sizes that
-// can win at this size, not every member of every family. Operations with
+// can win at this size, not every member of every family, and a candidate
+// whose every rank's schedule equals an earlier one's on this many ranks
+// is left out (on two ranks most tree shapes coincide). Operations with
 // per-rank counts (the v-variants) have one family and no candidates.
 // Every rank computes the same list from the same arguments; the slice is
 // shared and must not be modified.
@@ -83,12 +87,42 @@ func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorit
 		return nil
 	}
 	out := []Algorithm{Decide(op, ranks, bytes, commutative)}
+	scheds := [][]Schedule{schedules(out[0], ranks, bytes, commutative)}
 	for _, s := range specs {
 		a := must(op, s)
 		if (!commutative && a.Commutative()) || contains(out, a) {
 			continue
 		}
-		out = append(out, a)
+		sc := schedules(a, ranks, bytes, commutative)
+		if sc != nil && slices.ContainsFunc(scheds, func(o []Schedule) bool { return reflect.DeepEqual(o, sc) }) {
+			continue // another candidate already runs these very steps
+		}
+		out, scheds = append(out, a), append(scheds, sc)
+	}
+	return out
+}
+
+// dedupRanks bounds the communicators whose candidates are compared step by
+// step: on few ranks tree shapes coincide (on two, every tree is one
+// edge, and a binomial, binary, chain and 4-nomial Bcast are the same
+// sends), and a lottery would spend its exploration on twins; on many
+// they differ and building every rank's schedule costs more than it saves.
+const dedupRanks = 16
+
+// schedules returns every rank's schedule of a for a call of bytes bytes
+// of float64 rooted at 0, or nil when there are too many ranks to compare
+// or it does not build.
+func schedules(a Algorithm, ranks, bytes int, commutative bool) []Schedule {
+	if ranks > dedupRanks || a.IsDirect() || a.IsHierarchical() {
+		return nil
+	}
+	out := make([]Schedule, ranks)
+	for r := range out {
+		s, err := a.Build(Layout{Size: ranks, Rank: r, Bytes: bytes &^ 7, Elem: 8}, commutative)
+		if err != nil {
+			return nil
+		}
+		out[r] = s
 	}
 	return out
 }

@@ -1,6 +1,9 @@
 package coll
 
-import "testing"
+import (
+	"reflect"
+	"testing"
+)
 
 func TestCandidates(t *testing.T) {
 	tests := []struct {
@@ -11,15 +14,18 @@ func TestCandidates(t *testing.T) {
 		min, max    int // list length bounds
 	}{
 		{OpBarrier, 4, 0, true, 3, 3},
-		{OpBcast, 4, 1 << 10, true, 4, 4},
+		{OpBcast, 4, 1 << 10, true, 3, 3},  // flat is 4-nomial on 4 ranks
+		{OpBcast, 2, 1 << 10, true, 1, 1},  // every tree is one edge on 2
+		{OpBcast, 2, 64 << 10, true, 2, 2}, // whole or in segments
+		{OpAllreduce, 2, 64 << 10, true, 5, 5},
 		{OpBcast, 16, 1 << 10, true, 3, 3},
 		{OpBcast, 4, 1 << 20, true, 8, 9},
 		{OpReduce, 4, 1 << 20, false, 8, 9},
 		{OpAllreduce, 4, 8, true, 5, 5},
 		{OpAllreduce, 4, 8, false, 3, 3},
 		{OpAllreduce, 4, 1 << 20, true, 7, 8},
-		{OpScatter, 4, 64, true, 5, 5},
-		{OpGather, 4, 64, true, 5, 5},
+		{OpScatter, 4, 64, true, 4, 4}, // flat is 4-nomial on 4 ranks
+		{OpGather, 4, 64, true, 4, 4},
 		{OpAllgather, 4, 64, true, 3, 3},
 		{OpAlltoall, 4, 64, true, 2, 2},
 		{OpAlltoallv, 4, 64, true, 0, 0},
@@ -41,7 +47,16 @@ func TestCandidates(t *testing.T) {
 			t.Errorf("%s: first candidate %s, want the table's %s", tt.op, c[0].Name(), want.Name())
 		}
 		seen := map[Algorithm]bool{}
+		var steps [][]Schedule
 		for _, a := range c {
+			if sc := schedules(a, tt.ranks, tt.bytes, tt.commutative); sc != nil {
+				for _, o := range steps {
+					if reflect.DeepEqual(o, sc) {
+						t.Errorf("%s ranks=%d: %s runs the steps of an earlier candidate", tt.op, tt.ranks, a.Name())
+					}
+				}
+				steps = append(steps, sc)
+			}
 			if seen[a] {
 				t.Errorf("%s: %s listed twice", tt.op, a.Name())
 			}
