@@ -303,7 +303,9 @@ func demoJob(ctx context.Context, ranks int, cfg demo.Config, profilePath string
 		return nil, err
 	}
 	var out, stderr strings.Builder
-	env := []string{commtune.EnvProfile + "=" + profilePath}
+	// The table rows compare the two decision tables: the selection
+	// learning in the running program has a part of its own (demoLearned).
+	env := []string{commtune.EnvProfile + "=" + profilePath, commtune.EnvCollSelect + "=" + commtune.CollSelectTable}
 	if err := launch.Run(ctx, launch.Options{N: ranks, Args: argv, Env: env, Stdout: &out, Stderr: &stderr}); err != nil {
 		return nil, fmt.Errorf("%w\n%s", err, strings.TrimSpace(stderr.String()))
 	}

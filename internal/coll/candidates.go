@@ -1,6 +1,9 @@
 package coll
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"reflect"
 	"slices"
 	"strconv"
@@ -100,6 +103,19 @@ func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorit
 		out, scheds = append(out, a), append(scheds, sc)
 	}
 	return out
+}
+
+// StepsDigest names what a runs on ranks ranks for bytes bytes of float64
+// rooted at 0: a digest of every rank's schedule, equal for two names that
+// run the very same steps (on two ranks, a binomial and a 4-nomial Bcast);
+// "" where it cannot tell (too many ranks, a path without a schedule).
+func StepsDigest(a Algorithm, ranks, bytes int, commutative bool) string {
+	sc := schedules(a, ranks, bytes, commutative)
+	if sc == nil {
+		return ""
+	}
+	sum := sha256.Sum256(fmt.Appendf(nil, "%+v", sc))
+	return hex.EncodeToString(sum[:8])
 }
 
 // dedupRanks bounds the communicators whose candidates are compared step by

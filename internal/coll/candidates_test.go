@@ -87,3 +87,25 @@ func TestSegmentNear(t *testing.T) {
 		}
 	}
 }
+
+func TestStepsDigest(t *testing.T) {
+	digest := func(spec string, ranks, bytes int) string {
+		a, err := Parse(OpBcast, spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return StepsDigest(a, ranks, bytes, true)
+	}
+	if a, b := digest("bcast/binomial/seg=none/pull", 2, 64<<10), digest("bcast/knomial/k=4/seg=none/pull", 2, 64<<10); a == "" || a != b {
+		t.Errorf("binomial and 4-nomial on 2 ranks: %q and %q, want one digest", a, b)
+	}
+	if a, b := digest("binomial", 2, 64<<10), digest("binomial/pull", 2, 64<<10); a == b {
+		t.Errorf("pulled and not: both %q", a)
+	}
+	if a, b := digest("binomial", 8, 64<<10), digest("chain", 8, 64<<10); a == b {
+		t.Errorf("binomial and chain on 8 ranks: both %q", a)
+	}
+	if d := digest("binomial", dedupRanks+1, 1<<10); d != "" {
+		t.Errorf("%d ranks: %q, want none", dedupRanks+1, d)
+	}
+}

@@ -133,3 +133,21 @@ func TestCompareMeans(t *testing.T) {
 		})
 	}
 }
+
+// TestSamePathSteps: two names for the same steps are one path; the same
+// steps digest missing on either side is not.
+func TestSamePathSteps(t *testing.T) {
+	for _, tc := range []struct {
+		tuned, defaults Result
+		want            bool
+	}{
+		{Result{Path: "a"}, Result{Path: "a"}, true},
+		{Result{Path: "bcast/binomial", Steps: "x"}, Result{Path: "bcast/knomial/k=4", Steps: "x"}, true},
+		{Result{Path: "bcast/binomial", Steps: "x"}, Result{Path: "bcast/binomial/pull", Steps: "y"}, false},
+		{Result{Path: "a"}, Result{Path: "b"}, false},
+	} {
+		if got := (Comparison{Tuned: tc.tuned, Defaults: tc.defaults}).SamePath(); got != tc.want {
+			t.Errorf("%+v against %+v: SamePath %v, want %v", tc.tuned, tc.defaults, got, tc.want)
+		}
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/control"
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/profile"
@@ -28,8 +29,12 @@ type Result struct {
 	P99NS  float64 `json:"p99_ns"`
 	Reps   int     `json:"reps"`
 	// Path is how rank 0 sends each message of the operation (a ping, or
-	// an allreduce's chunk): its eager variant or rendezvous method.
+	// an allreduce's chunk): its eager variant or rendezvous method; for
+	// TableOps, the algorithm.
 	Path string `json:"path"`
+	// Steps, for TableOps, is coll.StepsDigest of the algorithm: two
+	// names with the same steps are one path.
+	Steps string `json:"steps,omitempty"`
 }
 
 // Config is what the program measures.
@@ -196,7 +201,19 @@ func tableCalls(ctx context.Context, c *commtune.Comm, op string, n int64) (Resu
 		now := time.Now()
 		d[i], prev = now.Sub(prev), now
 	}
-	return timed(op, n, d, chosen.Algorithm), nil
+	res := timed(op, n, d, chosen.Algorithm)
+	if a, err := coll.Parse(tableOperation(op), chosen.Algorithm); err == nil {
+		res.Steps = coll.StepsDigest(a, c.Size(), int(n), true)
+	}
+	return res, nil
+}
+
+// tableOperation is the collective of one of TableOps.
+func tableOperation(op string) coll.Operation {
+	if op == TableOps[0] {
+		return coll.OpBcast
+	}
+	return coll.OpAllreduce
 }
 
 // timed is the result of op on n bytes taking times d, sent as path.
