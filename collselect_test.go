@@ -207,9 +207,9 @@ func TestLotteryKeyMismatch(t *testing.T) {
 		rank1 func(c *Comm) error
 		want  string
 	}{
-		{"size class", func(c *Comm) error { return Bcast(ctx, c, make([]int, 4096), 0) },
-			"rank 0 calls bcast with a message of size class 2^16, this rank with 2^15"},
-		{"operation", func(c *Comm) error { return Allreduce(ctx, c, make([]int, 8192), make([]int, 8192), Sum) },
+		{"size class", func(c *Comm) error { return Bcast(ctx, c, make([]int, 2), 0) },
+			"rank 0 calls bcast with a message of size class 2^5, this rank with 2^4"},
+		{"operation", func(c *Comm) error { return Allreduce(ctx, c, make([]int, 4), make([]int, 4), Sum) },
 			"rank 0 drew an algorithm for another collective call"},
 	}
 	for _, tc := range tests {
@@ -217,9 +217,7 @@ func TestLotteryKeyMismatch(t *testing.T) {
 			done := make(chan struct{})
 			err := Local(2, func(c *Comm) error {
 				if c.Rank() == 0 {
-					// 64 KiB: on two ranks, smaller Bcasts have one
-					// candidate and run it without a draw.
-					Bcast(ctx, c, make([]int, 8192), 0) // its error, if any, is rank 1's doing
+					Bcast(ctx, c, make([]int, 4), 0) // its error, if any, is rank 1's doing
 					<-done
 					return nil
 				}

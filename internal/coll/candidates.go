@@ -18,7 +18,8 @@ import (
 // E[I] ∝ |Z| lg|Z|), so candidates are the shapes and segment sizes that
 // can win at this size, not every member of every family, and a candidate
 // whose every rank's schedule equals an earlier one's on this many ranks
-// is left out (on two ranks most tree shapes coincide). Operations with
+// is left out (on two ranks most tree shapes coincide), unless that would
+// leave one: a list of one runs without a draw. Operations with
 // per-rank counts (the v-variants) have one family and no candidates.
 // Every rank computes the same list from the same arguments; the slice is
 // shared and must not be modified.
@@ -91,6 +92,7 @@ func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorit
 	}
 	out := []Algorithm{Decide(op, ranks, bytes, commutative)}
 	scheds := [][]Schedule{schedules(out[0], ranks, bytes, commutative)}
+	var twin *Algorithm // the first left out for running the same steps
 	for _, s := range specs {
 		a := must(op, s)
 		if (!commutative && a.Commutative()) || contains(out, a) {
@@ -98,9 +100,20 @@ func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorit
 		}
 		sc := schedules(a, ranks, bytes, commutative)
 		if sc != nil && slices.ContainsFunc(scheds, func(o []Schedule) bool { return reflect.DeepEqual(o, sc) }) {
+			if twin == nil {
+				twin = &a
+			}
 			continue // another candidate already runs these very steps
 		}
 		out, scheds = append(out, a), append(scheds, sc)
+	}
+	if len(out) == 1 && twin != nil {
+		// A list of one would run without a draw, and ranks that pass
+		// different sizes to one call (an error to report) must still
+		// meet in one protocol: one draws, another not, and a
+		// hierarchical call's node phase waited out its deadline. Two
+		// names for the same steps cost the lottery nothing to tell.
+		out = append(out, *twin)
 	}
 	return out
 }
