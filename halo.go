@@ -45,6 +45,7 @@ type Halo struct {
 	sel   *halo.Selection // the selection shared with the Cart's Halos of this shape
 	timer *HaloTimer      // the Timer that times this Halo's exchanges, if any
 	execs map[string]*halo.Exec
+	slab  halo.Slab // pack buffers the two-sided execs share: one exchange runs at a time
 
 	x       *halo.Exec // the exchange under way
 	name    string     // its implementation
@@ -201,7 +202,7 @@ func (h *Halo) exec(name string) (*halo.Exec, error) {
 		return nil, err
 	}
 	g := halo.Grid{Coords: h.cart.coords, Dims: h.cart.dims, Periods: h.cart.periods}
-	x, err := halo.NewExec(m, comm.HaloChannel(h.comm.in, &h.call), g, h.shape, h.data, plan)
+	x, err := halo.NewExec(m, comm.HaloChannel(h.comm.in, &h.call), g, h.shape, h.data, plan, &h.slab)
 	if err != nil {
 		return nil, err
 	}

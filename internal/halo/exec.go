@@ -44,11 +44,29 @@ type xfer struct {
 	rma       rmaState // Put and Get
 }
 
+// Slab lends pack buffers to the Execs of one array, which exchange one
+// at a time: a selection that tries several implementations then gives
+// memory (and, on a virtual machine, tens of µs of first touch a page)
+// once, not once per implementation. The zero value is empty.
+type Slab struct{ b []byte }
+
+// take returns n bytes of the slab, grown if it holds fewer: memory an
+// earlier Exec may use too, never at the same time.
+func (s *Slab) take(n int) []byte {
+	if len(s.b) < n {
+		s.b = make([]byte, n)
+	}
+	return s.b[:n:n]
+}
+
 // NewExec prepares plan, this rank's plan of implementation m on the
 // grid g, on data, the rank's array of shape s: the runs of every box and
 // a buffer for each, and for pair implementations the order of every
-// phase. Its exchanges travel over ch.
-func NewExec(m Impl, ch Channel, g Grid, s Shape, data []byte, plan Plan) (*Exec, error) {
+// phase. Its exchanges travel over ch. A two-sided packed Exec takes its
+// buffers from slab, if not nil: the caller runs no two Execs sharing one
+// at a time. One-sided ones expose their buffers to the peers and keep
+// their own.
+func NewExec(m Impl, ch Channel, g Grid, s Shape, data []byte, plan Plan, slab *Slab) (*Exec, error) {
 	if m.Partners == AllAtOnce && len(plan.Phases) != 1 {
 		return nil, fmt.Errorf("all-at-once plan has %d phases, want 1", len(plan.Phases))
 	}
@@ -115,13 +133,18 @@ func NewExec(m Impl, ch Channel, g Grid, s Shape, data []byte, plan Plan) (*Exec
 			total += send + recv
 		}
 	}
-	slab := make([]byte, total)
+	var buf []byte
+	if slab != nil && !m.OneSided() {
+		buf = slab.take(total)
+	} else {
+		buf = make([]byte, total)
+	}
 	for _, ts := range x.phases {
 		for i := range ts {
 			t := &ts[i]
 			send, recv := sizes(t)
-			t.sendBuf, slab = slab[:send:send], slab[send:]
-			t.recvBuf, slab = slab[:recv:recv], slab[recv:]
+			t.sendBuf, buf = buf[:send:send], buf[send:]
+			t.recvBuf, buf = buf[:recv:recv], buf[recv:]
 		}
 	}
 	return x, x.finish(g)

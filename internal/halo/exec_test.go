@@ -122,3 +122,20 @@ func playPairs(n int, periodic, joint bool, order func([]xfer, int, int, int, bo
 		}
 	}
 }
+
+// TestSlab: the Execs of one array share one slab, grown to the largest.
+func TestSlab(t *testing.T) {
+	var s Slab
+	a := s.take(10)
+	b := s.take(6)
+	if &a[0] != &b[0] || len(b) != 6 || cap(b) != 6 {
+		t.Fatalf("a smaller take got other memory or more room: len %d cap %d", len(b), cap(b))
+	}
+	c := s.take(20)
+	if len(c) != 20 || &c[0] == &a[0] {
+		t.Fatalf("a larger take: len %d, same memory %v", len(c), &c[0] == &a[0])
+	}
+	if d := s.take(20); &d[0] != &c[0] {
+		t.Fatal("the grown slab is not kept")
+	}
+}
