@@ -141,12 +141,13 @@ func runDemo(ctx context.Context, w, status io.Writer, resample bool, rounds int
 	if err := writeDemoTable(w, v, len(tuned), p, ranks); err != nil {
 		return err
 	}
+	dcfg := demoConfig(p) // the profile the rounds kept
 	if v.Faster > 0 {
-		if err := confirmFaster(ctx, w, status, ranks, demoConfig(p), path, p, v); err != nil {
+		if err := confirmFaster(ctx, w, status, ranks, dcfg, path, p, v); err != nil {
 			return err
 		}
 	}
-	if err := demoLearned(ctx, w, status, ranks, path, demoConfig(p).Table); err != nil {
+	if err := demoLearned(ctx, w, status, ranks, path, dcfg.Table); err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "\nDone in %.1f s. `commtune info` shows this again; `commtune bench sweep` holds the profile against fixed thresholds.\n",

@@ -201,10 +201,8 @@ func (a *Adaptive) Config() AdaptiveConfig { return a.cfg }
 // candidates and also, when it is not one of them, keep: the winner a
 // drift or a probe calls into question.
 func (a *Adaptive) explore(why, keep string) error {
-	a.winner, a.baseline, a.means = "", 0, map[string]float64{}
-	a.brute, a.hyp, a.race, a.pending, a.batch, a.calls = nil, nil, nil, reduceNone, nil, 0
-	a.window, a.drifted = a.window[:0], 0
-	a.probe, a.probeK, a.probeTimes, a.sinceProbe = "", 0, nil, 0
+	a.reopen()
+	a.means = map[string]float64{}
 	var err error
 	switch a.cfg.Method {
 	case MethodHypothesis:
@@ -240,13 +238,19 @@ func (a *Adaptive) explore(why, keep string) error {
 	return nil
 }
 
-// rematch races keep against the prior's candidates, or, for a probe,
-// winner against the probed candidate alone.
-func (a *Adaptive) rematch(why string, names ...string) {
+// reopen drops the winner and whatever selection, watch window or probe
+// was under way: a selection starts next.
+func (a *Adaptive) reopen() {
 	a.winner, a.baseline = "", 0
-	a.brute, a.hyp, a.pending, a.batch, a.calls = nil, nil, reduceNone, nil, 0
+	a.brute, a.hyp, a.race, a.pending, a.batch, a.calls = nil, nil, nil, reduceNone, nil, 0
 	a.window, a.drifted = a.window[:0], 0
 	a.probe, a.probeK, a.probeTimes, a.sinceProbe = "", 0, nil, 0
+}
+
+// rematch races names alone (the winner and a probed candidate that
+// looked faster), keeping what the earlier selection measured.
+func (a *Adaptive) rematch(why string, names ...string) {
+	a.reopen()
 	a.race, _ = NewRace(names, a.cfg.Race) // cannot fail: candidates, distinct, config valid
 	a.logf("%s: race between %s", why, strings.Join(names, " and "))
 }
