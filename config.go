@@ -61,6 +61,7 @@ const (
 	EnvShmChunk      = config.EnvShmChunk
 	EnvShmBudget     = config.EnvShmBudget
 	EnvShmCMA        = config.EnvShmCMA
+	EnvShmQueue      = config.EnvShmQueue
 )
 
 // Config.CollSelect values.
@@ -109,6 +110,9 @@ const DefaultShmEager = config.DefaultShmEager
 
 // ShmMethods are the names ShmConfig.Method accepts.
 var ShmMethods = config.ShmMethods
+
+// ShmQueueModes are the values ShmConfig.Queue accepts.
+var ShmQueueModes = config.ShmQueueModes
 
 // DefaultTransports is Config.Transports' default: shared memory between
 // ranks of one node, TCP between nodes.

@@ -10,19 +10,23 @@ import (
 
 func TestInfoShm(t *testing.T) {
 	cases := []struct {
-		name, ring, budget string
-		wantErr            string
+		name, ring, budget, queue string
+		wantErr                   string
 	}{
-		{"defaults", "", "", ""},
-		{"a ring set", "262144", "", ""},
-		{"a budget set", "", "1M", ""},
-		{"a bad ring", "3", "", "COMMTUNE_SHM_RING"},
-		{"a bad budget", "", "12", "COMMTUNE_SHM_BUDGET"},
+		{"defaults", "", "", "", ""},
+		{"a ring set", "262144", "", "", ""},
+		{"a budget set", "", "1M", "", ""},
+		{"queues off", "", "", "off", ""},
+		{"queues on", "", "", "on", ""},
+		{"a bad ring", "3", "", "", "COMMTUNE_SHM_RING"},
+		{"a bad budget", "", "12", "", "COMMTUNE_SHM_BUDGET"},
+		{"a bad queue mode", "", "", "sometimes", "COMMTUNE_SHM_QUEUE"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Setenv("COMMTUNE_SHM_RING", tc.ring)
 			t.Setenv("COMMTUNE_SHM_BUDGET", tc.budget)
+			t.Setenv("COMMTUNE_SHM_QUEUE", tc.queue)
 			rep, err := collectShm(infoOptions{})
 			if tc.wantErr != "" {
 				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
@@ -46,7 +50,10 @@ func TestInfoShm(t *testing.T) {
 				if tc.budget != "" {
 					budget = 1 << 20
 				}
-				f, _ := shm.FootprintFor(s.LocalRanks, ring, 0, budget)
+				f, _ := shm.FootprintFor(s.LocalRanks, ring, 0, budget, shm.QueueModeOf(tc.queue))
+				if wantQueue := tc.queue == "on" || tc.queue == "" && s.LocalRanks > shm.QueueRanks; s.Queue != wantQueue {
+					t.Errorf("%d ranks: queue %v, want %v", s.LocalRanks, s.Queue, wantQueue)
+				}
 				if s.RingBytes != f.RingSize || s.PeerFirst != f.PeerFirst || s.Budget != f.Budget || s.RankTalk != f.Talking ||
 					s.NodeTalk != int64(s.LocalRanks)*f.Talking || s.RankMax != f.Max || s.NodeMax != int64(s.LocalRanks)*f.Max {
 					t.Errorf("%d ranks: %+v, want %+v", s.LocalRanks, s, f)

@@ -53,6 +53,14 @@ var (
 	candidatesCache = map[candidateKey][]Algorithm{}
 )
 
+// bruckMaxBlock is the largest block an Alltoall offers Bruck's
+// algorithm for: it moves each block about ⌈log2 n⌉/2 times where
+// pairwise moves it once, so it wins only while a message's fixed cost
+// dominates the copy (at 64 ranks, with a few µs a message, below about
+// 4 KiB a block), and its scratch holds every block (2 MiB of a 64-rank
+// Alltoall of 16 KiB, against the program's own buffers of 1 MiB each).
+const bruckMaxBlock = 4 << 10
+
 func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorithm {
 	var specs []string
 	switch op {
@@ -79,7 +87,10 @@ func buildCandidates(op Operation, ranks, bytes int, commutative bool) []Algorit
 	case OpAllgather:
 		specs = []string{"bruck", "recursive-doubling", "ring"}
 	case OpAlltoall:
-		specs = []string{"bruck", "pairwise"}
+		specs = []string{"pairwise"}
+		if bytes <= bruckMaxBlock {
+			specs = append(specs, "bruck")
+		}
 	case OpReduceScatterBlock, OpReduceScatter:
 		specs = []string{"recursive-halving", "ring", "recursive-doubling", "reduce-scatterv:binomial", "reduce-scatterv:knomial"}
 	case OpScan, OpExscan:

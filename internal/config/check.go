@@ -31,6 +31,8 @@ func (c *Config) checkFields() error {
 		return bad("Transports", c.Transports, "%s", transportsWant)
 	case c.Shm.Method != "" && !slices.Contains(ShmMethods, c.Shm.Method):
 		return bad("Shm.Method", c.Shm.Method, "%s", orList(ShmMethods))
+	case c.Shm.Queue != "" && !slices.Contains(ShmQueueModes, c.Shm.Queue):
+		return bad("Shm.Queue", c.Shm.Queue, "%s", orList(ShmQueueModes))
 	case c.Shm.DMAMin < 0:
 		return bad("Shm.DMAMin", c.Shm.DMAMin, "a size in bytes (0 for the default)")
 	case c.Shm.Ring != 0 && !validRing(int64(c.Shm.Ring)):

@@ -369,6 +369,9 @@ func (c *Config) applyShmEnv(e *envReader) {
 	if v, ok := e.oneOf(EnvShmMethod, ShmMethods...); ok {
 		c.Shm.Method = v
 	}
+	if v, ok := e.oneOf(EnvShmQueue, ShmQueueModes...); ok {
+		c.Shm.Queue = v
+	}
 	if v, ok := e.get(EnvShmCMA); ok {
 		switch strings.ToLower(v) {
 		case "off", "0", "false", "no":

@@ -58,6 +58,14 @@ type ShmConfig struct {
 	// NoCMA turns single-copy reads off even where the kernel allows them.
 	// Env: COMMTUNE_SHM_CMA=off.
 	NoCMA bool
+	// Queue says whether the ranks of a node talk through per-rank
+	// inbound queues, each pair getting a ring of its own only once it is
+	// busy (and while the receiver has rings to give), rather than
+	// through a ring per pair from its first message: "auto" (default:
+	// queues on nodes of more than 16 ranks, where a ring per pair that
+	// talks outgrows a queue per rank), "on" or "off". On the queue path
+	// messages above 4 KiB go by rendezvous. Env: COMMTUNE_SHM_QUEUE.
+	Queue string
 }
 
 // Environment variables of the shared-memory transport and transport
@@ -72,7 +80,11 @@ const (
 	EnvShmChunk   = "COMMTUNE_SHM_CHUNK"
 	EnvShmBudget  = "COMMTUNE_SHM_BUDGET"
 	EnvShmCMA     = "COMMTUNE_SHM_CMA"
+	EnvShmQueue   = "COMMTUNE_SHM_QUEUE"
 )
+
+// ShmQueueModes are the values ShmConfig.Queue accepts.
+var ShmQueueModes = []string{"auto", "on", "off"}
 
 // DefaultShmEager is ShmConfig.Eager's default.
 const DefaultShmEager = 16 << 10

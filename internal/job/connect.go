@@ -130,6 +130,7 @@ func setupShm(ctx context.Context, ep *Endpoint, job *boot.Job, cfg config.Confi
 		s, err = shm.New(shm.Config{
 			Rank: job.Rank, Job: job.ID, Local: local, Handler: ep.Eng,
 			RingSize: cfg.Shm.Ring, ChunkSize: cfg.Shm.Chunk, Budget: cfg.Shm.Budget, NoCMA: cfg.Shm.NoCMA,
+			Queue: shm.QueueModeOf(cfg.Shm.Queue),
 			// A second processor for large pulls only if ranks leave one free.
 			ParallelPull: job.LocalSize < runtime.NumCPU(),
 		})

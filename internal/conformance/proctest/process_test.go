@@ -49,6 +49,12 @@ func TestStressProcesses(t *testing.T) {
 		// its records force, and large messages stream through the
 		// least ring (the copy method).
 		{"shm-budget", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_BUDGET=4K", "COMMTUNE_SHM_METHOD=copy"}, []int{8}},
+		// Pairs start on the inbound queues (as on nodes of more than
+		// 16 ranks; 32 above does too): large messages by single copy,
+		// or in fragments through the queue until the pair is busy
+		// enough for a ring, then through the ring.
+		{"shm-queue", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_QUEUE=on"}, []int{2, 8}},
+		{"shm-queue-copy", []string{"COMMTUNE_TRANSPORTS=shm,tcp", "COMMTUNE_SHM_QUEUE=on", "COMMTUNE_SHM_METHOD=copy"}, []int{4}},
 	} {
 		for _, ranks := range w.ranks {
 			if testenv.Reduced() && w.name == "shm" && ranks != 2 && ranks != 8 {

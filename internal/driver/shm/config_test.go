@@ -18,11 +18,12 @@ func TestSizeRings(t *testing.T) {
 		wantErr     []string
 	}{
 		{"defaults", 0, 0, 2, DefaultRingSize, DefaultChunkSize, nil},
-		{"many ranks shrink the ring", 0, 0, 200, 256 << 10, 64 << 10, nil},
+		{"many ranks take the queue's small rings", 0, 0, 200, QueueRingSize, QueueRingSize / 4, nil},
 		{"a small ring takes a smaller chunk", 64 << 10, 0, 2, 64 << 10, 16 << 10, nil},
 		{"the smallest ring", MinRingSize, 0, 2, MinRingSize, MinRingSize / 4, nil},
 		{"a large chunk takes a larger ring", 0, 3 << 20, 2, 16 << 20, 3 << 20, nil},
 		{"a chunk keeps its ring among many ranks", 0, 256 << 10, 200, 1 << 20, 256 << 10, nil},
+		{"rings shrink among many ranks without the queue", 0, 0, 200, 256 << 10, 64 << 10, nil},
 		{"both set and agreeing", 8 << 10, 2 << 10, 2, 8 << 10, 2 << 10, nil},
 		{"both set and conflicting", 64 << 10, 1 << 20, 2, 0, 0, []string{"ChunkSize=1048576 with", "RingSize=65536", "quarter"}},
 		{"ring not a power of two", 3000, 0, 2, 0, 0, []string{"RingSize=3000", "power of two"}},
@@ -34,6 +35,9 @@ func TestSizeRings(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := Config{RingSize: tc.ring, ChunkSize: tc.chunk, Local: local(tc.local)}
+			if strings.Contains(tc.name, "without the queue") {
+				cfg.Queue = QueueOff
+			}
 			err := cfg.sizeRings()
 			if tc.wantErr != nil {
 				if err == nil {

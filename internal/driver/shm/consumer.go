@@ -77,7 +77,7 @@ func (t *Transport) consume() {
 }
 
 func (t *Transport) anyPending() bool {
-	if t.linksChanged() {
+	if t.linksChanged() || (t.q != nil && !t.qdead.Load() && t.q.pending()) {
 		return true
 	}
 	for _, ir := range *t.live.Load() {
@@ -91,7 +91,7 @@ func (t *Transport) anyPending() bool {
 // drainAll delivers what every inbound ring holds and reports whether
 // anything was delivered.
 func (t *Transport) drainAll() bool {
-	progress := false
+	progress := t.drainQueue()
 	for _, ir := range t.liveRings() {
 		if t.drain(ir) {
 			progress = true
@@ -103,6 +103,11 @@ func (t *Transport) drainAll() bool {
 // drainAllWait is drainAll that waits for a ring another goroutine is
 // draining, then drains it after that goroutine.
 func (t *Transport) drainAllWait() {
+	if t.q != nil {
+		t.qmu.Lock()
+		t.drainQueueLocked()
+		t.qmu.Unlock()
+	}
 	for _, ir := range t.liveRings() {
 		if ir.rail == nil {
 			continue
@@ -218,6 +223,7 @@ func (t *Transport) handle(rl *rail, rec []byte) error {
 }
 
 func (t *Transport) protocolError(rl *rail, err error) {
+	rl.refused.Store(true)
 	if !rl.lost.CompareAndSwap(false, true) {
 		return
 	}

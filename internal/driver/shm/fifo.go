@@ -54,12 +54,13 @@ const (
 	fragPosted = 0x706f7374 // "post"
 )
 
-// Queue header words, in the receiving process's segment.
+// Queue header words, in the receiving process's segment, on lines of
+// their own: producers swap the tail while the consumer moves the head.
 const (
-	fifoHead = 0 // u64 fragRef: the consumer's
-	fifoTail = 8 // u64 fragRef: swapped by producers
+	fifoHead = 0       // u64 fragRef: the consumer's
+	fifoTail = wordGap // u64 fragRef: swapped by producers
 	// FifoHeaderSize is the bytes a queue's head and tail take.
-	FifoHeaderSize = 16
+	FifoHeaderSize = fifoTail + 8
 )
 
 // errCorruptFifo: a peer's segment holds what no producer following the
@@ -67,32 +68,60 @@ const (
 var errCorruptFifo = errors.New("shm: corrupt inbound queue")
 
 // fragPool is the fragment slots one process owns, as one process maps
-// them: slots of slotSize bytes, header included, from the start of mem.
+// them, header included: small slots of smallSize bytes from the start of
+// mem (the records of a few hundred bytes most messages are), then slots
+// of slotSize bytes to its end. Slots are numbered across both.
 type fragPool struct {
-	mem      []byte
-	slotSize int // a multiple of 8, more than fragHeader
+	mem        []byte
+	small      int // slots of smallSize bytes
+	smallSize  int // a multiple of 8, more than fragHeader (if small > 0)
+	slotSize   int // a multiple of 8, more than fragHeader
+	smallBytes int // small × smallSize, within mem
+}
+
+// newFragPool returns the pool in mem: small slots of smallSize bytes,
+// then slots of slotSize.
+func newFragPool(mem []byte, small, smallSize, slotSize int) fragPool {
+	return fragPool{mem: mem, small: small, smallSize: smallSize, slotSize: slotSize, smallBytes: small * smallSize}
 }
 
 func (p fragPool) slots() int {
-	if p.slotSize <= fragHeader {
+	if p.slotSize <= fragHeader || p.smallBytes > len(p.mem) {
 		return 0
 	}
-	return len(p.mem) / p.slotSize
+	return p.small + (len(p.mem)-p.smallBytes)/p.slotSize
+}
+
+// span returns where slot i starts in mem and its size (i < slots()).
+func (p fragPool) span(i int) (off, size int) {
+	if i < p.small {
+		return i * p.smallSize, p.smallSize
+	}
+	return p.smallBytes + (i-p.small)*p.slotSize, p.slotSize
+}
+
+// capacity returns slot i's payload bytes.
+func (p fragPool) capacity(i int) int {
+	_, size := p.span(i)
+	return size - fragHeader
 }
 
 // word returns the 64-bit word at off within slot i.
 func (p fragPool) word(i, off int) *atomic.Uint64 {
-	return (*atomic.Uint64)(unsafe.Pointer(&p.mem[i*p.slotSize+off]))
+	o, _ := p.span(i)
+	return (*atomic.Uint64)(unsafe.Pointer(&p.mem[o+off]))
 }
 
 // word32 returns the 32-bit word at off within slot i.
 func (p fragPool) word32(i, off int) *atomic.Uint32 {
-	return (*atomic.Uint32)(unsafe.Pointer(&p.mem[i*p.slotSize+off]))
+	o, _ := p.span(i)
+	return (*atomic.Uint32)(unsafe.Pointer(&p.mem[o+off]))
 }
 
 // payload returns slot i's payload area.
 func (p fragPool) payload(i int) []byte {
-	return p.mem[i*p.slotSize+fragHeader : (i+1)*p.slotSize]
+	o, size := p.span(i)
+	return p.mem[o+fragHeader : o+size]
 }
 
 // fifo is one receiver's inbound queue as a process sees it: the queue
@@ -117,9 +146,11 @@ func newFifo(hdr []byte, pools []fragPool) (*fifo, error) {
 		return nil, fmt.Errorf("shm: inbound queue header of %d bytes, want %d, 8-byte aligned", len(hdr), FifoHeaderSize)
 	}
 	for i, p := range pools {
-		if len(p.mem) > 0 && (p.slotSize%8 != 0 || p.slotSize <= fragHeader || uintptr(unsafe.Pointer(&p.mem[0]))%8 != 0) {
-			return nil, fmt.Errorf("shm: fragment pool of rank %d: slots of %d bytes, want a multiple of 8 above %d, 8-byte aligned",
-				i, p.slotSize, fragHeader)
+		bad := func(size int) bool { return size%8 != 0 || size <= fragHeader }
+		if len(p.mem) > 0 && (bad(p.slotSize) || p.small > 0 && bad(p.smallSize) || p.small < 0 || p.smallBytes != p.small*p.smallSize ||
+			uintptr(unsafe.Pointer(&p.mem[0]))%8 != 0) {
+			return nil, fmt.Errorf("shm: fragment pool of rank %d: slots of %d and %d bytes, want multiples of 8 above %d, 8-byte aligned",
+				i, p.smallSize, p.slotSize, fragHeader)
 		}
 	}
 	return &fifo{
@@ -136,6 +167,11 @@ func (q *fifo) reset() {
 	q.tail.Store(uint64(fifoEmpty))
 	q.unlinked = fifoEmpty
 }
+
+// pending reports whether a fragment is in the queue or being posted:
+// the tail is empty only when the queue is. It reads shared words only,
+// so any goroutine may ask while the consumer pops.
+func (q *fifo) pending() bool { return fragRef(q.tail.Load()) != fifoEmpty }
 
 // check returns r's pool and slot, or an error if r names none.
 func (q *fifo) check(r fragRef) (fragPool, int, error) {
@@ -154,8 +190,8 @@ func (q *fifo) push(r fragRef, n int) error {
 	if err != nil {
 		return err
 	}
-	if n < 0 || n > p.slotSize-fragHeader {
-		return fmt.Errorf("shm: fragment payload of %d bytes in a slot of %d", n, p.slotSize-fragHeader)
+	if n < 0 || n > p.capacity(s) {
+		return fmt.Errorf("shm: fragment payload of %d bytes in a slot of %d", n, p.capacity(s))
 	}
 	p.word(s, fragNext).Store(uint64(fifoEmpty))
 	p.word32(s, fragLen).Store(uint32(n))
@@ -205,9 +241,9 @@ func (q *fifo) pop() (r fragRef, payload []byte, ok bool, err error) {
 	if !p.word32(s, fragState).CompareAndSwap(fragPosted, fragTaken) {
 		return 0, nil, false, fmt.Errorf("%w: fragment %d of rank %d taken twice (a cycle, or given twice)", errCorruptFifo, s, r.owner())
 	}
-	if n := p.word32(s, fragLen).Load(); int(n) > p.slotSize-fragHeader {
+	if n := p.word32(s, fragLen).Load(); int(n) > p.capacity(s) {
 		return 0, nil, false, fmt.Errorf("%w: fragment %d of rank %d claims %d bytes in a slot of %d",
-			errCorruptFifo, s, r.owner(), n, p.slotSize-fragHeader)
+			errCorruptFifo, s, r.owner(), n, p.capacity(s))
 	}
 	next := fragRef(p.word(s, fragNext).Load())
 	if next == fifoEmpty {
@@ -230,6 +266,6 @@ func (q *fifo) pop() (r fragRef, payload []byte, ok bool, err error) {
 // payloadOf returns the payload of r, checked: its length as posted.
 func (q *fifo) payloadOf(r fragRef) []byte {
 	p, s, _ := q.check(r)
-	n := min(int(p.word32(s, fragLen).Load()), p.slotSize-fragHeader)
+	n := min(int(p.word32(s, fragLen).Load()), p.capacity(s))
 	return p.payload(s)[:n]
 }

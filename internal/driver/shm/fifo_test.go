@@ -21,7 +21,7 @@ func testFifo(t testing.TB, ranks, slots, slotSize int) *fifo {
 	t.Helper()
 	pools := make([]fragPool, ranks)
 	for i := range pools {
-		pools[i] = fragPool{mem: alignedBytes(slots * slotSize), slotSize: slotSize}
+		pools[i] = newFragPool(alignedBytes(slots*slotSize), 0, 0, slotSize)
 	}
 	q, err := newFifo(alignedBytes(FifoHeaderSize), pools)
 	if err != nil {
@@ -184,7 +184,7 @@ func TestFifoCorrupt(t *testing.T) {
 	if _, err := newFifo(make([]byte, 8), nil); err == nil {
 		t.Error("newFifo accepted a header of 8 bytes")
 	}
-	if _, err := newFifo(alignedBytes(16), []fragPool{{mem: alignedBytes(64), slotSize: 12}}); err == nil {
+	if _, err := newFifo(alignedBytes(16), []fragPool{newFragPool(alignedBytes(64), 0, 0, 12)}); err == nil {
 		t.Error("newFifo accepted slots of 12 bytes")
 	}
 }
@@ -205,7 +205,7 @@ func FuzzFifo(f *testing.F) {
 		pools := make([]fragPool, ranks)
 		for i := range pools {
 			off := FifoHeaderSize + i*slots*slotSize
-			pools[i] = fragPool{mem: buf[off : off+slots*slotSize], slotSize: slotSize}
+			pools[i] = newFragPool(buf[off:off+slots*slotSize], 0, 0, slotSize)
 		}
 		q, err := newFifo(buf[:FifoHeaderSize], pools)
 		if err != nil {

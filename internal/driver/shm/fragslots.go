@@ -49,3 +49,15 @@ func (a *fragSlots) give(slot int) error {
 
 // outstanding returns how many slots are out.
 func (a *fragSlots) outstanding() int { return len(a.out) - len(a.free) }
+
+// grow adds n free slots after the last (the owner gave them memory).
+func (a *fragSlots) grow(n int) {
+	base := len(a.out)
+	a.out = append(a.out, make([]bool, n)...)
+	for i := n - 1; i >= 0; i-- {
+		a.free = append(a.free, int32(base+i))
+	}
+}
+
+// size returns how many slots the pool has.
+func (a *fragSlots) size() int { return len(a.out) }

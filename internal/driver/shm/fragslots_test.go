@@ -41,8 +41,8 @@ func TestFragSlots(t *testing.T) {
 func TestFragmentLoop(t *testing.T) {
 	const slots, msgs, slotSize = 4, 5000, 64
 	pools := []fragPool{
-		{mem: alignedBytes(slots * slotSize), slotSize: slotSize}, // the sender's
-		{mem: alignedBytes(slots * slotSize), slotSize: slotSize}, // the receiver's, unused
+		newFragPool(alignedBytes(slots*slotSize), 0, 0, slotSize), // the sender's
+		newFragPool(alignedBytes(slots*slotSize), 0, 0, slotSize), // the receiver's, unused
 	}
 	queue := func() *fifo {
 		q, err := newFifo(alignedBytes(FifoHeaderSize), pools)

@@ -77,8 +77,8 @@ func FuzzSegmentHeader(f *testing.F) {
 		if err := s.check(int(size)); err != nil {
 			return
 		}
-		if s.nrings < 1 || s.nrings > maxRings || segmentSize(s.nrings, s.capacity) != int(size) {
-			t.Fatalf("accepted %d rings of %d bytes in %d bytes", s.nrings, s.capacity, size)
+		if s.nrings < 1 || s.nrings > maxRings || s.poolSlots > maxPoolSlots || segmentSize(s.nrings, s.capacity, s.poolSmall, s.poolSlots) != int(size) {
+			t.Fatalf("accepted %d rings of %d bytes and %d+%d fragments in %d bytes", s.nrings, s.capacity, s.poolSmall, s.poolSlots, size)
 		}
 		for i := 0; i < s.nrings; i++ {
 			s.sender(i) // must stay inside the header page
@@ -156,8 +156,9 @@ func headerSeeds(t *testing.T) []seed {
 		name     string
 		senders  []int
 		capacity int
-	}{{"two-rings", []int{1, 2}, 2 * pageSize}, {"one-ring", []int{5}, pageSize}} {
-		s, err := createSegment(filepath.Join(dir, tc.name), 0, tc.senders, tc.capacity, DefaultBudget)
+		pool     int
+	}{{"two-rings", []int{1, 2}, 2 * pageSize, 0}, {"one-ring", []int{5}, pageSize, 0}, {"pool", []int{1, 2, 3}, pageSize, 8}} {
+		s, err := createSegment(filepath.Join(dir, tc.name), 0, tc.senders, tc.capacity, DefaultBudget, tc.pool)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -167,13 +168,13 @@ func headerSeeds(t *testing.T) []seed {
 		le.PutUint32(hdr[offPid:], 4242)
 		le.PutUint64(hdr[offProbe:], 0x7f00_0000_1000)
 		le.PutUint64(hdr[offProbeVal:], 0x9ac0e06e7577_33c0)
-		size := uint32(segmentSize(len(tc.senders), tc.capacity))
+		size := uint32(segmentSize(len(tc.senders), tc.capacity, smallPerLarge*tc.pool, tc.pool))
 		out = append(out, seed{name: tc.name, data: hdr, size: size})
 		out = append(out, seed{name: tc.name + "-size-off", data: hdr, size: size + pageSize})
 	}
 	bad := append([]byte(nil), out[0].data...)
 	le.PutUint32(bad[offRings:], maxRings+1)
-	out = append(out, seed{name: "too-many-rings", data: bad, size: uint32(segmentSize(maxRings+1, 2*pageSize))})
+	out = append(out, seed{name: "too-many-rings", data: bad, size: uint32(segmentSize(maxRings+1, 2*pageSize, 0, 0))})
 	return out
 }
 
@@ -182,7 +183,7 @@ func headerSeeds(t *testing.T) []seed {
 // in step with them: run with -rewrite-seeds after changing the format.
 func TestFuzzSeeds(t *testing.T) {
 	hdrs := headerSeeds(t)
-	for _, s := range hdrs[:1] {
+	for _, s := range []seed{hdrs[0], hdrs[4]} { // two-rings, pool // two-rings, pool
 		seg := &segment{mem: make([]byte, pageSize)}
 		copy(seg.mem, s.data)
 		if err := seg.check(int(s.size)); err != nil {

@@ -33,17 +33,27 @@ func (rl *rail) link() error {
 	if err := rl.failure(); err != nil {
 		return err
 	}
+	if err := rl.prepareRing(); err != nil {
+		return err
+	}
+	rl.seg.setLinkState(rl.index, linkReady)
+	rl.linked.Store(true)
+	return nil
+}
+
+// prepareRing gives our ring in the peer's segment its header page and
+// first step of data memory, and makes out and fb.
+func (rl *rail) prepareRing() error {
 	hdr, data := rl.seg.ringBlock(rl.index)
 	if err := populate(hdr); err != nil {
 		return rl.allocFailed(err)
 	}
-	rl.out, rl.fb = newRing(hdr, data), newFbox(hdr)
-	rl.out.useBudget(rl.seg.budget())
-	if !rl.out.startSmall() {
-		return rl.allocFailed(rl.out.fault)
+	out := newRing(hdr, data)
+	out.useBudget(rl.seg.budget())
+	if !out.startSmall() {
+		return rl.allocFailed(out.fault)
 	}
-	rl.seg.setLinkState(rl.index, linkReady)
-	rl.linked.Store(true)
+	rl.out, rl.fb = out, newFbox(hdr)
 	return nil
 }
 
@@ -57,6 +67,9 @@ func (rl *rail) allocFailed(err error) error {
 // outFault fails the rail if its ring could not get memory for a record,
 // and returns the rail's failure.
 func (rl *rail) outFault() error {
+	if !rl.linked.Load() {
+		return rl.failure()
+	}
 	rl.pmu.Lock()
 	f := rl.out.fault
 	rl.pmu.Unlock()
@@ -95,13 +108,7 @@ func (t *Transport) refreshLive() {
 	for _, ir := range t.rings {
 		st := t.in.linkState(ir.index)
 		if st&linkReady != 0 && !ir.linked.Load() {
-			hdr, data := t.in.ringBlock(ir.index)
-			populate(hdr) // the sender gave it memory; the data is mapped as it fills (ring.peek)
-			ir.r, ir.fb = newRing(hdr, data), newFbox(hdr)
-			ir.r.account = &t.shared
-			ir.r.mapPopulated() // what is there already: newRing loaded the tail
-			t.shared.Add(pageSize)
-			ir.linked.Store(true)
+			t.openRing(ir)
 			live = append(slices.Clip(live), ir)
 			grown = true
 		}
@@ -125,6 +132,31 @@ func (t *Transport) refreshLive() {
 	}
 }
 
+// openRing maps a ring its sender linked and makes the consumer's view
+// of it (under liveMu).
+func (t *Transport) openRing(ir *inRing) {
+	hdr, data := t.in.ringBlock(ir.index)
+	populate(hdr) // the sender gave it memory; the data is mapped as it fills (ring.peek)
+	ir.r, ir.fb = newRing(hdr, data), newFbox(hdr)
+	ir.r.account = &t.shared
+	ir.r.mapPopulated() // what is there already: newRing loaded the tail
+	t.shared.Add(pageSize)
+	ir.linked.Store(true)
+}
+
+// linkIn starts polling the ring whose sender said, through the queue,
+// that its records come by the ring from now on.
+func (t *Transport) linkIn(ir *inRing) {
+	t.liveMu.Lock()
+	defer t.liveMu.Unlock()
+	if ir.linked.Load() {
+		return
+	}
+	t.openRing(ir)
+	live := append(slices.Clip(*t.live.Load()), ir)
+	t.live.Store(&live)
+}
+
 // SharedMemory returns the bytes of shared memory this rank's inbound
 // segment holds: its header page, and for each peer that sent it
 // something, a ring header page and the part of the ring's data its
@@ -135,5 +167,9 @@ func (t *Transport) SharedMemory() int64 {
 	if t.in == nil {
 		return 0
 	}
-	return pageSize + t.shared.Load()
+	n := int64(headerPages) + t.shared.Load()
+	if t.pool != nil {
+		n += t.pool.bytes()
+	}
+	return n
 }

@@ -66,7 +66,7 @@ func TestRingsLinkOnFirstUse(t *testing.T) {
 				if !slices.Equal(got, want) {
 					t.Errorf("rank %d: rings linked by %v, want %v", to, got, want)
 				}
-				if m, w := tr.SharedMemory(), int64(pageSize+len(want)*(pageSize+min(populateStep, tr.in.capacity))); m != w {
+				if m, w := tr.SharedMemory(), int64(headerPages+len(want)*(pageSize+min(populateStep, tr.in.capacity))); m != w {
 					t.Errorf("rank %d: SharedMemory %d, want %d", to, m, w)
 				}
 				if n := len(*tr.live.Load()); n != len(want) {

@@ -35,24 +35,29 @@ type rail struct {
 	fb     *fbox // our fast box in it (SendNow; the scheduler serializes)
 	linked atomic.Bool
 	linkMu sync.Mutex
-	pmu    sync.Mutex // one writer of out at a time: frames, Byes and pipe acknowledgments
-	in     *inRing    // its ring in our segment
-	pipe   *os.File   // vmsplice: our pipe to the peer, made at its first use
-	pipeIn *os.File   // vmsplice: the peer's pipe to us, opened at its first use
-	bellFd int        // the peer's bell, for waking its consumer (-1: none)
-	caps   driver.Caps
+	pmu    sync.Mutex // one writer of out (or q) at a time: frames, Byes and pipe acknowledgments
+	// q is the peer's inbound queue, when both ends have a pool: the
+	// pair's records go through it until the ring is linked (queue.go).
+	// queued counts them, and noRing is set once the peer had no ring
+	// left to give (under pmu).
+	q       *fifo
+	queued  int
+	noRing  bool
+	granted bool     // the peer gave us a ring; linking may wait for a fragment
+	in      *inRing  // its ring in our segment
+	pipe    *os.File // vmsplice: our pipe to the peer, made at its first use
+	pipeIn  *os.File // vmsplice: the peer's pipe to us, opened at its first use
+	bellFd  int      // the peer's bell, for waking its consumer (-1: none)
+	caps    driver.Caps
 
 	// One frame at a time: what Post could not finish, for the writer
 	// goroutine or a flushing waiter (claim says which).
-	wmu     sync.Mutex
-	busy    bool
-	rest    putState
-	iovBuf  [][]byte // rest's iovec, owned by the rail
-	claim   atomic.Bool
-	wio     sync.Mutex
-	work    chan struct{}
-	stop    chan struct{}
-	stopped chan struct{}
+	wmu    sync.Mutex
+	busy   bool
+	rest   putState
+	iovBuf [][]byte // rest's iovec, owned by the rail
+	claim  atomic.Bool
+	wio    sync.Mutex
 
 	pipeOwed atomic.Int64 // vmsplice bytes the peer has not acknowledged yet
 	// pipeSteps counts what a vmsplice frame still waits for: the writer
@@ -62,6 +67,7 @@ type rail struct {
 
 	lost    atomic.Bool
 	byeSeen atomic.Bool
+	refused atomic.Bool // the peer broke the protocol: nothing more of it is delivered
 	errMu   sync.Mutex
 	err     error
 	failed  atomic.Bool // err is set
@@ -89,26 +95,26 @@ var (
 )
 
 // finish computes the capabilities (the peer's probe of our memory is
-// known once every local rank has connected) and starts the writer.
+// known once every local rank has connected).
 func (rl *rail) finish() {
 	canPull := rl.seg.mem[offCanPull+rl.index] == 1
 	ms := methods
 	if rl.t.cfg.NoVmsplice {
 		ms = slices.DeleteFunc(slices.Clone(methods), func(m driver.Method) bool { return m == driver.MethodVmsplice })
 	}
+	maxPacket := maxRecord(rl.seg.capacity) - recHeader
+	if rl.q != nil {
+		// One path per pair, whichever it is on: a packet fits a fragment.
+		maxPacket = min(maxPacket, fragSlotSize-fragHeader-recHeader)
+	}
 	rl.caps = driver.Caps{
 		Transport:  "shm",
 		Local:      true,
-		MaxPacket:  maxRecord(rl.seg.capacity) - recHeader,
+		MaxPacket:  maxPacket,
 		Iovec:      true,
 		SingleCopy: canPull,
 		Methods:    ms,
 	}
-	rl.work = make(chan struct{}, 1)
-	rl.stop = make(chan struct{})
-	rl.stopped = make(chan struct{})
-	rl.t.wg.Add(1)
-	go rl.writer()
 }
 
 func (rl *rail) Caps() driver.Caps { return rl.caps }
@@ -139,8 +145,10 @@ func (rl *rail) Post(f *driver.Frame) (bool, error) {
 	if err := rl.failure(); err != nil {
 		return false, err
 	}
-	if err := rl.link(); err != nil {
-		return false, err
+	if rl.q == nil {
+		if err := rl.link(); err != nil {
+			return false, err
+		}
 	}
 	rl.wmu.Lock()
 	done, spliced, err := rl.post(f)
@@ -164,6 +172,9 @@ func (rl *rail) post(f *driver.Frame) (done, spliced bool, err error) {
 	st := putState{kind: f.Kind, method: f.Method, region: f.Region, offset: f.Offset, iov: rl.iovBuf}
 	if st.method == driver.MethodDefault {
 		st.method = driver.MethodCopy
+	}
+	if st.method == driver.MethodVmsplice && rl.onQueue() {
+		st.method = driver.MethodCopy // the queue carries no pipe records: fragments it is
 	}
 	if f.Kind == driver.Put && st.method == driver.MethodVmsplice {
 		rl.pipeSteps.Store(2)
@@ -191,10 +202,8 @@ func (rl *rail) post(f *driver.Frame) (done, spliced bool, err error) {
 		return false, true, nil
 	}
 	rl.claim.Store(false)
-	select {
-	case rl.work <- struct{}{}:
-	default:
-	}
+	rl.t.wg.Add(1)
+	go rl.writer()
 	return false, false, nil
 }
 
@@ -212,6 +221,13 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 		case st.kind == driver.Packet:
 			progressed = rl.writePacket(st.iov)
 			finished = progressed
+		case rl.onQueue():
+			// Chunks of a fragment each through the queue: no ring.
+			var err error
+			if progressed, err = rl.queueChunk(st); err != nil {
+				return false, err
+			}
+			finished = progressed && len(st.iov) == 0
 		case st.method == driver.MethodVmsplice:
 			var err error
 			progressed, finished, err = rl.writePipe(st, block)
@@ -257,6 +273,10 @@ func (rl *rail) write(st *putState, block bool) (bool, error) {
 // need is the record that found no room: waiting stops once it fits
 // (ring.fits).
 func (rl *rail) waitRoom(need int) {
+	if rl.onQueue() {
+		rl.waitFragment()
+		return
+	}
 	for i := 0; i < 64; i++ {
 		if rl.out.fits(need) {
 			return
@@ -279,7 +299,18 @@ func (rl *rail) waitRoom(need int) {
 // one (a Bye in particular).
 func (rl *rail) SendNow(head, body []byte) bool {
 	n := recHeader + len(head) + len(body)
-	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() || !rl.linked.Load() {
+	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
+		return false
+	}
+	if rl.onQueue() {
+		return rl.writeRecord(func(w []byte) int {
+			le.PutUint32(w, uint32(n))
+			w[4], w[5] = kindPacket, 0
+			copy(w[recHeader+copy(w[recHeader:], head):], body)
+			return n
+		}, n)
+	}
+	if !rl.linked.Load() {
 		return false // the queue's Post links the ring
 	}
 	if n-recHeader <= FboxMax && rl.fb.write(head, body) {
@@ -326,9 +357,14 @@ func (rl *rail) writePacket(iov [][]byte) bool {
 
 // writeRecord reserves n bytes of the peer's ring, lets fill write the
 // record (it returns the record's length) and publishes it; false when the
-// ring lacks room.
+// ring lacks room. On the queue path it writes a fragment instead, and
+// links the ring first if the pair has earned one.
 func (rl *rail) writeRecord(fill func(w []byte) int, n int) bool {
-	if rl.link() != nil {
+	if rl.q != nil {
+		if done, onQueue := rl.writeQueued(fill, n); onQueue {
+			return done
+		}
+	} else if rl.link() != nil {
 		return false
 	}
 	rl.pmu.Lock()
@@ -351,7 +387,11 @@ func (rl *rail) writeRecordWait(fill func(w []byte) int, n int) bool {
 		if rl.failure() != nil || rl.outFault() != nil || time.Now().After(deadline) {
 			return false
 		}
-		rl.out.waitSpace(n, time.Millisecond)
+		if rl.onQueue() {
+			rl.waitFragment()
+		} else {
+			rl.out.waitSpace(n, time.Millisecond)
+		}
 	}
 	return true
 }
@@ -363,13 +403,7 @@ func (rl *rail) writeChunk(st *putState) bool {
 	if len(st.iov) == 0 {
 		return true
 	}
-	n := 0
-	for _, b := range st.iov {
-		if n += len(b); n >= rl.t.cfg.ChunkSize {
-			n = rl.t.cfg.ChunkSize
-			break
-		}
-	}
+	n := st.chunkLen(rl.t.cfg.ChunkSize)
 	rl.pmu.Lock()
 	defer rl.pmu.Unlock()
 	// Pad so the payload starts on a cache line of the ring, wherever the
@@ -381,6 +415,29 @@ func (rl *rail) writeChunk(st *putState) bool {
 	}
 	pad := (payloadAln - (rl.out.wpos+recHeader+putFields)%payloadAln) % payloadAln
 	size := recHeader + putFields + pad + n
+	st.putHeader(w, size, pad)
+	// The ring itself stays cached: the receiver reads it at once (a
+	// cache-bypassing store here made 16 MiB ping-pong 40% slower).
+	st.gather(w[recHeader+putFields+pad : size])
+	rl.out.commit(size)
+	rl.ring()
+	return true
+}
+
+// chunkLen returns how many bytes of st go in a chunk of at most limit.
+func (st *putState) chunkLen(limit int) int {
+	n := 0
+	for _, b := range st.iov {
+		if n += len(b); n >= limit {
+			return limit
+		}
+	}
+	return n
+}
+
+// putHeader writes the header and fields of a Put record of size bytes
+// whose payload follows pad bytes of padding.
+func (st *putState) putHeader(w []byte, size, pad int) {
 	le.PutUint32(w, uint32(size))
 	w[4], w[5], w[6] = kindPut, byte(pad), 0
 	if st.method == driver.MethodCacheFree {
@@ -388,9 +445,12 @@ func (rl *rail) writeChunk(st *putState) bool {
 	}
 	le.PutUint64(w[8:], st.region)
 	le.PutUint64(w[16:], uint64(st.offset))
-	// The ring itself stays cached: the receiver reads it at once (a
-	// cache-bypassing store here made 16 MiB ping-pong 40% slower).
-	dst := w[recHeader+putFields+pad : size]
+}
+
+// gather copies the next len(dst) bytes of st into dst and moves st past
+// them.
+func (st *putState) gather(dst []byte) {
+	st.offset += int64(len(dst))
 	for len(dst) > 0 || (len(st.iov) > 0 && len(st.iov[0]) == 0) {
 		k := copy(dst, st.iov[0])
 		dst = dst[k:]
@@ -400,10 +460,6 @@ func (rl *rail) writeChunk(st *putState) bool {
 			st.iov[0] = st.iov[0][k:]
 		}
 	}
-	rl.out.commit(size)
-	rl.ring()
-	st.offset += int64(n)
-	return true
 }
 
 // ring wakes the peer's consumer if it sleeps, nobody there polls, and
@@ -427,18 +483,13 @@ func (rl *rail) ring() {
 	}
 }
 
-// writer finishes frames Post could not, unless a waiter flushes first.
+// writer finishes the frame Post could not, unless a waiter flushes
+// first. It is a goroutine per such frame, not one per rail waiting for
+// work: with a rank per peer on a node of 256, a writer each held 255
+// goroutine stacks for frames most pairs never leave unfinished.
 func (rl *rail) writer() {
 	defer rl.t.wg.Done()
-	defer close(rl.stopped)
-	for {
-		select {
-		case <-rl.stop:
-			return
-		case <-rl.work:
-			rl.writeRest(true)
-		}
-	}
+	rl.writeRest(true)
 }
 
 // writeRest writes the pending frame if nobody claimed it yet, waiting for
@@ -484,7 +535,7 @@ func (rl *rail) bye() {
 	if rl.failure() != nil || rl.lost.Load() {
 		return
 	}
-	if !rl.linked.Load() {
+	if !rl.linked.Load() && rl.q == nil {
 		rl.seg.setLinkState(rl.index, linkBye)
 		rl.ring()
 		return
@@ -506,14 +557,7 @@ func (rl *rail) bye() {
 	}, recHeader)
 }
 
-// stopWriter ends the writer goroutine.
-func (rl *rail) stopWriter() {
-	if rl.stop != nil {
-		close(rl.stop)
-	}
-}
-
-// close releases the peer's segment and pipes (the writer has stopped).
+// close releases the peer's segment and pipes (no writer runs).
 func (rl *rail) close() {
 	if rl.pipe != nil {
 		rl.pipe.Close()

@@ -15,7 +15,7 @@ import (
 
 func testSegment(t *testing.T, senders []int, capacity int) *segment {
 	t.Helper()
-	s, err := createSegment(filepath.Join(t.TempDir(), "seg"), 0, senders, capacity, DefaultBudget)
+	s, err := createSegment(filepath.Join(t.TempDir(), "seg"), 0, senders, capacity, DefaultBudget, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestRingMalformed(t *testing.T) {
 
 func TestSegmentOpenChecks(t *testing.T) {
 	dir := t.TempDir()
-	seg, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1, 2}, 2*pageSize, DefaultBudget)
+	seg, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1, 2}, 2*pageSize, DefaultBudget, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,11 +140,11 @@ func TestSegmentOpenChecks(t *testing.T) {
 	if peer.nrings != 2 || peer.capacity != 2*pageSize || peer.owner() != 3 || peer.ringFor(2) != 1 || peer.ringFor(9) != -1 {
 		t.Fatalf("header %d rings of %d, owner %d", peer.nrings, peer.capacity, peer.owner())
 	}
-	if _, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1}, pageSize, DefaultBudget); err == nil {
+	if _, err := createSegment(filepath.Join(dir, "ok"), 3, []int{1}, pageSize, DefaultBudget, 0); err == nil {
 		t.Fatal("created over an existing segment")
 	}
 	for _, c := range []int{100, 3 * pageSize} {
-		if _, err := createSegment(filepath.Join(dir, fmt.Sprint("bad", c)), 0, []int{1}, c, DefaultBudget); err == nil {
+		if _, err := createSegment(filepath.Join(dir, fmt.Sprint("bad", c)), 0, []int{1}, c, DefaultBudget, 0); err == nil {
 			t.Errorf("capacity %d accepted", c)
 		}
 	}

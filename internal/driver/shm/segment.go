@@ -15,7 +15,7 @@ import (
 // producer's tail must not share a fetch with the consumer's head.
 const (
 	segMagic   = 0x31_4D_48_53_54_4D_54_43 // "CTMTSHM1"
-	segVersion = 6                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes; 5: rings linked on first use; 6: memory budget
+	segVersion = 7                         // 3: the consumer sleeps on a FIFO (bell_linux.go), rung; 4: fast boxes; 5: rings linked on first use; 6: memory budget; 7: inbound queue and fragment pool
 	pageSize   = 4096
 	wordGap    = 128
 
@@ -28,6 +28,10 @@ const (
 	offProbe     = 32          // owner's address of its CMA probe word
 	offProbeVal  = 40          // the value there
 	offBudget    = 48          // bytes of ring data the owner lets its senders give memory (ring.claim)
+	offPoolSlots = 56          // u32: large fragments in the owner's pool (0: no queue, rings only)
+	offSlotSize  = 60          // u32: bytes of each, header included
+	offPoolSmall = 64          // u32: small fragments, before the large
+	offSmallSize = 68          // u32: bytes of each, header included
 	offRung      = 1 * wordGap // a producer rang the bell and the consumer has not woken since
 	offSleepers  = 2 * wordGap
 	offPolling   = 3 * wordGap
@@ -48,6 +52,14 @@ const (
 	linkReady = 1
 	linkBye   = 2
 
+	// The queue page, after the header page: the owner's inbound queue
+	// (fifo.go) at its start, then the count of rings its senders linked
+	// to leave the queue (queue.go).
+	queuePage     = pageSize
+	offQueueRings = queuePage + 2*wordGap
+	// headerPages is what a segment holds before its fragment pool.
+	headerPages = 2 * pageSize
+
 	// Ring block: a header page, then the data.
 	ringTail    = 0
 	ringHead    = 1 * wordGap
@@ -64,17 +76,22 @@ const (
 // DefaultDir is where segments are created: tmpfs on Linux.
 const DefaultDir = "/dev/shm"
 
-// segment is a mapped inbound segment: the header page, then one ring
-// block per local sender.
+// segment is a mapped inbound segment: the header page, the queue page,
+// the owner's fragment pool, then one ring block per local sender.
 type segment struct {
-	mem      []byte
-	path     string
-	nrings   int
-	capacity int
+	mem       []byte
+	path      string
+	nrings    int
+	capacity  int
+	poolSlots int // large fragments
+	poolSmall int // small fragments
 }
 
-func segmentSize(nrings, capacity int) int {
-	return pageSize + nrings*(pageSize+capacity)
+// poolBytes is the size of a pool of small and large fragments.
+func poolBytes(small, large int) int { return small*smallFragSize + large*fragSlotSize }
+
+func segmentSize(nrings, capacity, poolSmall, poolSlots int) int {
+	return headerPages + poolBytes(poolSmall, poolSlots) + nrings*(pageSize+capacity)
 }
 
 // SegmentPath returns the path of world rank's inbound segment in job.
@@ -96,28 +113,36 @@ func bellPath(dir, job string, rank int) string {
 }
 
 // createSegment creates and maps a new segment (0600; it must not exist).
-// budget bounds the ring data its senders give memory (ring.claim).
-func createSegment(path string, rank int, senders []int, capacity, budget int) (*segment, error) {
+// budget bounds the ring data its senders give memory (ring.claim);
+// poolSlots is the most large fragments the owner's pool may hold, and
+// four times as many small ones (0: no inbound queue, every pair talks
+// through its ring).
+func createSegment(path string, rank int, senders []int, capacity, budget, poolSlots int) (*segment, error) {
 	if len(senders) > maxRings {
 		return nil, fmt.Errorf("shm: %d other ranks on this node, at most %d", len(senders), maxRings)
 	}
 	if capacity < pageSize || capacity&(capacity-1) != 0 {
 		return nil, fmt.Errorf("shm: ring capacity %d is not a power of two ≥ %d", capacity, pageSize)
 	}
+	if poolSlots < 0 || poolSlots > maxPoolSlots {
+		return nil, fmt.Errorf("shm: a pool of %d fragments, at most %d", poolSlots, maxPoolSlots)
+	}
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return nil, fmt.Errorf("shm: creating %s: %w", path, err)
 	}
 	defer f.Close()
-	size := segmentSize(len(senders), capacity)
+	poolSmall := smallPerLarge * poolSlots
+	size := segmentSize(len(senders), capacity, poolSmall, poolSlots)
 	if err := f.Truncate(int64(size)); err != nil {
 		os.Remove(path)
 		return nil, fmt.Errorf("shm: sizing %s to %d bytes: %w", path, size, err)
 	}
-	// Only the header page is allocated now: a ring gets its memory when
-	// its sender first writes to it (rail.link), so a job whose ranks talk
-	// to a few neighbours never pays for the other pairs.
-	if err := allocate(f, pageSize); err != nil {
+	// Only the header and queue pages are allocated now: the pool grows
+	// as its owner sends (outPool.take), and a ring gets its memory when
+	// its sender first writes to it (rail.link), so a job whose ranks
+	// talk to a few neighbours never pays for the other pairs.
+	if err := allocate(f, headerPages); err != nil {
 		os.Remove(path)
 		return nil, fmt.Errorf("shm: allocating %s (is %s full?): %w", path, filepath.Dir(path), err)
 	}
@@ -126,8 +151,14 @@ func createSegment(path string, rank int, senders []int, capacity, budget int) (
 		os.Remove(path)
 		return nil, fmt.Errorf("shm: mapping %s: %w", path, err)
 	}
-	s := &segment{mem: mem, path: path, nrings: len(senders), capacity: capacity}
+	s := &segment{mem: mem, path: path, nrings: len(senders), capacity: capacity, poolSlots: poolSlots, poolSmall: poolSmall}
 	le := binary.LittleEndian
+	le.PutUint32(mem[offPoolSlots:], uint32(poolSlots))
+	le.PutUint32(mem[offSlotSize:], fragSlotSize)
+	le.PutUint32(mem[offPoolSmall:], uint32(poolSmall))
+	le.PutUint32(mem[offSmallSize:], smallFragSize)
+	le.PutUint64(mem[queuePage+fifoHead:], uint64(fifoEmpty))
+	le.PutUint64(mem[queuePage+fifoTail:], uint64(fifoEmpty))
 	le.PutUint32(mem[offVersion:], segVersion)
 	le.PutUint32(mem[offRings:], uint32(len(senders)))
 	le.PutUint64(mem[offCapacity:], uint64(capacity))
@@ -152,7 +183,7 @@ func openSegment(path string) (*segment, error) {
 	if err != nil {
 		return nil, err
 	}
-	if st.Size() < pageSize || st.Size() > 1<<40 {
+	if st.Size() < headerPages || st.Size() > 1<<40 {
 		return nil, fmt.Errorf("shm: %s is %d bytes, not a segment", path, st.Size())
 	}
 	mem, err := mapSegment(f, int(st.Size()))
@@ -175,10 +206,15 @@ func (s *segment) check(size int) error {
 		return errBadSegment
 	}
 	n, c := le.Uint32(s.mem[offRings:]), le.Uint64(s.mem[offCapacity:])
-	if n == 0 || n > maxRings || c < pageSize || c > 1<<34 || c&(c-1) != 0 || segmentSize(int(n), int(c)) != size {
-		return fmt.Errorf("%w: %d rings of %d bytes in %d bytes", errBadSegment, n, c, size)
+	slots, slotSize := le.Uint32(s.mem[offPoolSlots:]), le.Uint32(s.mem[offSlotSize:])
+	small, smallSize := le.Uint32(s.mem[offPoolSmall:]), le.Uint32(s.mem[offSmallSize:])
+	if slots > maxPoolSlots || slotSize != fragSlotSize || small > smallPerLarge*maxPoolSlots || smallSize != smallFragSize {
+		return fmt.Errorf("%w: a pool of %d fragments of %d bytes and %d of %d", errBadSegment, small, smallSize, slots, slotSize)
 	}
-	s.nrings, s.capacity = int(n), int(c)
+	if n == 0 || n > maxRings || c < pageSize || c > 1<<34 || c&(c-1) != 0 || segmentSize(int(n), int(c), int(small), int(slots)) != size {
+		return fmt.Errorf("%w: %d rings of %d bytes and %d+%d fragments in %d bytes", errBadSegment, n, c, small, slots, size)
+	}
+	s.nrings, s.capacity, s.poolSlots, s.poolSmall = int(n), int(c), int(slots), int(small)
 	return nil
 }
 
@@ -233,8 +269,16 @@ func (s *segment) setLinkState(i int, bits uint8) {
 
 // ringBlock returns ring i's header page and data.
 func (s *segment) ringBlock(i int) (hdr, data []byte) {
-	off := pageSize + i*(pageSize+s.capacity)
+	off := headerPages + poolBytes(s.poolSmall, s.poolSlots) + i*(pageSize+s.capacity)
 	return s.mem[off : off+pageSize], s.mem[off+pageSize : off+pageSize+s.capacity]
+}
+
+// queueWords returns the owner's inbound queue words (fifo.go).
+func (s *segment) queueWords() []byte { return s.mem[queuePage : queuePage+FifoHeaderSize] }
+
+// pool returns the owner's fragment pool.
+func (s *segment) pool() fragPool {
+	return newFragPool(s.mem[headerPages:headerPages+poolBytes(s.poolSmall, s.poolSlots)], s.poolSmall, smallFragSize, fragSlotSize)
 }
 
 func (s *segment) unmap() error {

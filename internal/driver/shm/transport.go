@@ -83,9 +83,20 @@ type Config struct {
 	// ParallelPull reads large single-copy pulls in two concurrent halves
 	// (pull.go); set it only when this rank may use a second processor.
 	ParallelPull bool
+	// Queue says whether pairs start on the receiver's inbound queue
+	// (queue.go); default QueueAuto: on nodes of more than QueueRanks.
+	Queue QueueMode
+	// PoolSlots is the most fragments this rank's pool grows to on the
+	// queue path; default DefaultPoolSlots.
+	PoolSlots int
 	// Logger receives the one line saying CMA is unavailable, and
 	// protocol violations. Default slog.Default().
 	Logger *slog.Logger
+}
+
+// usesQueue reports whether pairs start on the inbound queue.
+func (cfg *Config) usesQueue() bool {
+	return cfg.Queue == QueueOn || (cfg.Queue == QueueAuto && len(cfg.Local) > QueueRanks)
 }
 
 // Transport is one rank's shared-memory end.
@@ -103,6 +114,15 @@ type Transport struct {
 	shared    atomic.Int64  // bytes of the live rings with memory (SharedMemory)
 	peers     map[int]*rail // by world rank
 	rails     map[int][]driver.Rail
+
+	// The queue path (queue.go), when this rank has a pool: our inbound
+	// queue, taken in by one goroutine at a time (qmu), dead once found
+	// corrupt; our pool; the rails by local index (fragment owners).
+	q       *fifo
+	qmu     sync.Mutex
+	qdead   atomic.Bool
+	pool    *outPool
+	byIndex []*rail
 
 	closing   atomic.Bool
 	activity  atomic.Uint64 // waits ended with their message (rail.Attend)
@@ -135,6 +155,8 @@ type inRing struct {
 // can conflict.
 func (cfg *Config) sizeRings() error {
 	switch {
+	case cfg.Budget == 0 && cfg.usesQueue():
+		cfg.Budget = QueueBudget
 	case cfg.Budget == 0:
 		cfg.Budget = min(DefaultBudget, max(MinBudget, nodeBudget/len(cfg.Local)))
 	case cfg.Budget < pageSize:
@@ -145,10 +167,16 @@ func (cfg *Config) sizeRings() error {
 	}
 	if cfg.RingSize == 0 {
 		least := 256 << 10
+		if cfg.usesQueue() {
+			least = QueueRingSize
+		}
 		if cfg.ChunkSize > 0 {
 			least = max(least, 1<<bits.Len(uint(4*cfg.ChunkSize-1))) // a power of two ≥ 4 chunks
 		}
 		cfg.RingSize = max(DefaultRingSize, least)
+		if cfg.usesQueue() {
+			cfg.RingSize = max(QueueRingSize, least)
+		}
 		for cfg.RingSize > least && cfg.RingSize*(len(cfg.Local)-1) > ringBudget {
 			cfg.RingSize /= 2
 		}
@@ -158,6 +186,14 @@ func (cfg *Config) sizeRings() error {
 	}
 	if cfg.ChunkSize == 0 {
 		cfg.ChunkSize = min(DefaultChunkSize, cfg.RingSize/4)
+	}
+	switch {
+	case cfg.Queue < QueueAuto || cfg.Queue > QueueOff:
+		return setting.Bad(setting.Field("shm.Config.Queue", int(cfg.Queue)), "QueueAuto, QueueOn or QueueOff")
+	case cfg.PoolSlots == 0:
+		cfg.PoolSlots = DefaultPoolSlots
+	case cfg.PoolSlots < 1 || cfg.PoolSlots > maxPoolSlots:
+		return setting.Bad(setting.Field("shm.Config.PoolSlots", cfg.PoolSlots), "from 1 to %d fragments (0 for the default)", maxPoolSlots)
 	}
 	if cfg.ChunkSize > cfg.RingSize/4 {
 		return setting.Conflict(setting.Field("shm.Config.ChunkSize", cfg.ChunkSize), setting.Field("shm.Config.RingSize", cfg.RingSize),
@@ -198,11 +234,18 @@ func New(cfg Config) (*Transport, error) {
 		return t, nil
 	}
 	path := SegmentPath(cfg.Dir, cfg.Job, cfg.Rank)
-	seg, err := createSegment(path, cfg.Rank, senders, cfg.RingSize, cfg.Budget)
+	poolSlots := 0
+	if cfg.usesQueue() {
+		poolSlots = cfg.PoolSlots
+	}
+	seg, err := createSegment(path, cfg.Rank, senders, cfg.RingSize, cfg.Budget, poolSlots)
 	if err != nil {
 		return nil, err
 	}
 	t.in = seg
+	if poolSlots > 0 {
+		t.pool = newOutPool(seg.pool(), localIndex(cfg.Local, cfg.Rank))
+	}
 	t.files = append(t.files, path)
 	bp := bellPath(cfg.Dir, cfg.Job, cfg.Rank)
 	if t.bell, err = makeBell(bp); err != nil {
@@ -255,6 +298,9 @@ func (t *Transport) Connect(ctx context.Context) error {
 		}
 		t.peers[ir.peer] = rl
 		pids[ir.peer] = rl.pid
+	}
+	if err := t.connectQueues(); err != nil {
+		return err
 	}
 	// One line per node: the lowest local rank speaks for the others.
 	if !cmaOK && t.cfg.Rank == slices.Min(t.cfg.Local) {
@@ -312,7 +358,13 @@ func (t *Transport) peerGone(peer int) {
 		return
 	}
 	// Deliver what it wrote before dying, then report it. Wait for a
-	// goroutine draining the ring now: it may be holding the Bye record.
+	// goroutine draining the queue or the ring now: it may be holding the
+	// Bye record.
+	if t.q != nil {
+		t.qmu.Lock()
+		t.drainQueueLocked()
+		t.qmu.Unlock()
+	}
 	if rl.in != nil && rl.in.rail != nil && rl.in.linked.Load() {
 		rl.in.mu.Lock()
 		t.drainLocked(rl.in)
@@ -339,9 +391,6 @@ func (t *Transport) Close() error {
 		}
 		if t.watch != nil {
 			t.watch.close()
-		}
-		for _, rl := range t.peers {
-			rl.stopWriter()
 		}
 		t.wg.Wait()
 		for _, rl := range t.peers {

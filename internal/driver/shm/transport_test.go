@@ -79,43 +79,48 @@ func TestPutMethods(t *testing.T) {
 	if !testenv.Reduced() { // the same paths as 1 MiB, 20 times slower under the detector
 		sizes = append(sizes, 64<<20+3)
 	}
-	for _, m := range methods {
-		t.Run(m.String(), func(t *testing.T) {
-			a, _, ha, hb := pair(t, nil)
-			ra := a.Rails(1)[0]
-			for i, n := range sizes {
-				offs := []int{0, 3, 61}
-				if n > 1<<20+5 {
-					offs = []int{61} // one unaligned pass of the largest size is enough
-				}
-				for _, off := range offs {
-					src := make([]byte, n+off)
-					for j := range src {
-						src[j] = byte(j*13 + i)
+	for _, mode := range []struct {
+		name  string
+		queue QueueMode
+	}{{"rings", QueueOff}, {"queue", QueueOn}} { // on the queue, the pair's ring comes mid-stream
+		for _, m := range methods {
+			t.Run(mode.name+"/"+m.String(), func(t *testing.T) {
+				a, _, ha, hb := pair(t, func(c *Config) { c.Queue = mode.queue })
+				ra := a.Rails(1)[0]
+				for i, n := range sizes {
+					offs := []int{0, 3, 61}
+					if n > 1<<20+5 {
+						offs = []int{61} // one unaligned pass of the largest size is enough
 					}
-					region := uint64(100*i + off + 1)
-					dst := make([]byte, n+off+2)
-					hb.mu.Lock()
-					hb.regions[region] = dst[1:]
-					hb.mu.Unlock()
-					f := &driver.Frame{Kind: driver.Put, Method: m, Region: region, Offset: int64(off), Iov: [][]byte{src[off:]}}
-					done, err := ra.Post(f)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if !done {
-						ra.(driver.Flusher).Flush() // the sender streams the rest itself
-						if err := <-ha.idle; err != nil {
+					for _, off := range offs {
+						src := make([]byte, n+off)
+						for j := range src {
+							src[j] = byte(j*13 + i)
+						}
+						region := uint64(100*i + off + 1)
+						dst := make([]byte, n+off+2)
+						hb.mu.Lock()
+						hb.regions[region] = dst[1:]
+						hb.mu.Unlock()
+						f := &driver.Frame{Kind: driver.Put, Method: m, Region: region, Offset: int64(off), Iov: [][]byte{src[off:]}}
+						done, err := ra.Post(f)
+						if err != nil {
 							t.Fatal(err)
 						}
-					}
-					waitFor(t, "the put", func() bool { return hb.landed(region) == n })
-					if !bytes.Equal(dst[1+off:1+off+n], src[off:]) || dst[0] != 0 || dst[len(dst)-1] != 0 {
-						t.Fatalf("%v: %d bytes at offset %d differ", m, n, off)
+						if !done {
+							ra.(driver.Flusher).Flush() // the sender streams the rest itself
+							if err := <-ha.idle; err != nil {
+								t.Fatal(err)
+							}
+						}
+						waitFor(t, "the put", func() bool { return hb.landed(region) == n })
+						if !bytes.Equal(dst[1+off:1+off+n], src[off:]) || dst[0] != 0 || dst[len(dst)-1] != 0 {
+							t.Fatalf("%v: %d bytes at offset %d differ", m, n, off)
+						}
 					}
 				}
-			}
-		})
+			})
+		}
 	}
 }
 
