@@ -18,7 +18,7 @@ func TestSizeRings(t *testing.T) {
 		wantErr     []string
 	}{
 		{"defaults", 0, 0, 2, DefaultRingSize, DefaultChunkSize, nil},
-		{"many ranks take the queue's small rings", 0, 0, 200, QueueRingSize, QueueRingSize / 4, nil},
+		{"many ranks take the queue's fast boxes, no ring data", 0, 0, 200, MinRingSize, MinRingSize / 4, nil},
 		{"a small ring takes a smaller chunk", 64 << 10, 0, 2, 64 << 10, 16 << 10, nil},
 		{"the smallest ring", MinRingSize, 0, 2, MinRingSize, MinRingSize / 4, nil},
 		{"a large chunk takes a larger ring", 0, 3 << 20, 2, 16 << 20, 3 << 20, nil},

@@ -10,14 +10,14 @@ package shm
 // which grows with what it has in flight to all its peers at once.
 type Footprint struct {
 	LocalRanks int   // ranks on the node, this one included
-	RingSize   int   // each ring's capacity
-	Budget     int   // bytes the rings may grow to together
+	RingSize   int   // each ring's capacity (0 on the queue path: no ring data)
+	Budget     int   // bytes the rings may grow to together (0 on the queue path)
 	Queue      bool  // pairs start on the inbound queue
-	Rings      int   // peers that may get a ring: all, or maxQueueRings on the queue path
+	Rings      int   // peers that may get a ring: all, or maxQueueRings fast boxes on the queue path
 	PoolFirst  int64 // the pool's first step of each size (0 without the queue)
 	PoolMax    int64 // the most the pool grows to (0 without the queue)
 	AtStart    int64 // before any message: the header and queue pages
-	PeerFirst  int64 // for a peer with a ring that sent a few small messages
+	PeerFirst  int64 // for a peer with a ring that sent a few small messages (its fast box alone on the queue path)
 	PeerMax    int64 // for a peer whose traffic went round its whole ring
 	// Talking is with every other local rank sending to this one, the
 	// rings grown as far as the budget allows and the pool at its first
@@ -50,14 +50,16 @@ func FootprintFor(localRanks, ringSize, chunkSize, budget int, queue QueueMode) 
 		PeerMax:    pageSize + int64(cfg.RingSize),
 	}
 	if cfg.usesQueue() && rings > 0 {
+		// Rings there are fast boxes: their header pages alone.
 		f.Queue = true
 		rings = min(rings, maxQueueRings)
+		f.PeerFirst, f.PeerMax, f.RingSize, f.Budget = pageSize, pageSize, 0, 0
 		f.PoolFirst = int64(poolBytes(smallStep, min(poolStep, cfg.PoolSlots)))
 		f.PoolMax = int64(poolBytes(smallPerLarge*cfg.PoolSlots, cfg.PoolSlots))
 	}
 	f.Rings = rings
 	r := int64(rings)
 	f.Max = f.AtStart + r*f.PeerMax + f.PoolMax
-	f.Talking = f.AtStart + r*pageSize + min(r*int64(cfg.RingSize), max(int64(cfg.Budget), r*step)) + f.PoolFirst
+	f.Talking = f.AtStart + r*pageSize + min(r*int64(f.RingSize), max(int64(f.Budget), r*step)) + f.PoolFirst
 	return f, nil
 }

@@ -21,11 +21,11 @@ func TestFootprintFor(t *testing.T) {
 		{512, 0, 0, 0, QueueOff, 256 << 10, headerPages + 511*(pageSize+populateStep), false}, // first steps alone pass the budget
 		{256, 1 << 20, 0, 0, QueueOff, 1 << 20, headerPages + 255*pageSize + MinBudget, false},
 		{256, 0, 0, 512 << 10, QueueOff, 256 << 10, headerPages + 255*(pageSize+populateStep), false}, // a budget set
-		// The queue path: at most maxQueueRings rings of QueueRingSize, the
-		// pool's first step while talking, all of it at most.
-		{64, 0, 0, 0, QueueAuto, QueueRingSize, headerPages + maxQueueRings*pageSize + QueueBudget + int64(poolBytes(smallStep, poolStep)), false},
-		{256, 0, 0, 0, QueueAuto, QueueRingSize, headerPages + maxQueueRings*pageSize + QueueBudget + int64(poolBytes(smallStep, poolStep)), false},
-		{4, 0, 0, 0, QueueOn, QueueRingSize, headerPages + 3*pageSize + 3*QueueRingSize + int64(poolBytes(smallStep, poolStep)), false}, // three rings whole, under the budget
+		// The queue path: at most maxQueueRings fast boxes (a page each), the
+		// pool's first step of each size while talking.
+		{64, 0, 0, 0, QueueAuto, 0, headerPages + maxQueueRings*pageSize + int64(poolBytes(smallStep, poolStep)), false},
+		{256, 0, 0, 0, QueueAuto, 0, headerPages + maxQueueRings*pageSize + int64(poolBytes(smallStep, poolStep)), false},
+		{4, 0, 0, 0, QueueOn, 0, headerPages + 3*pageSize + int64(poolBytes(smallStep, poolStep)), false},
 		{8, 3000, 0, 0, QueueOff, 0, 0, true}, // not a power of two
 		{8, 0, 0, 1000, QueueOff, 0, 0, true}, // a budget under a page
 	}
@@ -44,7 +44,11 @@ func TestFootprintFor(t *testing.T) {
 			t.Errorf("%d ranks: %d bytes with every peer talking, want %d", tc.ranks, f.Talking, tc.wantTalking)
 		}
 		queue := tc.queue == QueueOn || tc.queue == QueueAuto && tc.ranks > QueueRanks
-		if f.AtStart != headerPages || f.PeerFirst != pageSize+populateStep || f.PeerMax != int64(pageSize+f.RingSize) ||
+		first := int64(pageSize + populateStep)
+		if queue {
+			first = pageSize
+		}
+		if f.AtStart != headerPages || f.PeerFirst != first || f.PeerMax != int64(pageSize+f.RingSize) ||
 			f.Max != headerPages+int64(f.Rings)*f.PeerMax+f.PoolMax || f.Queue != queue {
 			t.Errorf("%d ranks: %+v", tc.ranks, f)
 		}

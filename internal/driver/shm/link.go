@@ -67,8 +67,8 @@ func (rl *rail) allocFailed(err error) error {
 // outFault fails the rail if its ring could not get memory for a record,
 // and returns the rail's failure.
 func (rl *rail) outFault() error {
-	if !rl.linked.Load() {
-		return rl.failure()
+	if rl.q != nil || !rl.linked.Load() {
+		return rl.failure() // no ring written
 	}
 	rl.pmu.Lock()
 	f := rl.out.fault

@@ -9,12 +9,13 @@ import (
 )
 
 // The inbound queue path (docs/wire-shm.md, "Inbound queue"): on a node
-// with many ranks a pair starts talking through the receiver's inbound
-// queue (fifo.go), each record in a fragment of the sender's pool, and
-// gets a ring of its own only once it proves busy, while the receiver
-// has rings to give (Open MPI's vader: a fast box for a peer from its
-// 16th message, at most 32 per receiver). A node whose every rank talks
-// to every other thus holds a pool per rank, not a ring per pair.
+// with many ranks a pair talks through the receiver's inbound queue
+// (fifo.go), each record in a fragment of the sender's pool, and gets a
+// fast box of its own (the upper half of its ring's header page; the
+// ring's data stays unused) only once it proves busy, while the receiver
+// has boxes to give, as Open MPI's vader does (a fast box for a peer from
+// its 16th message, at most 32 per receiver). A node whose every rank
+// talks to every other thus holds a pool per rank, not a ring per pair.
 
 // QueueMode says whether pairs start on the inbound queue.
 type QueueMode int
@@ -45,11 +46,12 @@ const (
 	// the first record: up to 16 ranks a ring per pair that talks costs
 	// little, and a pair's ring and fast box are its fastest path.
 	QueueRanks = 16
-	// fragSlotSize is a fragment's size, header included: a record of
-	// up to 4 KiB, as vader's eager fragments. On the queue path the
-	// largest packet is what a fragment carries, so larger eager
-	// messages go by rendezvous (single copy, or the pair's ring).
-	fragSlotSize = 4096
+	// fragSlotSize is a large fragment's size, header included, as
+	// vader's largest (max_send_size): on the queue path the largest
+	// packet is what it carries, so that an eager message of up to 32 KiB
+	// takes one visit of the receiver (a rendezvous takes two or three:
+	// on a node with more ranks than processors, each one a turn).
+	fragSlotSize = 32 << 10
 	// smallFragSize is a small fragment's size, header included: most
 	// records (a rendezvous's request, answer and end, small messages)
 	// are a few dozen bytes, and a burst of them to every peer (an
@@ -57,35 +59,27 @@ const (
 	smallFragSize = 256
 	// DefaultPoolSlots is the most large fragments a rank's pool grows
 	// to, and smallPerLarge times as many small ones: what it may have in
-	// flight to all its peers at once (1 MiB and 1 MiB).
-	DefaultPoolSlots = 256
-	smallPerLarge    = 16
+	// flight to all its peers at once (2 MiB and 1 MiB).
+	DefaultPoolSlots = 64
+	smallPerLarge    = 64
 	// smallStep is how many small fragments the pool gets memory for at
 	// a time: a page.
 	smallStep = pageSize / smallFragSize
 	// maxPoolSlots bounds a pool a segment header may claim.
-	maxPoolSlots = 1 << 14
-	// poolStep is how many fragments the pool gets memory for at a time,
-	// when every fragment it has is out.
-	poolStep = 8
-	// QueueRingSize is a ring's default capacity on the queue path (a
-	// record of a fragment's size is a quarter of it), and QueueBudget
-	// the default memory a receiver's rings take together: rings there
-	// are for busy pairs' small records (their fast boxes above all); a
-	// large message through one moves in 4 KiB chunks, as through the
-	// queue. A receiver's rings thus hold at most 16 × 20 KiB.
-	QueueRingSize = 16 << 10
-	QueueBudget   = 256 << 10
+	maxPoolSlots = 4096
+	// poolStep is how many large fragments the pool gets memory for at a
+	// time, when every fragment it has is out.
+	poolStep = 2
 	// busyRecords is how many records a pair sends through the queue
-	// before it asks for a ring of its own (vader links a fast box at a
-	// peer's 16th message).
+	// before it asks for a fast box of its own (vader links a fast box at
+	// a peer's 16th message).
 	busyRecords = 16
-	// maxQueueRings is how many of its senders a receiver gives rings on
-	// the queue path, first come, first served.
+	// maxQueueRings is how many of its senders a receiver gives fast
+	// boxes on the queue path, first come, first served.
 	maxQueueRings = 16
-	// kindLink (a queue record, no body): the sender's records come by
-	// its ring from now on. It is the last record of the pair through the
-	// queue, so the ring's first record cannot overtake it.
+	// kindLink (a queue record, no body): the sender's small packets may
+	// come by its fast box from now on; the receiver starts polling the
+	// box when it takes the record.
 	kindLink = 7
 )
 
@@ -152,8 +146,9 @@ func (p *outPool) bytes() int64 {
 }
 
 // onQueue reports whether records to the peer go through its inbound
-// queue: both ends have a pool, and the pair has no ring yet.
-func (rl *rail) onQueue() bool { return rl.q != nil && !rl.linked.Load() }
+// queue: both ends have a pool. Only small packets sent at once
+// (SendNow) take the pair's fast box instead, once linked.
+func (rl *rail) onQueue() bool { return rl.q != nil }
 
 // queueRecord writes one record through the peer's inbound queue: fill
 // writes it (its header included) into a fragment of our pool and
@@ -193,36 +188,26 @@ func (rl *rail) waitFragment() {
 	time.Sleep(50 * time.Microsecond)
 }
 
-// writeQueued writes a record through the queue while the pair is on it
-// (writeRecord); onQueue is false when the pair has its ring, linked now
-// or before, and the record is the ring's to write.
-func (rl *rail) writeQueued(fill func(w []byte) int, n int) (done, onQueue bool) {
+// writeQueued writes a record through the queue (writeRecord), first
+// linking the pair's fast box if the pair has earned one.
+func (rl *rail) writeQueued(fill func(w []byte) int, n int) bool {
 	rl.pmu.Lock()
-	if rl.linked.Load() {
-		rl.pmu.Unlock()
-		return false, false
-	}
-	if rl.askRing() {
-		linked, err := rl.linkQueuedLocked()
-		if err != nil {
+	if !rl.linked.Load() && rl.askRing() {
+		if _, err := rl.linkQueuedLocked(); err != nil {
 			rl.pmu.Unlock()
-			return false, true
-		}
-		if linked {
-			rl.pmu.Unlock()
-			return false, false
+			return false
 		}
 	}
 	ok, err := rl.queueRecord(fill, n)
 	rl.pmu.Unlock()
 	if err != nil {
 		rl.fail(err)
-		return false, true
+		return false
 	}
 	if ok {
 		rl.ring()
 	}
-	return ok, true
+	return ok
 }
 
 // queuePad pads a Put record in a fragment so that its payload starts on
@@ -232,8 +217,7 @@ const queuePad = (payloadAln - (fragHeader+recHeader+putFields)%payloadAln) % pa
 // queueChunk writes the next chunk of a Put through the queue, as much as
 // one fragment carries: a large message on the queue path streams through
 // the sender's pool, with no ring, as through vader's fragments. It
-// reports false when no fragment is free, or when the pair has its ring
-// now (the next chunk is the ring's).
+// reports false when no fragment is free.
 func (rl *rail) queueChunk(st *putState) (bool, error) {
 	if len(st.iov) == 0 {
 		return true, nil
@@ -241,10 +225,6 @@ func (rl *rail) queueChunk(st *putState) (bool, error) {
 	n := st.chunkLen(fragSlotSize - fragHeader - recHeader - putFields - queuePad)
 	size := recHeader + putFields + queuePad + n
 	rl.pmu.Lock()
-	if rl.linked.Load() {
-		rl.pmu.Unlock()
-		return false, nil
-	}
 	ok, err := rl.queueRecord(func(w []byte) int {
 		st.putHeader(w, size, queuePad)
 		st.gather(w[recHeader+putFields+queuePad : size])
@@ -257,14 +237,18 @@ func (rl *rail) queueChunk(st *putState) (bool, error) {
 	return ok, err
 }
 
-// linkQueuedLocked (pmu held) gives the ring memory, then sends the Link
-// record, the pair's last through the queue: the receiver starts polling
-// the ring when it takes the record, after every earlier one.
+// linkQueuedLocked (pmu held) gives the fast box memory (the ring's
+// header page), then sends the Link record: the receiver starts polling
+// the box when it takes the record, after every earlier one, and takes
+// the box in before each later record of the pair from the queue, so
+// that no box record falls behind a queue record sent after it.
 func (rl *rail) linkQueuedLocked() (bool, error) {
-	if rl.out == nil {
-		if err := rl.prepareRing(); err != nil {
-			return false, err
+	if rl.fb == nil {
+		hdr, _ := rl.seg.ringBlock(rl.index)
+		if err := populate(hdr); err != nil {
+			return false, rl.allocFailed(err)
 		}
+		rl.fb = newFbox(hdr)
 	}
 	ok, err := rl.queueRecord(func(w []byte) int {
 		le.PutUint32(w, recHeader)
@@ -347,8 +331,17 @@ func (t *Transport) drainQueueLocked() bool {
 	}
 }
 
-// handleQueued delivers one record that came through the queue.
+// handleQueued delivers one record that came through the queue, after
+// what the sender's fast box holds.
 func (t *Transport) handleQueued(rl *rail, rec []byte) error {
+	if ir := rl.in; ir != nil && ir.linked.Load() {
+		ir.mu.Lock()
+		_, err := t.drainFbox(ir)
+		ir.mu.Unlock()
+		if err != nil {
+			return err
+		}
+	}
 	if len(rec) < recHeader || int(le.Uint32(rec)) != len(rec) {
 		return fmt.Errorf("shm: queued record of %d bytes in a fragment of %d", le.Uint32(rec[:min(len(rec), 4)]), len(rec))
 	}

@@ -23,13 +23,12 @@ func queueGroup(t testing.TB, n int, mod func(*Config)) ([]*Transport, []*record
 
 // send posts one numbered packet from a rank, through SendNow when even
 // and Post when odd (waiting for the rail when Post leaves it busy) —
-// SendNow only while the pair is on the queue: once it has its ring, a
-// fast box record may overtake the ring's (see rail.SendNow), and the
-// order checked here is the switch's.
+// SendNow only while the pair has no fast box: a box record may overtake
+// the queue's (TestQueueBoxFirst checks the rule that holds then).
 func send(t *testing.T, rl driver.Rail, h *recorder, from, seq int) {
 	t.Helper()
 	body := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, uint32(from)), uint32(seq))
-	if seq%2 == 0 && rl.(*rail).onQueue() && rl.(driver.Immediate).SendNow(body, nil) {
+	if seq%2 == 0 && !rl.(*rail).linked.Load() && rl.(driver.Immediate).SendNow(body, nil) {
 		return
 	}
 	done, err := rl.Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{body}})
@@ -77,11 +76,11 @@ func order(t *testing.T, h *recorder, senders []int, n int) {
 	}
 }
 
-// TestQueuePath: pairs that send fewer than busyRecords records stay on
-// the queue (no ring gets memory, the receiver's segment holds its
-// header and queue pages and its own pool's first step); pairs that send
-// more get a ring mid-stream, and no record overtakes another across the
-// switch; a receiver gives at most maxQueueRings rings.
+// TestQueuePath: pairs that send fewer than busyRecords records have no
+// fast box (no ring page gets memory, the receiver's segment holds its
+// header and queue pages alone); pairs that send more get one
+// mid-stream, and no record overtakes another across the switch; a
+// receiver gives at most maxQueueRings boxes.
 func TestQueuePath(t *testing.T) {
 	cases := []struct {
 		name      string
@@ -90,8 +89,8 @@ func TestQueuePath(t *testing.T) {
 		wantRings int    // of the three senders
 	}{
 		{"quiet pairs stay on the queue", busyRecords - 1, 0, 0},
-		{"busy pairs get a ring mid-stream", 300, 0, 3},
-		{"the receiver's last ring goes to one sender", 300, maxQueueRings - 1, 1},
+		{"busy pairs get a fast box mid-stream", 300, 0, 3},
+		{"the receiver's last box goes to one sender", 300, maxQueueRings - 1, 1},
 		{"a receiver with none left keeps the queue", 300, maxQueueRings, 0},
 	}
 	for _, tc := range cases {
@@ -117,17 +116,15 @@ func TestQueuePath(t *testing.T) {
 				}
 			}
 			if rings != tc.wantRings {
-				t.Errorf("%d rings linked, want %d", rings, tc.wantRings)
+				t.Errorf("%d fast boxes linked, want %d", rings, tc.wantRings)
+			}
+			if m, want := ts[0].SharedMemory(), int64(headerPages+tc.wantRings*pageSize); m != want {
+				t.Errorf("receiver's SharedMemory %d, want its header pages and a page per box, %d", m, want)
 			}
 			if got, want := ts[0].in.word32(offQueueRings).Load(), tc.granted+uint32(tc.wantRings); got != want {
 				t.Errorf("rings given %d, want %d", got, want)
 			}
-			if tc.wantRings == 0 {
-				// Only the receiver's header pages: it sent nothing, and no
-				// ring got memory.
-				if m := ts[0].SharedMemory(); m != headerPages {
-					t.Errorf("receiver's SharedMemory %d, want %d", m, headerPages)
-				}
+			{
 				// Each sender's pool grows only when every fragment it has
 				// is out: at most what it sent.
 				if m, most := ts[1].SharedMemory(), headerPages+(tc.perSender+smallStep-1)/smallStep*smallStep*smallFragSize; tc.perSender < busyRecords && m > int64(most) {
@@ -135,6 +132,53 @@ func TestQueuePath(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestQueueBoxFirst: once a pair has its fast box, small packets sent at
+// once go there and may overtake the queue's, but none falls behind a
+// queue record sent after it: the receiver takes the box in before each
+// queue record of the pair.
+func TestQueueBoxFirst(t *testing.T) {
+	ts, hs := queueGroup(t, 2, nil)
+	rl := ts[1].Rails(0)[0]
+	seq := 0
+	for ; !rl.(*rail).linked.Load(); seq++ {
+		send(t, rl, hs[1], 1, seq)
+	}
+	boxed := map[int]bool{}
+	for range 500 {
+		body := binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 1), uint32(seq))
+		if rl.(driver.Immediate).SendNow(body, nil) {
+			boxed[seq] = true
+		} else {
+			t.Fatalf("packet %d: the box and the queue both refused it", seq)
+		}
+		seq++
+		body = binary.LittleEndian.AppendUint32(binary.LittleEndian.AppendUint32(nil, 1), uint32(seq))
+		if done, err := rl.Post(&driver.Frame{Kind: driver.Packet, Iov: [][]byte{body}}); !done || err != nil {
+			t.Fatalf("post %d: %v %v", seq, done, err)
+		}
+		seq++
+	}
+	waitFor(t, "every packet", func() bool {
+		hs[0].mu.Lock()
+		defer hs[0].mu.Unlock()
+		return len(hs[0].packets) == seq
+	})
+	seen := map[int]bool{}
+	hs[0].mu.Lock()
+	defer hs[0].mu.Unlock()
+	for _, p := range hs[0].packets {
+		s := int(binary.LittleEndian.Uint32(p[4:]))
+		if !boxed[s] {
+			for b := range boxed {
+				if b < s && !seen[b] {
+					t.Fatalf("queue packet %d delivered before box packet %d, sent earlier", s, b)
+				}
+			}
+		}
+		seen[s] = true
 	}
 }
 

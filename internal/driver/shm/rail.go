@@ -104,8 +104,7 @@ func (rl *rail) finish() {
 	}
 	maxPacket := maxRecord(rl.seg.capacity) - recHeader
 	if rl.q != nil {
-		// One path per pair, whichever it is on: a packet fits a fragment.
-		maxPacket = min(maxPacket, fragSlotSize-fragHeader-recHeader)
+		maxPacket = fragSlotSize - fragHeader - recHeader // a packet fits a fragment
 	}
 	rl.caps = driver.Caps{
 		Transport:  "shm",
@@ -303,6 +302,10 @@ func (rl *rail) SendNow(head, body []byte) bool {
 		return false
 	}
 	if rl.onQueue() {
+		if n-recHeader <= FboxMax && rl.linked.Load() && rl.fb.write(head, body) {
+			rl.ring()
+			return true
+		}
 		return rl.writeRecord(func(w []byte) int {
 			le.PutUint32(w, uint32(n))
 			w[4], w[5] = kindPacket, 0
@@ -361,10 +364,9 @@ func (rl *rail) writePacket(iov [][]byte) bool {
 // links the ring first if the pair has earned one.
 func (rl *rail) writeRecord(fill func(w []byte) int, n int) bool {
 	if rl.q != nil {
-		if done, onQueue := rl.writeQueued(fill, n); onQueue {
-			return done
-		}
-	} else if rl.link() != nil {
+		return rl.writeQueued(fill, n)
+	}
+	if rl.link() != nil {
 		return false
 	}
 	rl.pmu.Lock()

@@ -155,8 +155,6 @@ type inRing struct {
 // can conflict.
 func (cfg *Config) sizeRings() error {
 	switch {
-	case cfg.Budget == 0 && cfg.usesQueue():
-		cfg.Budget = QueueBudget
 	case cfg.Budget == 0:
 		cfg.Budget = min(DefaultBudget, max(MinBudget, nodeBudget/len(cfg.Local)))
 	case cfg.Budget < pageSize:
@@ -168,14 +166,14 @@ func (cfg *Config) sizeRings() error {
 	if cfg.RingSize == 0 {
 		least := 256 << 10
 		if cfg.usesQueue() {
-			least = QueueRingSize
+			least = MinRingSize // only their header pages are used: fast boxes
 		}
 		if cfg.ChunkSize > 0 {
 			least = max(least, 1<<bits.Len(uint(4*cfg.ChunkSize-1))) // a power of two ≥ 4 chunks
 		}
 		cfg.RingSize = max(DefaultRingSize, least)
 		if cfg.usesQueue() {
-			cfg.RingSize = max(QueueRingSize, least)
+			cfg.RingSize = least
 		}
 		for cfg.RingSize > least && cfg.RingSize*(len(cfg.Local)-1) > ringBudget {
 			cfg.RingSize /= 2
