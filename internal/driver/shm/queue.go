@@ -342,8 +342,11 @@ func (t *Transport) handleQueued(rl *rail, rec []byte) error {
 			return err
 		}
 	}
-	if len(rec) < recHeader || int(le.Uint32(rec)) != len(rec) {
-		return fmt.Errorf("shm: queued record of %d bytes in a fragment of %d", le.Uint32(rec[:min(len(rec), 4)]), len(rec))
+	if len(rec) < recHeader {
+		return fmt.Errorf("shm: a fragment of %d bytes, shorter than a record header", len(rec))
+	}
+	if n := le.Uint32(rec); int(n) != len(rec) {
+		return fmt.Errorf("shm: queued record of %d bytes in a fragment of %d", n, len(rec))
 	}
 	if rec[4] == kindLink {
 		if len(rec) != recHeader {
