@@ -123,6 +123,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{name: EnvShmBudget, value: "lots", want: []string{`COMMTUNE_SHM_BUDGET="lots": want a size of at least 4K bytes`}},
 		{name: EnvShmMethod, value: "dma", want: []string{`COMMTUNE_SHM_METHOD="dma": want auto, copy, cma, vmsplice or cachefree`}},
 		{name: EnvShmCMA, value: "maybe", want: []string{`COMMTUNE_SHM_CMA="maybe": want on or off`}},
+		{name: EnvShmQueue, value: "sometimes", want: []string{`COMMTUNE_SHM_QUEUE="sometimes": want auto, on or off`}},
 		{name: EnvCollSelect, value: "random", want: []string{`COMMTUNE_COLL_SELECT="random": want learn, table, fixed or lottery`}},
 		{name: EnvLotteryAlpha, value: "0", want: []string{`COMMTUNE_LOTTERY_ALPHA="0": want a number in (0, 1]`}},
 		{name: EnvLotteryAlpha, value: "NaN", want: []string{`COMMTUNE_LOTTERY_ALPHA="NaN": want a number in (0, 1]`}},

@@ -46,8 +46,9 @@ type shmFootprint struct {
 const shmRule = "a rank holds its segment's header and queue pages from the start; a peer with a ring to it adds a ring header page and the part of " +
 	"the ring its traffic has needed in flight (4 KiB first, growing as more is in flight; the whole ring once a message of 4 KiB or more passes), " +
 	"all rings' growth together within the budget; pairs that never talk cost nothing. On the queue path (nodes of more than 16 ranks by default) " +
-	"pairs talk through the receiver's inbound queue in fragments of the sender's pool (32 KiB first, growing with what the rank has in flight), and " +
-	"only the first 16 busy senders to a rank get a ring; every peer talking is then the dense shape (an all-to-all), a few the sparse one. " +
+	"pairs talk through the receiver's inbound queue in fragments of the sender's pool (a page of small ones and two large ones first, growing with " +
+	"what the rank has in flight), and only the first 16 busy senders to a rank get a fast box (a page), no ring data; every peer talking is then " +
+	"the dense shape (an all-to-all), a few the sparse one. " +
 	"Past the budget a ring grows only to room for two of a record larger than it has (four chunks of a large message), so only records of a " +
 	"quarter ring reach the last column. Stats.SharedMemory reports a running rank's figure"
 
