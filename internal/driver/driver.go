@@ -117,6 +117,15 @@ type SelfPolled interface {
 	SelfPolled() bool
 }
 
+// PollGroup is implemented by Pollers whose Poll delivers the input of
+// every rail of their group, not only their own (a node's shared-memory
+// rails all take in the one inbound segment). A waiter polling every
+// peer polls one rail of a group: with 255 local peers, polling each
+// rail repeated the same drain 255 times a poll.
+type PollGroup interface {
+	PollGroup() any
+}
+
 // Flusher is implemented by rails whose Post may leave the rest of a frame
 // to a background writer. Flush writes that rest in the calling goroutine,
 // blocking until it is out, if the background writer has not started on it,

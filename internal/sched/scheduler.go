@@ -18,6 +18,10 @@ type Scheduler struct {
 	dests   []*dest // by world rank
 	pollers atomic.Pointer[[]driver.Poller]
 	helped  atomic.Int32 // rails that are not driver.SelfPolled, of every peer
+	// pollMu serializes changes to pollers; groups are the poll groups
+	// (driver.PollGroup) it holds a rail of.
+	pollMu sync.Mutex
+	groups map[any]bool
 }
 
 // dest is one destination: its queue, its rails and the scheduling loop.
@@ -153,7 +157,11 @@ func (s *Scheduler) AddRail(r driver.Rail) {
 	d.states = append(d.states, RailState{Caps: r.Caps()})
 	if p, ok := r.(driver.Poller); ok {
 		addPoller(&d.pollers, p)
-		addPoller(&s.pollers, p)
+		s.pollMu.Lock()
+		if !s.groupPolled(p) {
+			addPoller(&s.pollers, p)
+		}
+		s.pollMu.Unlock()
 	}
 	if sp, ok := r.(driver.SelfPolled); !ok || !sp.SelfPolled() {
 		d.helped.Add(1)
@@ -165,6 +173,25 @@ func (s *Scheduler) AddRail(r driver.Rail) {
 	}
 	d.mu.Unlock()
 	d.run()
+}
+
+// groupPolled reports whether the all-peers list holds a poller of p's
+// poll group already (driver.PollGroup): polling it takes in p's input
+// too. The caller holds pollMu.
+func (s *Scheduler) groupPolled(p driver.Poller) bool {
+	g, ok := p.(driver.PollGroup)
+	if !ok {
+		return false
+	}
+	if s.groups == nil {
+		s.groups = map[any]bool{}
+	}
+	key := g.PollGroup()
+	if s.groups[key] {
+		return true
+	}
+	s.groups[key] = true
+	return false
 }
 
 // addPoller appends p to a copy-on-write list (callers serialize).

@@ -70,3 +70,59 @@ type peerRail struct {
 }
 
 func (r peerRail) Peer() int { return r.peer }
+
+// groupRail is a polled rail of a poll group that counts its polls.
+type groupRail struct {
+	pollRail
+	group string
+	polls *int
+}
+
+func (r groupRail) Poll() bool       { *r.polls++; return false }
+func (r groupRail) PollGroup() any   { return r.group }
+func (r groupRail) SelfPolled() bool { return true }
+
+// TestPollGroups: polling every peer polls one rail of each poll group
+// (and every rail of none); polling one peer polls that peer's rails.
+func TestPollGroups(t *testing.T) {
+	tests := []struct {
+		name      string
+		groups    []string // one rail per peer 1, 2, …; "" for no group
+		wantAny   int      // polls of Poll(-1)
+		wantPeer2 int      // polls of Poll(2)
+	}{
+		{"one transport's rails", []string{"shm", "shm", "shm"}, 1, 1},
+		{"two groups", []string{"shm", "other", "shm"}, 2, 1},
+		{"no groups", []string{"", "", ""}, 3, 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			s := New(len(tc.groups)+1, nil)
+			polls := 0
+			for i, g := range tc.groups {
+				if g == "" {
+					s.AddRail(ungroupedRail{pollRail{peer: i + 1, self: true}, &polls})
+				} else {
+					s.AddRail(groupRail{pollRail{peer: i + 1, self: true}, g, &polls})
+				}
+			}
+			s.Poll(-1)
+			if polls != tc.wantAny {
+				t.Errorf("Poll(-1) polled %d rails, want %d", polls, tc.wantAny)
+			}
+			polls = 0
+			s.Poll(2)
+			if polls != tc.wantPeer2 {
+				t.Errorf("Poll(2) polled %d rails, want %d", polls, tc.wantPeer2)
+			}
+		})
+	}
+}
+
+// ungroupedRail is a polled rail of no group that counts its polls.
+type ungroupedRail struct {
+	pollRail
+	polls *int
+}
+
+func (r ungroupedRail) Poll() bool { *r.polls++; return false }

@@ -237,6 +237,10 @@ func (t *Transport) protocolError(rl *rail, err error) {
 // every ring is polled, whichever peer the caller waits for.
 func (rl *rail) Poll() bool { return rl.t.drainAll() }
 
+// PollGroup names the transport: every rail's Poll takes in the whole
+// inbound segment (driver.PollGroup).
+func (rl *rail) PollGroup() any { return rl.t }
+
 // SelfPolled says that Poll delivers the rings' input whole
 // (driver.SelfPolled).
 func (rl *rail) SelfPolled() bool { return true }

@@ -88,6 +88,7 @@ type putState struct {
 var (
 	_ driver.Rail      = (*rail)(nil)
 	_ driver.Poller    = (*rail)(nil)
+	_ driver.PollGroup = (*rail)(nil)
 	_ driver.Flusher   = (*rail)(nil)
 	_ driver.Puller    = (*rail)(nil)
 	_ driver.VecPuller = (*rail)(nil)
