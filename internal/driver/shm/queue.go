@@ -1,7 +1,6 @@
 package shm
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync"
@@ -83,9 +82,6 @@ const (
 	kindLink = 7
 )
 
-// errQueueFull: no fragment was free and the pool could not grow.
-var errQueueFull = errors.New("shm: every fragment is in flight")
-
 // outPool is this rank's fragment pool as its sender: which slots of
 // each size are free, and how many have memory. Small slots come first in
 // the pool and in its numbering.
@@ -103,14 +99,22 @@ func newOutPool(frags fragPool, self int) *outPool {
 
 // take returns a free fragment for a record of n bytes, giving the pool
 // memory for more when every fragment of its size is out and the pool
-// may grow. ok is false when none is free.
+// may grow; a small record takes a large fragment when the small ones
+// are all out and cannot grow. ok is false when none is free.
 func (p *outPool) take(n int) (slot int, ok bool, err error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	slots, limit, step, base, size := p.large, p.frags.slots()-p.frags.small, poolStep, p.frags.small, fragSlotSize
 	if n <= smallFragSize-fragHeader && p.frags.small > 0 {
-		slots, limit, step, base, size = p.small, p.frags.small, smallStep, 0, smallFragSize
+		if s, ok, err := p.takeFrom(p.small, p.frags.small, smallStep, 0, smallFragSize); ok || err != nil {
+			return s, ok, err
+		}
 	}
+	return p.takeFrom(p.large, p.frags.slots()-p.frags.small, poolStep, p.frags.small, fragSlotSize)
+}
+
+// takeFrom is take for one size: slots, of at most limit, numbered from
+// base in the pool, growing step at a time (mu held).
+func (p *outPool) takeFrom(slots *fragSlots, limit, step, base, size int) (int, bool, error) {
 	if s, ok := slots.take(); ok {
 		return base + s, true, nil
 	}

@@ -296,7 +296,9 @@ func (rl *rail) waitRoom(need int) {
 // may overtake ring records sent earlier, which the core reorders by
 // sequence number (SendNow carries only eager messages), and the receiver
 // drains the box before each ring record, so none falls behind a later
-// one (a Bye in particular).
+// one (a Bye in particular). On the queue path the same holds with queue
+// records in place of ring records (handleQueued), the box once the pair
+// has earned one.
 func (rl *rail) SendNow(head, body []byte) bool {
 	n := recHeader + len(head) + len(body)
 	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
@@ -315,7 +317,7 @@ func (rl *rail) SendNow(head, body []byte) bool {
 		}, n)
 	}
 	if !rl.linked.Load() {
-		return false // the queue's Post links the ring
+		return false // Post links the ring
 	}
 	if n-recHeader <= FboxMax && rl.fb.write(head, body) {
 		rl.ring()
