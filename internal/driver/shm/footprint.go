@@ -13,7 +13,7 @@ type Footprint struct {
 	RingSize   int   // each ring's capacity (0 on the queue path: no ring data)
 	Budget     int   // bytes the rings may grow to together (0 on the queue path)
 	Queue      bool  // pairs start on the inbound queue
-	Rings      int   // peers that may get a ring: all, or maxQueueRings fast boxes on the queue path
+	Rings      int   // peers that may get a ring: all, or maxFastBoxes fast boxes on the queue path
 	PoolFirst  int64 // the pool's first step of each size (0 without the queue)
 	PoolMax    int64 // the most the pool grows to (0 without the queue)
 	AtStart    int64 // before any message: the header and queue pages
@@ -52,7 +52,7 @@ func FootprintFor(localRanks, ringSize, chunkSize, budget int, queue QueueMode) 
 	if cfg.usesQueue() && rings > 0 {
 		// Rings there are fast boxes: their header pages alone.
 		f.Queue = true
-		rings = min(rings, maxQueueRings)
+		rings = min(rings, maxFastBoxes)
 		f.PeerFirst, f.PeerMax, f.RingSize, f.Budget = pageSize, pageSize, 0, 0
 		f.PoolFirst = int64(poolBytes(smallStep, min(poolStep, cfg.PoolSlots)))
 		f.PoolMax = int64(poolBytes(smallPerLarge*cfg.PoolSlots, cfg.PoolSlots))

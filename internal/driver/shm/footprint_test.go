@@ -21,10 +21,10 @@ func TestFootprintFor(t *testing.T) {
 		{512, 0, 0, 0, QueueOff, 256 << 10, headerPages + 511*(pageSize+populateStep), false}, // first steps alone pass the budget
 		{256, 1 << 20, 0, 0, QueueOff, 1 << 20, headerPages + 255*pageSize + MinBudget, false},
 		{256, 0, 0, 512 << 10, QueueOff, 256 << 10, headerPages + 255*(pageSize+populateStep), false}, // a budget set
-		// The queue path: at most maxQueueRings fast boxes (a page each), the
+		// The queue path: at most maxFastBoxes fast boxes (a page each), the
 		// pool's first step of each size while talking.
-		{64, 0, 0, 0, QueueAuto, 0, headerPages + maxQueueRings*pageSize + int64(poolBytes(smallStep, poolStep)), false},
-		{256, 0, 0, 0, QueueAuto, 0, headerPages + maxQueueRings*pageSize + int64(poolBytes(smallStep, poolStep)), false},
+		{64, 0, 0, 0, QueueAuto, 0, headerPages + maxFastBoxes*pageSize + int64(poolBytes(smallStep, poolStep)), false},
+		{256, 0, 0, 0, QueueAuto, 0, headerPages + maxFastBoxes*pageSize + int64(poolBytes(smallStep, poolStep)), false},
 		{4, 0, 0, 0, QueueOn, 0, headerPages + 3*pageSize + int64(poolBytes(smallStep, poolStep)), false},
 		{8, 3000, 0, 0, QueueOff, 0, 0, true}, // not a power of two
 		{8, 0, 0, 1000, QueueOff, 0, 0, true}, // a budget under a page

@@ -2,12 +2,14 @@ package shm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/commtune/commtune/internal/driver"
 )
@@ -129,4 +131,18 @@ func shmDir(t testing.TB) string {
 	}
 	t.Cleanup(func() { os.RemoveAll(dir) })
 	return dir
+}
+
+// heardClose waits for rank me's handler to hear peer close: PeerLost
+// with driver.ErrPeerClosed.
+func heardClose(t *testing.T, h *recorder, me, peer int) {
+	t.Helper()
+	select {
+	case err := <-h.lost:
+		if !errors.Is(err, driver.ErrPeerClosed) {
+			t.Errorf("rank %d: rank %d lost with %v, want ErrPeerClosed", me, peer, err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatalf("rank %d never heard rank %d close", me, peer)
+	}
 }

@@ -144,8 +144,8 @@ func (t *Transport) openRing(ir *inRing) {
 	ir.linked.Store(true)
 }
 
-// linkIn starts polling the ring whose sender said, through the queue,
-// that its records come by the ring from now on.
+// linkIn starts polling the fast box whose sender announced it through
+// the queue (a Link record); its ring is opened with it, and stays empty.
 func (t *Transport) linkIn(ir *inRing) {
 	t.liveMu.Lock()
 	defer t.liveMu.Unlock()
@@ -158,8 +158,8 @@ func (t *Transport) linkIn(ir *inRing) {
 }
 
 // SharedMemory returns the bytes of shared memory this rank's inbound
-// segment holds: its header page, and for each peer that sent it
-// something, a ring header page and the part of the ring's data its
+// segment holds: its header and queue pages, its fragment pool's memory,
+// and for each peer with a ring to it, a ring header page and the part of the ring's data its
 // traffic has needed (ring.reserve), up to the whole ring. Summed
 // over the ranks of a node, it is the node's shared memory. It reads no
 // shared memory, so it is safe during and after Close.

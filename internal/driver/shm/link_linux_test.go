@@ -1,7 +1,6 @@
 package shm
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"testing"
@@ -105,14 +104,7 @@ func TestByeWithoutLink(t *testing.T) {
 	<-hs[2].pkt
 	ts[2].Close()
 	for _, r := range []int{0, 1} {
-		select {
-		case err := <-hs[r].lost:
-			if !errors.Is(err, driver.ErrPeerClosed) {
-				t.Errorf("rank %d: peer lost with %v, want ErrPeerClosed", r, err)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("rank %d never heard rank 2 close", r)
-		}
+		heardClose(t, hs[r], r, 2)
 		if idx := ts[r].in.ringFor(2); ts[r].in.linkState(idx)&linkReady != 0 {
 			t.Errorf("rank %d: rank 2's ring was linked to say goodbye", r)
 		}

@@ -73,9 +73,9 @@ const (
 	// before it asks for a fast box of its own (vader links a fast box at
 	// a peer's 16th message).
 	busyRecords = 16
-	// maxQueueRings is how many of its senders a receiver gives fast
+	// maxFastBoxes is how many of its senders a receiver gives fast
 	// boxes on the queue path, first come, first served.
-	maxQueueRings = 16
+	maxFastBoxes = 16
 	// kindLink (a queue record, no body): the sender's small packets may
 	// come by its fast box from now on; the receiver starts polling the
 	// box when it takes the record.
@@ -196,7 +196,7 @@ func (rl *rail) waitFragment() {
 // linking the pair's fast box if the pair has earned one.
 func (rl *rail) writeQueued(fill func(w []byte) int, n int) bool {
 	rl.pmu.Lock()
-	if !rl.linked.Load() && rl.askRing() {
+	if !rl.linked.Load() && rl.askBox() {
 		if _, err := rl.linkQueuedLocked(); err != nil {
 			rl.pmu.Unlock()
 			return false
@@ -362,22 +362,22 @@ func (t *Transport) handleQueued(rl *rail, rec []byte) error {
 	return t.handle(rl, rec)
 }
 
-// askRing reports whether the peer gives us a ring of our own: the pair
+// askBox reports whether the peer gives us a fast box of our own: the pair
 // is busy (busyRecords through the queue) and the peer has not given
-// maxQueueRings yet. It counts the record about to go.
-func (rl *rail) askRing() bool {
+// maxFastBoxes yet. It counts the record about to go.
+func (rl *rail) askBox() bool {
 	if rl.granted {
 		return true // granted, but the Link record found no fragment yet
 	}
 	rl.queued++
-	if rl.queued < busyRecords || rl.noRing {
+	if rl.queued < busyRecords || rl.noBox {
 		return false
 	}
-	w := rl.seg.word32(offQueueRings)
+	w := rl.seg.word32(offQueueBoxes)
 	for {
 		n := w.Load()
-		if n >= maxQueueRings {
-			rl.noRing = true
+		if n >= maxFastBoxes {
+			rl.noBox = true
 			return false
 		}
 		if w.CompareAndSwap(n, n+1) {

@@ -37,13 +37,14 @@ type rail struct {
 	linkMu sync.Mutex
 	pmu    sync.Mutex // one writer of out (or q) at a time: frames, Byes and pipe acknowledgments
 	// q is the peer's inbound queue, when both ends have a pool: the
-	// pair's records go through it until the ring is linked (queue.go).
-	// queued counts them, and noRing is set once the peer had no ring
-	// left to give (under pmu).
+	// pair's records go through it, and linked then means the pair has
+	// its fast box (queue.go). queued counts the records, noBox is set
+	// once the peer had no box left to give, granted once it gave us one
+	// (the Link record may wait for a fragment); all under pmu.
 	q       *fifo
 	queued  int
-	noRing  bool
-	granted bool     // the peer gave us a ring; linking may wait for a fragment
+	noBox   bool
+	granted bool
 	in      *inRing  // its ring in our segment
 	pipe    *os.File // vmsplice: our pipe to the peer, made at its first use
 	pipeIn  *os.File // vmsplice: the peer's pipe to us, opened at its first use
@@ -304,38 +305,19 @@ func (rl *rail) SendNow(head, body []byte) bool {
 	if n-recHeader > rl.caps.MaxPacket || rl.lost.Load() || rl.failed.Load() {
 		return false
 	}
-	if rl.onQueue() {
-		if n-recHeader <= FboxMax && rl.linked.Load() && rl.fb.write(head, body) {
-			rl.ring()
-			return true
-		}
-		return rl.writeRecord(func(w []byte) int {
-			le.PutUint32(w, uint32(n))
-			w[4], w[5] = kindPacket, 0
-			copy(w[recHeader+copy(w[recHeader:], head):], body)
-			return n
-		}, n)
-	}
-	if !rl.linked.Load() {
+	if !rl.linked.Load() && !rl.onQueue() {
 		return false // Post links the ring
 	}
-	if n-recHeader <= FboxMax && rl.fb.write(head, body) {
+	if n-recHeader <= FboxMax && rl.linked.Load() && rl.fb.write(head, body) {
 		rl.ring()
 		return true
 	}
-	rl.pmu.Lock()
-	w := rl.out.reserve(n)
-	if w == nil {
-		rl.pmu.Unlock()
-		return false
-	}
-	le.PutUint32(w, uint32(n))
-	w[4], w[5] = kindPacket, 0
-	copy(w[recHeader+copy(w[recHeader:], head):], body)
-	rl.out.commit(n)
-	rl.pmu.Unlock()
-	rl.ring()
-	return true
+	return rl.writeRecord(func(w []byte) int {
+		le.PutUint32(w, uint32(n))
+		w[4], w[5] = kindPacket, 0
+		copy(w[recHeader+copy(w[recHeader:], head):], body)
+		return n
+	}, n)
 }
 
 // packetRecord returns the length of the Packet record carrying iov.
@@ -364,7 +346,7 @@ func (rl *rail) writePacket(iov [][]byte) bool {
 // writeRecord reserves n bytes of the peer's ring, lets fill write the
 // record (it returns the record's length) and publishes it; false when the
 // ring lacks room. On the queue path it writes a fragment instead, and
-// links the ring first if the pair has earned one.
+// links the pair's fast box first if the pair has earned one.
 func (rl *rail) writeRecord(fill func(w []byte) int, n int) bool {
 	if rl.q != nil {
 		return rl.writeQueued(fill, n)

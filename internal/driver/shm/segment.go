@@ -53,10 +53,10 @@ const (
 	linkBye   = 2
 
 	// The queue page, after the header page: the owner's inbound queue
-	// (fifo.go) at its start, then the count of rings its senders linked
-	// to leave the queue (queue.go).
+	// (fifo.go) at its start, then the count of fast boxes it has given
+	// its senders (queue.go).
 	queuePage     = pageSize
-	offQueueRings = queuePage + 2*wordGap
+	offQueueBoxes = queuePage + 2*wordGap
 	// headerPages is what a segment holds before its fragment pool.
 	headerPages = 2 * pageSize
 
@@ -115,8 +115,8 @@ func bellPath(dir, job string, rank int) string {
 // createSegment creates and maps a new segment (0600; it must not exist).
 // budget bounds the ring data its senders give memory (ring.claim);
 // poolSlots is the most large fragments the owner's pool may hold, and
-// four times as many small ones (0: no inbound queue, every pair talks
-// through its ring).
+// smallPerLarge times as many small ones (0: no inbound queue, every
+// pair talks through its ring).
 func createSegment(path string, rank int, senders []int, capacity, budget, poolSlots int) (*segment, error) {
 	if len(senders) > maxRings {
 		return nil, fmt.Errorf("shm: %d other ranks on this node, at most %d", len(senders), maxRings)

@@ -86,8 +86,9 @@ type Config struct {
 	// Queue says whether pairs start on the receiver's inbound queue
 	// (queue.go); default QueueAuto: on nodes of more than QueueRanks.
 	Queue QueueMode
-	// PoolSlots is the most fragments this rank's pool grows to on the
-	// queue path; default DefaultPoolSlots.
+	// PoolSlots is the most large fragments this rank's pool grows to on
+	// the queue path, with smallPerLarge times as many small ones;
+	// default DefaultPoolSlots.
 	PoolSlots int
 	// Logger receives the one line saying CMA is unavailable, and
 	// protocol violations. Default slog.Default().
