@@ -5,6 +5,7 @@ import (
 	"reflect"
 
 	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/rma"
 )
 
 // Op is a reduction operation for Reduce, Allreduce, ReduceScatter,
@@ -14,6 +15,7 @@ type Op struct {
 	name        string
 	code        coll.OpCode // a predefined operation; 0 for NewOp's
 	user        any         // func(a, b T) T for NewOp's
+	rma         rma.OpCode  // Replace and NoOp: one-sided accumulates only
 	commutative bool
 }
 
@@ -34,6 +36,15 @@ var (
 	BAnd = Op{name: "band", code: coll.OpBAnd, commutative: true}
 	BOr  = Op{name: "bor", code: coll.OpBOr, commutative: true}
 	BXor = Op{name: "bxor", code: coll.OpBXor, commutative: true}
+)
+
+// Replace and NoOp are the operations only one-sided accumulates take
+// (MPI_REPLACE, MPI_NO_OP): Replace stores the origin's elements, NoOp
+// leaves the target's as they are (GetAccumulate with NoOp is an atomic
+// read). A collective given either fails.
+var (
+	Replace = Op{name: "replace", rma: rma.OpReplace}
+	NoOp    = Op{name: "no-op", rma: rma.OpNoOp}
 )
 
 // NewOp makes a reduction of T elements from fn, which must be
@@ -100,6 +111,9 @@ func oneOf[T any]() T {
 
 // reducer returns o's kernel for T elements.
 func reducer[T any](o Op) (coll.Reducer, error) {
+	if o.rma != 0 {
+		return nil, fmt.Errorf("commtune: operation %q is for one-sided accumulates only", o.name)
+	}
 	if o.code != 0 {
 		r, err := coll.Kernel(o.code, reflect.TypeFor[T]().Kind())
 		if err != nil {

@@ -114,6 +114,10 @@ func mix(vals ...uint64) uint64 {
 	return h
 }
 
+// ContextID returns c's point-to-point matching context: the same on
+// every member, and different from every other communicator's.
+func (c *Comm) ContextID() uint64 { return c.ctx }
+
 // Rank returns the calling rank's number in c.
 func (c *Comm) Rank() int { return c.rank }
 

@@ -53,6 +53,13 @@ func Cases() []Case {
 		{"logical-op-domain", 1, logicalDomain},
 		{"context-and-cancel", 2, contextCase},
 		{"collective-mismatch", 2, mismatchCase},
+		{"rma-fence", 1, rmaFence},
+		{"rma-accumulate", 1, rmaAccumulate},
+		{"rma-fetch-and-op", 1, rmaFetchAndOp},
+		{"rma-exclusive-lock", 1, rmaExclusive},
+		{"rma-pscw", 1, rmaPSCW},
+		{"rma-passive-target", 2, rmaPassive},
+		{"rma-misuse", 1, rmaMisuse},
 	}
 }
 

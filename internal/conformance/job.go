@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,12 +57,15 @@ func Inside(f func(context.Context, *commtune.Comm, control.Endpoint) error) Pro
 }
 
 // Programs returns the programs that more than one test package runs, by
-// name: "suite" runs every case of Cases, "stress" runs Stress with as many
+// name: "suite" runs every case of Cases whose name starts with its
+// argument (every case for ""), "stress" runs Stress with as many
 // messages as its argument says. A test binary adds its own before
 // handing the map to RankMain.
 func Programs() map[string]Program {
 	return map[string]Program{
-		"suite": Plain(runSuite),
+		"suite": func(ctx context.Context, c *commtune.Comm, _ control.Endpoint, arg string) error {
+			return runSuite(ctx, c, arg)
+		},
 		"stress": func(ctx context.Context, c *commtune.Comm, _ control.Endpoint, arg string) error {
 			n, _ := strconv.Atoi(arg)
 			rep, err := Stress(ctx, c, StressConfig{Messages: n, MaxSize: 256 << 10, Seed: 2026})
@@ -71,13 +75,13 @@ func Programs() map[string]Program {
 	}
 }
 
-// runSuite runs every case on the world communicator, with a barrier
-// between cases so that one case's stragglers cannot meet the next, and
-// says how many passed.
-func runSuite(ctx context.Context, c *commtune.Comm) error {
+// runSuite runs every case whose name starts with prefix on the world
+// communicator, with a barrier between cases so that one case's
+// stragglers cannot meet the next, and says how many passed.
+func runSuite(ctx context.Context, c *commtune.Comm, prefix string) error {
 	passed := 0
 	for _, tc := range Cases() {
-		if c.Size() < tc.MinRanks {
+		if c.Size() < tc.MinRanks || !strings.HasPrefix(tc.Name, prefix) {
 			continue
 		}
 		if err := tc.Run(ctx, c); err != nil {

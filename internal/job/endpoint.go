@@ -67,9 +67,12 @@ type Endpoint struct {
 }
 
 // Shared is the state the endpoints of goroutine ranks of one process
-// share: their communicators' teams (internal/comm), by their key.
+// share: their communicators' teams (internal/comm), by their key, and
+// their one-sided windows' memory (commtune.Window), by the window's
+// context.
 type Shared struct {
-	Teams sync.Map
+	Teams   sync.Map
+	Windows sync.Map
 }
 
 // drainTimeout bounds how long Close waits for queued packets to leave.

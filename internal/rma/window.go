@@ -1,0 +1,332 @@
+package rma
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"reflect"
+	"sync"
+	"sync/atomic"
+
+	"github.com/commtune/commtune/internal/coll"
+	"github.com/commtune/commtune/internal/comm"
+)
+
+// Target is how an origin reaches a rank's window in place: its memory and
+// header, or nothing (zero) when it is reached through its agent.
+type Target struct {
+	Mem    []byte
+	Header *Header
+}
+
+// Barrierer is what a window needs of its communicator's collectives.
+type Barrierer interface {
+	Barrier(ctx context.Context) error
+}
+
+// Config describes one rank's window, as every rank made it (the caller
+// exchanged sizes and addresses).
+type Config struct {
+	// Req, Rep and Sync are three communicators of the window's ranks,
+	// with contexts of their own (Dup): requests to agents, their replies,
+	// and the notices of post-start-complete-wait.
+	Req, Rep, Sync *comm.Comm
+	// Coll synchronises the window's ranks (Fence, Free).
+	Coll Barrierer
+	// Local is this rank's memory; Header its synchronisation words.
+	Local  []byte
+	Header *Header
+	// Elem and Kind describe the elements (the same on every rank).
+	Elem int
+	Kind reflect.Kind
+	// Sizes holds every rank's window bytes.
+	Sizes []int
+	// Direct holds, by rank, the targets this rank reaches in place.
+	Direct []Target
+	// Agent says some rank reaches this one only through its agent.
+	Agent bool
+}
+
+// Window is one rank's handle on a window. Its methods are safe for
+// concurrent use, as MPI's are under MPI_THREAD_MULTIPLE.
+type Window struct {
+	cfg   Config
+	rank  int
+	agent *agent
+
+	mu          sync.Mutex
+	ep          epochs
+	outstanding []int // by target: requests to its agent not yet flushed
+	sends       map[int][]*Pending // by target: request-based sends not yet seen complete
+	tags        atomic.Uint32
+	freed       bool
+}
+
+// New makes this rank's window from cfg and starts its agent when some
+// origin needs it.
+func New(cfg Config) *Window {
+	w := &Window{cfg: cfg, rank: cfg.Req.Rank(), outstanding: make([]int, len(cfg.Sizes))}
+	if cfg.Agent {
+		w.agent = startAgent(w)
+	}
+	return w
+}
+
+// Local returns this rank's memory.
+func (w *Window) Local() []byte { return w.cfg.Local }
+
+// Size returns rank's window bytes.
+func (w *Window) Size(rank int) int { return w.cfg.Sizes[rank] }
+
+// Elem returns the window's element size.
+func (w *Window) Elem() int { return w.cfg.Elem }
+
+// ErrFreed is what a call on a freed window fails with.
+var ErrFreed = errors.New("rma: window is freed")
+
+// target returns how to reach rank (in place, or nil for its agent): the
+// window's own memory for this rank.
+func (w *Window) target(rank int) *Target {
+	if rank == w.rank {
+		return &Target{Mem: w.cfg.Local, Header: w.cfg.Header}
+	}
+	if t := &w.cfg.Direct[rank]; t.Header != nil {
+		return t
+	}
+	return nil
+}
+
+// check validates an access of n bytes at element offset disp of target
+// in the current epoch, and returns its byte offset.
+func (w *Window) check(call string, target, disp, n int) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.freed {
+		return 0, ErrFreed
+	}
+	if target < 0 || target >= len(w.cfg.Sizes) {
+		return 0, fmt.Errorf("rma: %s: target rank %d outside a window of %d ranks", call, target, len(w.cfg.Sizes))
+	}
+	size, elem := w.cfg.Sizes[target], w.cfg.Elem
+	if disp < 0 || disp > size/elem || n > size-disp*elem {
+		return 0, fmt.Errorf("rma: %s: %d elements at displacement %d outside rank %d's window of %d elements", call, n/elem, disp, target, size/elem)
+	}
+	if err := w.ep.access(target, call); err != nil {
+		return 0, err
+	}
+	return disp * elem, nil
+}
+
+// nextTag returns a fresh reply tag.
+func (w *Window) nextTag() int { return int(w.tags.Add(1) & (comm.TagUB >> 1)) }
+
+// send sends a request to target's agent: the header, then data.
+func (w *Window) send(ctx context.Context, target int, q request, data ...[]byte) error {
+	var hdr [headerLen]byte
+	q.elem = w.cfg.Elem
+	segs := append([][]byte{q.encode(hdr[:])}, data...)
+	w.mu.Lock()
+	w.outstanding[target]++
+	w.mu.Unlock()
+	return w.cfg.Req.SendSegs(ctx, segs, target, 0)
+}
+
+// call sends a request to target's agent and waits for its reply, whose
+// data lands in result.
+func (w *Window) call(ctx context.Context, target int, q request, result []byte, data ...[]byte) error {
+	r, err := w.callAsync(target, q, result, data...)
+	if err != nil {
+		return err
+	}
+	return r.Wait(ctx)
+}
+
+// callAsync sends a request to target's agent and returns its reply,
+// received into result, under way.
+func (w *Window) callAsync(target int, q request, result []byte, data ...[]byte) (*Pending, error) {
+	q.tag = w.nextTag()
+	var status [1]byte
+	rr, err := w.cfg.Rep.IrecvSegs([][]byte{status[:], result}, target, q.tag)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pending{req: rr, status: &status, result: result, target: target}
+	if err := w.send(context.Background(), target, q, data...); err != nil {
+		rr.Cancel()
+		return nil, err
+	}
+	return p, nil
+}
+
+// Put writes data at element disp of target's window.
+func (w *Window) Put(ctx context.Context, data []byte, target, disp int) error {
+	off, err := w.check("Put", target, disp, len(data))
+	if err != nil || len(data) == 0 {
+		return err
+	}
+	if t := w.target(target); t != nil {
+		copy(t.Mem[off:], data)
+		return nil
+	}
+	return w.send(ctx, target, request{kind: kPut, offset: off, length: len(data)}, data)
+}
+
+// Get reads len(result) bytes at element disp of target's window.
+func (w *Window) Get(ctx context.Context, result []byte, target, disp int) error {
+	off, err := w.check("Get", target, disp, len(result))
+	if err != nil || len(result) == 0 {
+		return err
+	}
+	if t := w.target(target); t != nil {
+		copy(result, t.Mem[off:])
+		return nil
+	}
+	return w.call(ctx, target, request{kind: kGet, offset: off, length: len(result)}, result)
+}
+
+// kernel checks op against the window's elements.
+func (w *Window) kernel(call string, op OpCode) (coll.Reducer, error) {
+	red, err := Kernel(op, w.cfg.Kind)
+	if err != nil {
+		return nil, fmt.Errorf("rma: %s: %w", call, err)
+	}
+	return red, nil
+}
+
+// Accumulate combines data into target's window at element disp with op,
+// element-wise atomically.
+func (w *Window) Accumulate(ctx context.Context, data []byte, target, disp int, op OpCode) error {
+	red, err := w.kernel("Accumulate", op)
+	if err != nil {
+		return err
+	}
+	off, err := w.check("Accumulate", target, disp, len(data))
+	if err != nil || len(data) == 0 {
+		return err
+	}
+	if t := w.target(target); t != nil {
+		accumulate(t.Mem, t.Mem[off:], data, nil, w.cfg.Elem, op, red, t.Header)
+		return nil
+	}
+	return w.send(ctx, target, request{kind: kAcc, op: op, offset: off, length: len(data)}, data)
+}
+
+// GetAccumulate is Accumulate that first fetches the target's elements
+// into result (len(result) == len(data)); with OpNoOp it is an atomic Get.
+func (w *Window) GetAccumulate(ctx context.Context, data, result []byte, target, disp int, op OpCode) error {
+	p, err := w.GetAccumulateAsync(data, result, target, disp, op)
+	if err != nil {
+		return err
+	}
+	return p.Wait(ctx)
+}
+
+// GetAccumulateAsync is GetAccumulate returning its completion.
+func (w *Window) GetAccumulateAsync(data, result []byte, target, disp int, op OpCode) (*Pending, error) {
+	red, err := w.kernel("GetAccumulate", op)
+	if err != nil {
+		return nil, err
+	}
+	if len(result) != len(data) && op != OpNoOp {
+		return nil, fmt.Errorf("rma: GetAccumulate: result of %d bytes for %d bytes of data", len(result), len(data))
+	}
+	off, err := w.check("GetAccumulate", target, disp, len(result))
+	if err != nil || len(result) == 0 {
+		return done(err), err
+	}
+	if op == OpNoOp {
+		data = make([]byte, len(result)) // the agent wants the range's length; the data is unused
+	}
+	if t := w.target(target); t != nil {
+		accumulate(t.Mem, t.Mem[off:], data, result, w.cfg.Elem, op, red, t.Header)
+		return done(nil), nil
+	}
+	return w.callAsync(target, request{kind: kGetAcc, op: op, offset: off, length: len(data)}, result, data)
+}
+
+// CompareAndSwap replaces target's element at disp with swap if it equals
+// compare, fetching its old value into result (one element each).
+func (w *Window) CompareAndSwap(ctx context.Context, compare, swap, result []byte, target, disp int) error {
+	elem := w.cfg.Elem
+	if len(compare) != elem || len(swap) != elem || len(result) != elem {
+		return fmt.Errorf("rma: CompareAndSwap takes one element")
+	}
+	off, err := w.check("CompareAndSwap", target, disp, elem)
+	if err != nil {
+		return err
+	}
+	if t := w.target(target); t != nil {
+		compareAndSwap(t.Mem, t.Mem[off:], compare, swap, result, t.Header)
+		return nil
+	}
+	return w.call(ctx, target, request{kind: kCAS, offset: off, length: elem}, result, compare, swap)
+}
+
+// PutAsync is Put returning its local completion: the data may be reused
+// once it is complete.
+func (w *Window) PutAsync(data []byte, target, disp int) (*Pending, error) {
+	return w.sendAsync("Put", kPut, 0, data, target, disp)
+}
+
+// AccumulateAsync is Accumulate returning its local completion.
+func (w *Window) AccumulateAsync(data []byte, target, disp int, op OpCode) (*Pending, error) {
+	red, err := w.kernel("Accumulate", op)
+	if err != nil {
+		return nil, err
+	}
+	off, err := w.check("Accumulate", target, disp, len(data))
+	if err != nil || len(data) == 0 {
+		return done(err), err
+	}
+	if t := w.target(target); t != nil {
+		accumulate(t.Mem, t.Mem[off:], data, nil, w.cfg.Elem, op, red, t.Header)
+		return done(nil), nil
+	}
+	return w.isend(target, request{kind: kAcc, op: op, offset: off, length: len(data)}, data)
+}
+
+func (w *Window) sendAsync(call string, kind byte, op OpCode, data []byte, target, disp int) (*Pending, error) {
+	off, err := w.check(call, target, disp, len(data))
+	if err != nil || len(data) == 0 {
+		return done(err), err
+	}
+	if t := w.target(target); t != nil {
+		copy(t.Mem[off:], data)
+		return done(nil), nil
+	}
+	return w.isend(target, request{kind: kind, op: op, offset: off, length: len(data)}, data)
+}
+
+func (w *Window) isend(target int, q request, data []byte) (*Pending, error) {
+	hdr := make([]byte, headerLen)
+	q.elem = w.cfg.Elem
+	w.mu.Lock()
+	w.outstanding[target]++
+	w.mu.Unlock()
+	r, err := w.cfg.Req.IsendSegs([][]byte{q.encode(hdr), data}, target, 0)
+	if err != nil {
+		return nil, err
+	}
+	p := &Pending{req: r, target: target}
+	w.mu.Lock()
+	if w.sends == nil {
+		w.sends = map[int][]*Pending{}
+	}
+	w.sends[target] = append(w.sends[target], p)
+	w.mu.Unlock()
+	return p, nil
+}
+
+// GetAsync is Get returning its completion: result holds the data once it
+// is complete.
+func (w *Window) GetAsync(result []byte, target, disp int) (*Pending, error) {
+	off, err := w.check("Get", target, disp, len(result))
+	if err != nil || len(result) == 0 {
+		return done(err), err
+	}
+	if t := w.target(target); t != nil {
+		copy(result, t.Mem[off:])
+		return done(nil), nil
+	}
+	return w.callAsync(target, request{kind: kGet, offset: off, length: len(result)}, result)
+}

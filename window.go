@@ -1,0 +1,494 @@
+package commtune
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"reflect"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/noderegion"
+	"github.com/commtune/commtune/internal/rma"
+)
+
+// Window is memory each rank of a communicator exposes to the others'
+// one-sided operations (MPI-3 RMA): Put, Get, Accumulate, GetAccumulate,
+// FetchAndOp and CompareAndSwap on a target's elements, inside the epochs
+// MPI defines — Fence; Lock and Unlock (or LockAll and UnlockAll) with
+// Flush; Post, Start, Complete and WaitExposure. Displacements count
+// elements of T from the start of the target's memory.
+//
+// Ranks that can address each other's memory — goroutine ranks (Local),
+// and processes of one node for a window from AllocWindow, which lives in
+// a shared mapping — reach it in place: a Put is a copy, an accumulate an
+// atomic operation on the element, a lock an atomic word. Others send
+// their operations to the target's agent, a goroutine that serves them
+// whatever the target's program is doing (passive-target progress; see
+// docs/rma.md). Accumulates are atomic element by element, as MPI
+// defines, whichever way they go.
+//
+// Methods are safe for concurrent use. Misuse — an operation outside an
+// epoch, a displacement beyond the target's memory, Replace given to a
+// collective — is an error naming the problem, and nothing is written.
+type Window[T Number] struct {
+	w     *rma.Window
+	comm  *Comm
+	local []T
+	dups  []*comm.Comm
+	// mapped holds the shared mappings to unmap at Free (AllocWindow's,
+	// over processes).
+	mapped [][]byte
+	// shared is the registry entry goroutine ranks share, or nil.
+	shared *sharedWindow
+}
+
+// LockKind is a passive-target lock's mode: LockShared or LockExclusive.
+type LockKind = rma.LockKind
+
+// The lock kinds, MPI_LOCK_SHARED and MPI_LOCK_EXCLUSIVE: any number of
+// origins hold a target's lock shared at once; one holds it exclusive.
+const (
+	LockShared    = rma.Shared
+	LockExclusive = rma.Exclusive
+)
+
+// ErrEpoch is what an operation or synchronisation out of its place in
+// MPI's epochs fails with (errors.Is): an access to a target outside any
+// access epoch to it, a lock taken twice, an Unlock of no lock, a Complete
+// without Start, a Free with an epoch open.
+var ErrEpoch = rma.ErrEpoch
+
+// ErrWindowFreed is what a call on a freed window fails with.
+var ErrWindowFreed = rma.ErrFreed
+
+// windowInfo is what each rank tells the others when a window is made.
+type windowInfo struct {
+	Size int    // bytes
+	Elem int    // element size
+	Kind string // element type
+	Path string // shared mapping (AllocWindow over processes), or ""
+	Err  string
+}
+
+// sharedWindow is how goroutine ranks of one process find each other's
+// window memory: an entry per window, each rank filling its slot.
+type sharedWindow struct {
+	targets []rma.Target
+	left    atomic.Int32
+}
+
+// NewWindow makes a window of local, this rank's memory (its length may
+// differ between ranks), on every rank of c: a collective call. local must
+// not be reallocated while the window lives; the program reads and writes
+// it directly inside its own epochs. Every rank must pass the same T.
+func NewWindow[T Number](ctx context.Context, c *Comm, local []T) (*Window[T], error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	return makeWindow(ctx, c, local, false)
+}
+
+// AllocWindow allocates n zeroed elements of T for this rank (n may differ
+// between ranks) and makes a window of them on every rank of c: a
+// collective call (MPI_Win_allocate). Processes of one node get the memory
+// in a mapping they all share, so they reach each other's windows in place;
+// Local returns this rank's part.
+func AllocWindow[T Number](ctx context.Context, c *Comm, n int) (*Window[T], error) {
+	if err := c.check(); err != nil {
+		return nil, err
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("commtune: AllocWindow: %d elements", n)
+	}
+	if c.in.Endpoint().Shared != nil {
+		return makeWindow(ctx, c, make([]T, n), false)
+	}
+	return makeWindow(ctx, c, make([]T, n), true)
+}
+
+// makeWindow is the collective both constructors share; mapShared puts
+// this rank's memory in a shared mapping (local's contents are copied
+// there: AllocWindow's are zero).
+func makeWindow[T Number](ctx context.Context, c *Comm, local []T, mapShared bool) (*Window[T], error) {
+	es := elemSize[T]()
+	ep := c.in.Endpoint()
+	info := windowInfo{Size: len(local) * es, Elem: es, Kind: reflect.TypeFor[T]().String()}
+	var own []byte
+	if mapShared {
+		path, m, err := noderegion.Create(noderegion.Dir(), rma.HeaderSize+max(info.Size, 1))
+		if err != nil {
+			info.Err = err.Error()
+		} else {
+			info.Path, own = path, m
+			local = unsafe.Slice((*T)(unsafe.Pointer(&m[rma.HeaderSize])), len(local))
+		}
+	}
+	all, err := AllgatherValues(ctx, c, info)
+	if info.Path != "" {
+		defer os.Remove(info.Path)
+	}
+	if err != nil {
+		noderegion.Unmap(own)
+		return nil, fmt.Errorf("commtune: window: %w", err)
+	}
+	win := &Window[T]{comm: c, local: local}
+	if own != nil {
+		win.mapped = append(win.mapped, own)
+	}
+	var errs []error
+	for r, p := range all {
+		switch {
+		case p.Err != "":
+			errs = append(errs, fmt.Errorf("rank %d: %s", r, p.Err))
+		case p.Elem != es || p.Kind != info.Kind:
+			errs = append(errs, fmt.Errorf("rank %d makes a window of %s, this rank of %s", r, p.Kind, info.Kind))
+		}
+	}
+	size := c.Size()
+	direct := make([]rma.Target, size)
+	var hdr *rma.Header
+	if own != nil {
+		hdr = rma.HeaderAt(own)
+	} else {
+		hdr = new(rma.Header)
+	}
+	dups := make([]*comm.Comm, 3)
+	for i := range dups {
+		if dups[i], err = c.in.Dup(); err != nil {
+			return nil, err
+		}
+	}
+	win.dups = dups
+	mine := bytesOf(local)
+	if sh := ep.Shared; sh != nil && len(errs) == 0 {
+		// Goroutine ranks: every window is in one address space.
+		key := windowKey{dups[0].ContextID(), c.WorldRank(0)}
+		e, _ := sh.Windows.LoadOrStore(key, &sharedWindow{targets: make([]rma.Target, size)})
+		win.shared = e.(*sharedWindow)
+		win.shared.targets[c.Rank()] = rma.Target{Mem: mine, Header: hdr}
+	} else if len(errs) == 0 {
+		for r, p := range all {
+			if r == c.Rank() || p.Path == "" || !ep.SameNode(c.WorldRank(r)) {
+				continue
+			}
+			m, err := noderegion.Map(p.Path, rma.HeaderSize+max(p.Size, 1))
+			if err != nil {
+				errs = append(errs, fmt.Errorf("rank %d's window: %w", r, err))
+				continue
+			}
+			win.mapped = append(win.mapped, m)
+			direct[r] = rma.Target{Mem: m[rma.HeaderSize : rma.HeaderSize+p.Size], Header: rma.HeaderAt(m)}
+		}
+	}
+	// Every rank has mapped or published what it could: agree.
+	ok := []int32{1}
+	if len(errs) > 0 {
+		ok[0] = 0
+	}
+	if err := Allreduce(ctx, c, ok, ok, Min); err != nil {
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 || ok[0] == 0 {
+		win.release()
+		if len(errs) == 0 {
+			errs = append(errs, errors.New("another rank could not make its part"))
+		}
+		return nil, fmt.Errorf("commtune: window: %w", errors.Join(errs...))
+	}
+	if win.shared != nil {
+		copy(direct, win.shared.targets) // all published before the Allreduce
+	}
+	agent := false
+	sizes := make([]int, size)
+	for r, p := range all {
+		sizes[r] = p.Size
+		if r != c.Rank() && direct[r].Header == nil {
+			agent = true
+		}
+	}
+	win.w = rma.New(rma.Config{
+		Req: dups[0], Rep: dups[1], Sync: dups[2], Coll: barrierOf{wrap(dups[0])},
+		Local: mine, Header: hdr, Elem: es, Kind: reflect.TypeFor[T]().Kind(),
+		Sizes: sizes, Direct: direct, Agent: agent,
+	})
+	return win, nil
+}
+
+// windowKey names a window among a process's goroutine ranks'.
+type windowKey struct {
+	ctx   uint64
+	first int
+}
+
+// barrierOf gives a window its communicator's Barrier.
+type barrierOf struct{ c *Comm }
+
+func (b barrierOf) Barrier(ctx context.Context) error { return b.c.Barrier(ctx) }
+
+// release unmaps and forgets what the window holds.
+func (win *Window[T]) release() {
+	for _, m := range win.mapped {
+		noderegion.Unmap(m)
+	}
+	win.mapped = nil
+	if s := win.shared; s != nil && int(s.left.Add(1)) == len(s.targets) {
+		win.comm.in.Endpoint().Shared.Windows.Delete(windowKey{win.dups[0].ContextID(), win.comm.WorldRank(0)})
+	}
+	for _, d := range win.dups {
+		if d != nil {
+			d.Close()
+		}
+	}
+}
+
+// Free ends the window on every rank of its communicator (a collective
+// call); no epoch may be open. Memory from AllocWindow is unmapped: Local's
+// slice must not be used afterwards.
+func (win *Window[T]) Free(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	if err := win.w.Free(ctx); err != nil {
+		return fmt.Errorf("commtune: window Free: %w", err)
+	}
+	win.release()
+	return nil
+}
+
+var errNilWindow = errors.New("commtune: nil window")
+
+// Local returns this rank's memory in the window.
+func (win *Window[T]) Local() []T { return win.local }
+
+// Comm returns the communicator the window was made on.
+func (win *Window[T]) Comm() *Comm { return win.comm }
+
+// Size returns the number of elements rank exposes (0 for a rank out of
+// range).
+func (win *Window[T]) Size(rank int) int {
+	if rank < 0 || rank >= win.comm.Size() {
+		return 0
+	}
+	return win.w.Size(rank) / win.w.Elem()
+}
+
+// rmaOp returns op's code for accumulates: a predefined operation,
+// Replace or NoOp.
+func rmaOp(op Op, call string) (rma.OpCode, error) {
+	switch {
+	case op.rma != 0:
+		return op.rma, nil
+	case op.code != 0:
+		return rma.OpCode(op.code), nil
+	}
+	return 0, fmt.Errorf("commtune: %s takes a predefined operation (Sum, Max …, Replace or NoOp), not %q", call, op.name)
+}
+
+func wrapRMA(err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("commtune: %w", err)
+}
+
+// Put writes origin into target's window from element disp on. It returns
+// once origin may be reused; the data is in place once the epoch's
+// synchronisation (Fence, Flush, Unlock, Complete) has returned.
+func (win *Window[T]) Put(ctx context.Context, origin []T, target, disp int) error {
+	return wrapRMA(win.w.Put(ctx, bytesOf(origin), target, disp))
+}
+
+// Get reads len(result) elements of target's window from element disp
+// into result; they are there when Get returns.
+func (win *Window[T]) Get(ctx context.Context, result []T, target, disp int) error {
+	return wrapRMA(win.w.Get(ctx, bytesOf(result), target, disp))
+}
+
+// Accumulate combines origin into target's elements from disp on with op
+// (a predefined operation, or Replace), element-wise atomically with
+// every other accumulate.
+func (win *Window[T]) Accumulate(ctx context.Context, origin []T, target, disp int, op Op) error {
+	code, err := rmaOp(op, "Accumulate")
+	if err != nil {
+		return err
+	}
+	return wrapRMA(win.w.Accumulate(ctx, bytesOf(origin), target, disp, code))
+}
+
+// GetAccumulate is Accumulate that first fetches the target's elements
+// into result (as long as origin; with NoOp, origin is ignored and
+// result's length says how many): an atomic read-modify-write.
+func (win *Window[T]) GetAccumulate(ctx context.Context, origin, result []T, target, disp int, op Op) error {
+	code, err := rmaOp(op, "GetAccumulate")
+	if err != nil {
+		return err
+	}
+	return wrapRMA(win.w.GetAccumulate(ctx, bytesOf(origin), bytesOf(result), target, disp, code))
+}
+
+// FetchAndOp combines v into target's element disp with op and returns
+// the element's value before: GetAccumulate of one element.
+func (win *Window[T]) FetchAndOp(ctx context.Context, v T, target, disp int, op Op) (T, error) {
+	code, err := rmaOp(op, "FetchAndOp")
+	if err != nil {
+		return v, err
+	}
+	var old T
+	err = win.w.GetAccumulate(ctx, elemBytes(&v), elemBytes(&old), target, disp, code)
+	return old, wrapRMA(err)
+}
+
+// CompareAndSwap replaces target's element disp with swap if it equals
+// compare, and returns its value before, atomically.
+func (win *Window[T]) CompareAndSwap(ctx context.Context, compare, swap T, target, disp int) (T, error) {
+	var old T
+	err := win.w.CompareAndSwap(ctx, elemBytes(&compare), elemBytes(&swap), elemBytes(&old), target, disp)
+	return old, wrapRMA(err)
+}
+
+// elemBytes views one element's memory as bytes.
+func elemBytes[T any](p *T) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(p)), unsafe.Sizeof(*p))
+}
+
+// RMARequest is a request-based one-sided operation under way (Rput,
+// Rget, Raccumulate, RgetAccumulate).
+type RMARequest struct{ p *rma.Pending }
+
+// Wait blocks until the operation completes (Rput, Raccumulate: origin may
+// be reused; Rget, RgetAccumulate: result holds the data) or ctx ends.
+func (q *RMARequest) Wait(ctx context.Context) error {
+	if q == nil {
+		return errNilRequest
+	}
+	return wrapRMA(q.p.Wait(ctx))
+}
+
+// Test reports whether the operation has completed, and its error if so.
+func (q *RMARequest) Test() (bool, error) {
+	if q == nil {
+		return true, errNilRequest
+	}
+	ok, err := q.p.Test()
+	return ok, wrapRMA(err)
+}
+
+// Done returns a channel closed when the operation completes.
+func (q *RMARequest) Done() <-chan struct{} {
+	if q == nil {
+		return closedChan
+	}
+	return q.p.Done()
+}
+
+func (q *RMARequest) outcome() (Status, bool, error) {
+	ok, err := q.Test()
+	return Status{}, ok, err
+}
+
+func rmaRequest(p *rma.Pending, err error) (*RMARequest, error) {
+	if err != nil {
+		return nil, wrapRMA(err)
+	}
+	return &RMARequest{p}, nil
+}
+
+// Rput is Put returning a request, complete once origin may be reused.
+func (win *Window[T]) Rput(origin []T, target, disp int) (*RMARequest, error) {
+	return rmaRequest(win.w.PutAsync(bytesOf(origin), target, disp))
+}
+
+// Rget is Get returning a request, complete once result holds the data.
+func (win *Window[T]) Rget(result []T, target, disp int) (*RMARequest, error) {
+	return rmaRequest(win.w.GetAsync(bytesOf(result), target, disp))
+}
+
+// Raccumulate is Accumulate returning a request, complete once origin may
+// be reused.
+func (win *Window[T]) Raccumulate(origin []T, target, disp int, op Op) (*RMARequest, error) {
+	code, err := rmaOp(op, "Raccumulate")
+	if err != nil {
+		return nil, err
+	}
+	return rmaRequest(win.w.AccumulateAsync(bytesOf(origin), target, disp, code))
+}
+
+// RgetAccumulate is GetAccumulate returning a request, complete once
+// result holds the fetched elements.
+func (win *Window[T]) RgetAccumulate(origin, result []T, target, disp int, op Op) (*RMARequest, error) {
+	code, err := rmaOp(op, "RgetAccumulate")
+	if err != nil {
+		return nil, err
+	}
+	return rmaRequest(win.w.GetAccumulateAsync(bytesOf(origin), bytesOf(result), target, disp, code))
+}
+
+// Fence closes the window's fence epoch and opens the next on every rank
+// (a collective call): every operation started before it, by any rank, is
+// complete when it returns.
+func (win *Window[T]) Fence(ctx context.Context) error { return wrapRMA(win.w.Fence(ctx)) }
+
+// Lock opens a passive-target epoch to target with a lock of kind; it
+// returns once the lock is held. The target takes no part.
+func (win *Window[T]) Lock(ctx context.Context, kind LockKind, target int) error {
+	return wrapRMA(win.w.Lock(ctx, kind, target))
+}
+
+// Unlock closes the epoch Lock opened: every operation in it is complete
+// at the target when it returns.
+func (win *Window[T]) Unlock(ctx context.Context, target int) error {
+	return wrapRMA(win.w.Unlock(ctx, target))
+}
+
+// LockAll opens a passive-target epoch to every rank, with shared locks.
+func (win *Window[T]) LockAll(ctx context.Context) error { return wrapRMA(win.w.LockAll(ctx)) }
+
+// UnlockAll closes LockAll's epoch; its operations are complete at their
+// targets when it returns.
+func (win *Window[T]) UnlockAll(ctx context.Context) error { return wrapRMA(win.w.UnlockAll(ctx)) }
+
+// Flush completes, at target, every operation this rank started to it,
+// inside a passive-target epoch.
+func (win *Window[T]) Flush(ctx context.Context, target int) error {
+	return wrapRMA(win.w.Flush(ctx, target))
+}
+
+// FlushAll is Flush of every target.
+func (win *Window[T]) FlushAll(ctx context.Context) error { return wrapRMA(win.w.FlushAll(ctx)) }
+
+// FlushLocal completes locally (their buffers may be reused) the
+// operations this rank started to target, inside a passive-target epoch.
+func (win *Window[T]) FlushLocal(ctx context.Context, target int) error {
+	return wrapRMA(win.w.FlushLocal(ctx, target))
+}
+
+// FlushLocalAll is FlushLocal of every target.
+func (win *Window[T]) FlushLocalAll(ctx context.Context) error {
+	return wrapRMA(win.w.FlushLocalAll(ctx))
+}
+
+// Post opens an exposure epoch of this rank's window to origins (ranks of
+// the window's communicator), each of which may access it once its Start
+// returns; WaitExposure closes it.
+func (win *Window[T]) Post(ctx context.Context, origins []int) error {
+	return wrapRMA(win.w.Post(ctx, origins))
+}
+
+// Start opens an access epoch to targets, once each has posted an
+// exposure epoch to this rank; Complete closes it.
+func (win *Window[T]) Start(ctx context.Context, targets []int) error {
+	return wrapRMA(win.w.Start(ctx, targets))
+}
+
+// Complete closes Start's access epoch: its operations are complete at
+// their targets when it returns.
+func (win *Window[T]) Complete(ctx context.Context) error { return wrapRMA(win.w.Complete(ctx)) }
+
+// WaitExposure closes Post's exposure epoch once every origin in it has
+// called Complete (MPI_Win_wait).
+func (win *Window[T]) WaitExposure(ctx context.Context) error {
+	return wrapRMA(win.w.WaitExposure(ctx))
+}
