@@ -56,7 +56,7 @@ type Window struct {
 
 	mu          sync.Mutex
 	ep          epochs
-	outstanding []int // by target: requests to its agent not yet flushed
+	outstanding []int              // by target: requests to its agent not yet flushed
 	sends       map[int][]*Pending // by target: request-based sends not yet seen complete
 	tags        atomic.Uint32
 	freed       bool
