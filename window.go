@@ -336,16 +336,35 @@ func (win *Window[T]) FetchAndOp(ctx context.Context, v T, target, disp int, op 
 	if err != nil {
 		return v, err
 	}
-	var old T
-	err = win.w.GetAccumulate(ctx, elemBytes(&v), elemBytes(&old), target, disp, code)
+	if unsafe.Sizeof(v) <= 8 {
+		old, err := win.w.FetchAndOp(ctx, bitsOf(v), target, disp, code)
+		return fromBits[T](old), wrapRMA(err)
+	}
+	in, old := v, *new(T) // copies: v itself must not escape on the path above
+	err = win.w.GetAccumulate(ctx, elemBytes(&in), elemBytes(&old), target, disp, code)
 	return old, wrapRMA(err)
 }
+
+// bitsOf returns the bits of v, of at most 8 bytes, in a word's low bytes
+// (little-endian).
+func bitsOf[T any](v T) uint64 {
+	var u uint64
+	*(*T)(unsafe.Pointer(&u)) = v
+	return u
+}
+
+// fromBits is bitsOf's inverse.
+func fromBits[T any](u uint64) T { return *(*T)(unsafe.Pointer(&u)) }
 
 // CompareAndSwap replaces target's element disp with swap if it equals
 // compare, and returns its value before, atomically.
 func (win *Window[T]) CompareAndSwap(ctx context.Context, compare, swap T, target, disp int) (T, error) {
-	var old T
-	err := win.w.CompareAndSwap(ctx, elemBytes(&compare), elemBytes(&swap), elemBytes(&old), target, disp)
+	if unsafe.Sizeof(compare) <= 8 {
+		old, err := win.w.CompareAndSwapBits(ctx, bitsOf(compare), bitsOf(swap), target, disp)
+		return fromBits[T](old), wrapRMA(err)
+	}
+	c, s, old := compare, swap, *new(T) // copies, as in FetchAndOp
+	err := win.w.CompareAndSwap(ctx, elemBytes(&c), elemBytes(&s), elemBytes(&old), target, disp)
 	return old, wrapRMA(err)
 }
 

@@ -111,7 +111,13 @@ func WriteVsTable(w io.Writer, r *VsReport) error {
 	fmt.Fprintf(w, "# commtune against %s: %s, %d ranks, transport %s, %s; %d alternating runs of each; times (us): mean over the runs' calls, p50 and p99 medians over the runs; ratio = commtune mean / %s mean (below 1: commtune is faster); then each run's mean, commtune | %s\n",
 		r.Ref, what, r.Ranks, r.Transport, timingLine(r.Timing), r.Rounds, r.Ref, r.Ref)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	pp := r.Bench == "pingpong"
+	// Bandwidth for ping-pong (bytes over one-way time) and the one-sided
+	// bandwidth patterns (RMABurst operations per iteration).
+	pp := r.Bench == "pingpong" || r.Bench == "rma" && (r.Op == RMAPutBW || r.Op == RMAGetBW)
+	per := 1
+	if r.Bench == "rma" {
+		per = RMABurst
+	}
 	fmt.Fprintf(tw, "size\tcommtune mean\tp50\tp99\t%s mean\tp50\tp99\tratio\t", r.Ref)
 	if pp {
 		fmt.Fprintf(tw, "commtune MB/s\t%s MB/s\t", r.Ref)
@@ -121,7 +127,7 @@ func WriteVsTable(w io.Writer, r *VsReport) error {
 		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t", units.FormatSize(int64(x.Bytes)),
 			x.CommtuneMeanUS, x.CommtuneUS, x.CommtuneP99US, x.RefMeanUS, x.RefUS, x.RefP99US, x.MeanRatio)
 		if pp {
-			fmt.Fprintf(tw, "%.1f\t%.1f\t", mbps(x.Bytes, x.CommtuneMeanUS), mbps(x.Bytes, x.RefMeanUS))
+			fmt.Fprintf(tw, "%.1f\t%.1f\t", mbps(per*x.Bytes, x.CommtuneMeanUS), mbps(per*x.Bytes, x.RefMeanUS))
 		}
 		fmt.Fprintf(tw, "  %s | %s\n", joinUS(x.CommtuneRoundMeansUS), joinUS(x.RefRoundMeansUS))
 	}

@@ -235,6 +235,22 @@ func (i Impl) Startup(ctx context.Context, bin string, n int, env []string, star
 	return lines[0].Times(n, wall)
 }
 
+// RMA runs the reference one-sided pattern (bench.RMA's) on two ranks of
+// bin, over a window of kind "alloc" or "new".
+func (i Impl) RMA(ctx context.Context, bin, pattern string, sizes []int, iters int, window string) ([]bench.CollResult, error) {
+	var out []bench.CollResult
+	err := i.run(ctx, bin, 2, func(line []byte) error {
+		var r bench.CollResult
+		err := json.Unmarshal(line, &r)
+		out = append(out, r)
+		return err
+	}, "rma", pattern, sizeArg(sizes), strconv.Itoa(iters), window)
+	if err == nil && len(out) != len(sizes) {
+		err = fmt.Errorf("reference %s reported %d of %d sizes", pattern, len(out), len(sizes))
+	}
+	return out, err
+}
+
 // Ops are the collective operations the reference benchmark implements.
 var Ops = []string{"barrier", "bcast", "reduce", "allreduce", "allgather", "alltoall", "gather", "scatter",
 	"reducescatterblock", "reducescatter", "scan", "exscan"}

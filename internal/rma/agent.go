@@ -133,12 +133,12 @@ func (a *agent) handle(origin int, msg []byte) {
 	case kPut:
 		copy(mem, data)
 	case kAcc:
-		accumulate(local, mem, data, nil, elem, q.op, red, h)
+		accumulate(local, mem, data, nil, elem, localOp(q.op, w.cfg.Kind), red, h)
 	case kGet:
 		a.reply(origin, q.tag, mem[:q.length], nil)
 	case kGetAcc:
 		result := make([]byte, q.length)
-		accumulate(local, mem, data, result, elem, q.op, red, h)
+		accumulate(local, mem, data, result, elem, localOp(q.op, w.cfg.Kind), red, h)
 		a.reply(origin, q.tag, result, nil)
 	case kCAS:
 		result := make([]byte, elem)

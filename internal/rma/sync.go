@@ -16,11 +16,11 @@ const (
 // Lock starts a passive-target epoch to target: it returns once the lock
 // is held (in place, or granted by the target's agent).
 func (w *Window) Lock(ctx context.Context, kind LockKind, target int) error {
-	if err := w.checkRank("Lock", target); err != nil {
-		return err
-	}
 	w.mu.Lock()
-	err := w.ep.lock(target, kind)
+	err := w.rankLocked("Lock", target)
+	if err == nil {
+		err = w.ep.lock(target, kind)
+	}
 	w.mu.Unlock()
 	if err != nil {
 		return err
@@ -56,11 +56,12 @@ func (w *Window) release(ctx context.Context, kind LockKind, target int) error {
 // Unlock ends the passive-target epoch to target: every operation of the
 // epoch is complete at the target when it returns.
 func (w *Window) Unlock(ctx context.Context, target int) error {
-	if err := w.checkRank("Unlock", target); err != nil {
-		return err
-	}
 	w.mu.Lock()
-	kind, err := w.ep.unlock(target)
+	var kind LockKind
+	err := w.rankLocked("Unlock", target)
+	if err == nil {
+		kind, err = w.ep.unlock(target)
+	}
 	w.mu.Unlock()
 	if err != nil {
 		return err
@@ -115,14 +116,14 @@ func (w *Window) UnlockAll(ctx context.Context) error {
 // Flush completes every operation this rank started to target, at the
 // target, inside a passive-target epoch.
 func (w *Window) Flush(ctx context.Context, target int) error {
-	if err := w.checkRank("Flush", target); err != nil {
-		return err
-	}
 	w.mu.Lock()
-	err := w.ep.passive(target, "Flush")
+	err := w.rankLocked("Flush", target)
+	if err == nil {
+		err = w.ep.passive(target, "Flush")
+	}
 	w.mu.Unlock()
-	if err != nil {
-		return err
+	if err != nil || w.target(target) != nil {
+		return err // in place: the origin's own stores did the work
 	}
 	return w.flush(ctx, target)
 }
@@ -354,8 +355,15 @@ func (w *Window) live() error {
 }
 
 func (w *Window) checkRank(call string, r int) error {
-	if err := w.live(); err != nil {
-		return err
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.rankLocked(call, r)
+}
+
+// rankLocked checks, under w.mu, that the window is live and r a rank of it.
+func (w *Window) rankLocked(call string, r int) error {
+	if w.freed {
+		return ErrFreed
 	}
 	if r < 0 || r >= len(w.cfg.Sizes) {
 		return fmt.Errorf("rma: %s: rank %d outside a window of %d ranks", call, r, len(w.cfg.Sizes))

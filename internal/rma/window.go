@@ -2,11 +2,13 @@ package rma
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"reflect"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/comm"
@@ -205,7 +207,7 @@ func (w *Window) Accumulate(ctx context.Context, data []byte, target, disp int, 
 		return err
 	}
 	if t := w.target(target); t != nil {
-		accumulate(t.Mem, t.Mem[off:], data, nil, w.cfg.Elem, op, red, t.Header)
+		accumulate(t.Mem, t.Mem[off:], data, nil, w.cfg.Elem, localOp(op, w.cfg.Kind), red, t.Header)
 		return nil
 	}
 	return w.send(ctx, target, request{kind: kAcc, op: op, offset: off, length: len(data)}, data)
@@ -214,8 +216,8 @@ func (w *Window) Accumulate(ctx context.Context, data []byte, target, disp int, 
 // GetAccumulate is Accumulate that first fetches the target's elements
 // into result (len(result) == len(data)); with OpNoOp it is an atomic Get.
 func (w *Window) GetAccumulate(ctx context.Context, data, result []byte, target, disp int, op OpCode) error {
-	p, err := w.GetAccumulateAsync(data, result, target, disp, op)
-	if err != nil {
+	p, err := w.getAccumulate(data, result, target, disp, op)
+	if p == nil || err != nil {
 		return err
 	}
 	return p.Wait(ctx)
@@ -223,6 +225,16 @@ func (w *Window) GetAccumulate(ctx context.Context, data, result []byte, target,
 
 // GetAccumulateAsync is GetAccumulate returning its completion.
 func (w *Window) GetAccumulateAsync(data, result []byte, target, disp int, op OpCode) (*Pending, error) {
+	p, err := w.getAccumulate(data, result, target, disp, op)
+	if p == nil && err == nil {
+		p = done(nil)
+	}
+	return p, err
+}
+
+// getAccumulate does GetAccumulate in place (nil Pending) or sends it to
+// target's agent.
+func (w *Window) getAccumulate(data, result []byte, target, disp int, op OpCode) (*Pending, error) {
 	red, err := w.kernel("GetAccumulate", op)
 	if err != nil {
 		return nil, err
@@ -232,16 +244,67 @@ func (w *Window) GetAccumulateAsync(data, result []byte, target, disp int, op Op
 	}
 	off, err := w.check("GetAccumulate", target, disp, len(result))
 	if err != nil || len(result) == 0 {
-		return done(err), err
+		return nil, err
+	}
+	if t := w.target(target); t != nil {
+		if op == OpNoOp {
+			data = result // unread
+		}
+		accumulate(t.Mem, t.Mem[off:], data, result, w.cfg.Elem, localOp(op, w.cfg.Kind), red, t.Header)
+		return nil, nil
 	}
 	if op == OpNoOp {
 		data = make([]byte, len(result)) // the agent wants the range's length; the data is unused
 	}
-	if t := w.target(target); t != nil {
-		accumulate(t.Mem, t.Mem[off:], data, result, w.cfg.Elem, op, red, t.Header)
-		return done(nil), nil
-	}
 	return w.callAsync(target, request{kind: kGetAcc, op: op, offset: off, length: len(data)}, result, data)
+}
+
+// FetchAndOp is GetAccumulate of one element of at most 8 bytes, given
+// and returned as its bits (little-endian, in the low bytes): in place it
+// allocates nothing.
+func (w *Window) FetchAndOp(ctx context.Context, v uint64, target, disp int, op OpCode) (uint64, error) {
+	elem := w.cfg.Elem
+	red, err := w.kernel("FetchAndOp", op)
+	if err != nil {
+		return 0, err
+	}
+	off, err := w.check("FetchAndOp", target, disp, elem)
+	if err != nil {
+		return 0, err
+	}
+	t := w.target(target)
+	if t != nil && atomicWidth(t.Mem, elem) {
+		return fetchOp(unsafe.Pointer(&t.Mem[off]), elem, v, localOp(op, w.cfg.Kind), red), nil
+	}
+	in, out := make([]byte, 8), make([]byte, 8)
+	binary.LittleEndian.PutUint64(in, v)
+	if t != nil {
+		accumulate(t.Mem, t.Mem[off:], in[:elem], out[:elem], elem, localOp(op, w.cfg.Kind), red, t.Header)
+	} else if err := w.call(ctx, target, request{kind: kGetAcc, op: op, offset: off, length: elem}, out[:elem], in[:elem]); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(out), nil
+}
+
+// CompareAndSwapBits is CompareAndSwap of an element of at most 8 bytes
+// given and returned as its bits.
+func (w *Window) CompareAndSwapBits(ctx context.Context, compare, swap uint64, target, disp int) (uint64, error) {
+	elem := w.cfg.Elem
+	off, err := w.check("CompareAndSwap", target, disp, elem)
+	if err != nil {
+		return 0, err
+	}
+	t := w.target(target)
+	if t != nil && atomicWidth(t.Mem, elem) {
+		return casBits(unsafe.Pointer(&t.Mem[off]), elem, compare, swap), nil
+	}
+	c, s, out := make([]byte, 8), make([]byte, 8), make([]byte, 8)
+	binary.LittleEndian.PutUint64(c, compare)
+	binary.LittleEndian.PutUint64(s, swap)
+	if err := w.CompareAndSwap(ctx, c[:elem], s[:elem], out[:elem], target, disp); err != nil {
+		return 0, err
+	}
+	return binary.LittleEndian.Uint64(out), nil
 }
 
 // CompareAndSwap replaces target's element at disp with swap if it equals
@@ -279,7 +342,7 @@ func (w *Window) AccumulateAsync(data []byte, target, disp int, op OpCode) (*Pen
 		return done(err), err
 	}
 	if t := w.target(target); t != nil {
-		accumulate(t.Mem, t.Mem[off:], data, nil, w.cfg.Elem, op, red, t.Header)
+		accumulate(t.Mem, t.Mem[off:], data, nil, w.cfg.Elem, localOp(op, w.cfg.Kind), red, t.Header)
 		return done(nil), nil
 	}
 	return w.isend(target, request{kind: kAcc, op: op, offset: off, length: len(data)}, data)

@@ -25,6 +25,21 @@
  *     every rank, at least one; reducescatter's blocks are as even as
  *     they go, the first ones one longer); the other operations move
  *     bytes; barrier is size 0.
+ *   mpibench rma PATTERN SIZES ITERS alloc|new
+ *     the one-sided patterns of internal/bench (rma.go), after the OSU
+ *     micro-benchmarks': rank 0 the origin, rank 1 the target waiting in
+ *     MPI_Barrier; a window of the largest size (MPI_Win_allocate for
+ *     alloc, MPI_Win_create over malloc'd memory for new; fop patterns an
+ *     int64). Per size: the pattern's epoch opened (put-lat, get-lat,
+ *     put-bw, get-bw: MPI_Win_lock shared on rank 1; fop-lockall:
+ *     MPI_Win_lock_all; fop-lock: none), untimed iterations for 10 ms, then
+ *     Iterations(size*ops, ITERS) iterations back to back, each timed from
+ *     the end of the one before: put-lat/get-lat one MPI_Put/MPI_Get of
+ *     size bytes at displacement 0 and MPI_Win_flush; put-bw/get-bw 64 of
+ *     them and one flush; fop-lockall MPI_Fetch_and_op (MPI_SUM of an
+ *     int64) and a flush; fop-lock MPI_Win_lock exclusive, the same
+ *     MPI_Fetch_and_op, MPI_Win_unlock. One coll line per size, "algo"
+ *     the pattern.
  *   mpibench summary VALUES
  *     the summary of VALUES (nanoseconds, comma-separated) in coll's
  *     fields: a check that the statistics are internal/bench's.
@@ -380,6 +395,95 @@ static void startup(int me, int n) {
 	}
 }
 
+enum { rmaBurst = 64 }; /* internal/bench RMABurst */
+
+static void rmaIteration(const char *pattern, char *buf, long size, MPI_Win win) {
+	long long one = 1, old;
+	if (!strcmp(pattern, "fop-lock")) {
+		MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);
+		MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
+		MPI_Win_unlock(1, win);
+		return;
+	}
+	if (!strcmp(pattern, "fop-lockall")) {
+		MPI_Fetch_and_op(&one, &old, MPI_LONG_LONG, 1, 0, MPI_SUM, win);
+		MPI_Win_flush(1, win);
+		return;
+	}
+	int ops = strstr(pattern, "-bw") ? rmaBurst : 1;
+	for (int k = 0; k < ops; k++) {
+		if (pattern[0] == 'p')
+			MPI_Put(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+		else
+			MPI_Get(buf, (int)size, MPI_BYTE, 1, 0, (int)size, MPI_BYTE, win);
+	}
+	MPI_Win_flush(1, win);
+}
+
+static void rma(const char *pattern, long *sizes, int ns, int iters, int me, int alloc) {
+	int fop = !strncmp(pattern, "fop-", 4);
+	if (!fop && strcmp(pattern, "put-lat") && strcmp(pattern, "get-lat") && strcmp(pattern, "put-bw") &&
+	    strcmp(pattern, "get-bw")) {
+		if (me == 0)
+			fprintf(stderr, "mpibench: rma pattern %s unknown\n", pattern);
+		MPI_Abort(MPI_COMM_WORLD, 2);
+	}
+	long maxSize = 8;
+	for (int i = 0; i < ns; i++)
+		if (sizes[i] > maxSize)
+			maxSize = sizes[i];
+	long winSize = fop ? 8 : maxSize;
+	char *base = NULL;
+	MPI_Win win;
+	if (alloc)
+		MPI_Win_allocate(winSize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win);
+	else {
+		base = calloc(winSize, 1);
+		MPI_Win_create(base, winSize, 1, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+	}
+	char *buf = malloc(maxSize);
+	for (long i = 0; i < maxSize; i++)
+		buf[i] = (char)i;
+	int ops = strstr(pattern, "-bw") ? rmaBurst : 1;
+	for (int s = 0; s < ns; s++) {
+		int n = iterations(sizes[s] * ops, iters);
+		double *t = timesBuf(n);
+		if (me == 0) {
+			if (!strcmp(pattern, "fop-lockall"))
+				MPI_Win_lock_all(0, win);
+			else if (!fop)
+				MPI_Win_lock(MPI_LOCK_SHARED, 1, 0, win);
+			double start = MPI_Wtime();
+			while (MPI_Wtime() - start < warmupSeconds)
+				rmaIteration(pattern, buf, sizes[s], win);
+			double prev = MPI_Wtime();
+			for (int i = 0; i < n; i++) {
+				rmaIteration(pattern, buf, sizes[s], win);
+				double now = MPI_Wtime();
+				t[i] = (now - prev) * 1e9;
+				prev = now;
+			}
+			if (!strcmp(pattern, "fop-lockall"))
+				MPI_Win_unlock_all(win);
+			else if (!fop)
+				MPI_Win_unlock(1, win);
+		}
+		MPI_Barrier(MPI_COMM_WORLD);
+		if (me == 0) {
+			summary x = summarize(t, n);
+			printf("{\"algo\":\"%s\",\"bytes\":%ld,\"time_us\":%.4f,\"mean_us\":%.4f,\"p90_us\":%.4f,"
+			       "\"p99_us\":%.4f,\"max_us\":%.4f,\"calls\":%d}\n",
+			       pattern, sizes[s], x.p50, x.mean, x.p90, x.p99, x.max, x.calls);
+			fflush(stdout);
+		}
+		free(t);
+	}
+	MPI_Win_free(&win);
+	if (!alloc)
+		free(base);
+	free(buf);
+}
+
 int main(int argc, char **argv) {
 	MPI_Init(&argc, &argv);
 	int me, n;
@@ -400,6 +504,13 @@ int main(int argc, char **argv) {
 			MPI_Abort(MPI_COMM_WORLD, 2);
 		}
 		collective(argv[2], sizes, parseSizes(argv[3], sizes), atoi(argv[4]), me, n, backToBack);
+	} else if (argc == 6 && !strcmp(argv[1], "rma")) {
+		if (n < 2 || (strcmp(argv[5], "alloc") && strcmp(argv[5], "new"))) {
+			if (me == 0)
+				fprintf(stderr, "mpibench: rma needs 2 ranks and a window of alloc or new\n");
+			MPI_Abort(MPI_COMM_WORLD, 2);
+		}
+		rma(argv[2], sizes, parseSizes(argv[3], sizes), atoi(argv[4]), me, !strcmp(argv[5], "alloc"));
 	} else if (argc == 2 && !strcmp(argv[1], "startup")) {
 		startup(me, n);
 	} else if (argc == 3 && !strcmp(argv[1], "summary")) {
@@ -411,7 +522,7 @@ int main(int argc, char **argv) {
 			printColl(0, summarize(v, k));
 	} else {
 		if (me == 0)
-			fprintf(stderr, "usage: mpibench pingpong SIZES ITERS | mpibench coll OP SIZES ITERS [back-to-back|barrier] | mpibench summary VALUES | mpibench startup\n");
+			fprintf(stderr, "usage: mpibench pingpong SIZES ITERS | mpibench coll OP SIZES ITERS [back-to-back|barrier] | mpibench rma PATTERN SIZES ITERS alloc|new | mpibench summary VALUES | mpibench startup\n");
 		MPI_Abort(MPI_COMM_WORLD, 2);
 	}
 	MPI_Finalize();
