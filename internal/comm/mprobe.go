@@ -62,3 +62,14 @@ func (c *Comm) RecvAlloc(ctx context.Context, src, tag int) ([]byte, Status, err
 	st, err := c.block(ctx, r)
 	return r.Buffer(), st, err
 }
+
+// IrecvAlloc starts receiving a message of any size from src (or
+// AnySource) with tag (or AnyTag) into a buffer made at the match, of its
+// size (core.Request.Buffer).
+func (c *Comm) IrecvAlloc(src, tag int) (*core.Request, error) {
+	w, err := c.checkRecv(src, tag)
+	if err != nil {
+		return nil, err
+	}
+	return c.ep.Eng.IrecvAlloc(c.ctx, w, tag), nil
+}

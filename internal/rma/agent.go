@@ -3,6 +3,7 @@ package rma
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/comm"
@@ -24,7 +25,6 @@ type agent struct {
 	held    map[int]LockKind // the lock each origin holds through this agent
 	waiting []lockWait       // lock requests not granted yet, oldest first
 	errs    map[int]error    // an origin's refused put or accumulate, told at its next flush or unlock
-	buf     []byte
 }
 
 // lockWait is a lock request waiting for the lock to be free.
@@ -49,57 +49,45 @@ func (a *agent) stop() {
 func (a *agent) run() {
 	defer close(a.done)
 	req := a.w.cfg.Req
-	var b backoff
 	for a.ctx.Err() == nil {
-		if len(a.waiting) > 0 {
-			// A holder that reaches this window in place (this rank, or a
-			// process of its node) releases the lock with no message:
-			// look again between polls.
+		// A receive that waits as every receive does: polling the rails
+		// first, then parked with the rails told to wake it.
+		r, err := req.IrecvAlloc(comm.AnySource, comm.AnyTag)
+		if err != nil {
+			return // the window's communicator is closed
+		}
+		var st core.Status
+		var b backoff
+		for {
+			var ok bool
+			st, ok, err = r.WaitFor(a.ctx, a.retry(&b))
+			if ok || err != nil {
+				break
+			}
+			// A holder that reaches this window in place (this rank, or
+			// a process of its node) releases the lock with no message:
+			// look again between waits.
 			a.grant()
 		}
-		var st comm.Status
-		var err error
-		if len(a.waiting) > 0 {
-			m, s, ok, perr := req.Improbe(comm.AnySource, comm.AnyTag)
-			if perr == nil && !ok {
-				b.wait(a.ctx)
-				continue
-			}
-			b = backoff{}
-			if perr == nil {
-				st, err = a.receive(m, s)
-			} else {
-				err = perr
-			}
-		} else {
-			m, s, perr := req.Mprobe(a.ctx, comm.AnySource, comm.AnyTag)
-			if perr == nil {
-				st, err = a.receive(m, s)
-			} else {
-				err = perr
-			}
-		}
 		if err != nil {
-			// The window's end, or a lost peer: its requests go with it;
-			// the others are still served.
-			continue
+			if a.ctx.Err() != nil && !r.Cancel() {
+				r.Wait(context.Background()) // matched as the window ended
+			}
+			continue // the window's end, or a lost peer: the others are still served
 		}
-		a.handle(st.Source, a.buf[:st.Count])
+		a.handle(req.Status(st).Source, r.Buffer())
 	}
 }
 
-// receive takes the probed message into the agent's buffer.
-func (a *agent) receive(m *core.Message, st comm.Status) (comm.Status, error) {
-	if cap(a.buf) < st.Count {
-		a.buf = make([]byte, st.Count)
+// retry is how long the agent waits for a request before it tries again
+// to grant the lock to waiting ones: no limit when none waits, else from
+// 20 µs growing to 1 ms.
+func (a *agent) retry(b *backoff) time.Duration {
+	if len(a.waiting) == 0 {
+		return 0
 	}
-	a.buf = a.buf[:st.Count]
-	r, err := a.w.cfg.Req.Imrecv(m, a.buf)
-	if err != nil {
-		return st, err
-	}
-	got, err := r.Wait(a.ctx)
-	return a.w.cfg.Req.Status(got), err
+	b.n++
+	return min(time.Duration(b.n)*20*time.Microsecond, time.Millisecond)
 }
 
 // handle carries out one request of origin.
