@@ -42,7 +42,9 @@ func TestRequestRoundTrip(t *testing.T) {
 
 // TestRequestRefused: every malformed field is an error naming it.
 func TestRequestRefused(t *testing.T) {
-	enc := func(q request, data int) []byte { return append(q.encode(make([]byte, headerLen)), make([]byte, data)...) }
+	enc := func(q request, data int) []byte {
+		return append(q.encode(make([]byte, headerLen)), make([]byte, data)...)
+	}
 	cases := []struct {
 		name string
 		msg  []byte
