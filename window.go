@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"reflect"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -43,6 +44,9 @@ type Window[T Number] struct {
 	mapped [][]byte
 	// shared is the registry entry goroutine ranks share, or nil.
 	shared *sharedWindow
+	// pin holds this rank's memory in place while processes of its node
+	// read and write it by single copy.
+	pin runtime.Pinner
 }
 
 // LockKind is a passive-target lock's mode: LockShared or LockExclusive.
@@ -70,6 +74,7 @@ type windowInfo struct {
 	Elem int    // element size
 	Kind string // element type
 	Path string // shared mapping (AllocWindow over processes), or ""
+	Addr uint64 // the memory's address, pinned, for single copy (NewWindow over processes), or 0
 	Err  string
 }
 
@@ -126,15 +131,24 @@ func makeWindow[T Number](ctx context.Context, c *Comm, local []T, mapShared boo
 			local = unsafe.Slice((*T)(unsafe.Pointer(&m[rma.HeaderSize])), len(local))
 		}
 	}
+	pinned := ep.Shared == nil && !mapShared && len(local) > 0
+	var pin runtime.Pinner
+	if pinned {
+		// Processes of this node may read and write it in place
+		// (process_vm_readv/writev): it must not move.
+		pin.Pin(&local[0])
+		info.Addr = uint64(uintptr(unsafe.Pointer(&local[0])))
+	}
 	all, err := AllgatherValues(ctx, c, info)
 	if info.Path != "" {
 		defer os.Remove(info.Path)
 	}
 	if err != nil {
 		noderegion.Unmap(own)
+		pin.Unpin()
 		return nil, fmt.Errorf("commtune: window: %w", err)
 	}
-	win := &Window[T]{comm: c, local: local}
+	win := &Window[T]{comm: c, local: local, pin: pin}
 	if own != nil {
 		win.mapped = append(win.mapped, own)
 	}
@@ -202,17 +216,20 @@ func makeWindow[T Number](ctx context.Context, c *Comm, local []T, mapShared boo
 		copy(direct, win.shared.targets) // all published before the Allreduce
 	}
 	agent := false
-	sizes := make([]int, size)
+	sizes, world, remote := make([]int, size), make([]int, size), make([]uint64, size)
 	for r, p := range all {
-		sizes[r] = p.Size
+		sizes[r], world[r] = p.Size, c.WorldRank(r)
 		if r != c.Rank() && direct[r].Header == nil {
-			agent = true
+			agent = true // accumulates and locks, at least, go to the agent
+		}
+		if r != c.Rank() && p.Addr != 0 && ep.SameNode(world[r]) && ep.Eng.ReadableBy(world[r]) {
+			remote[r] = p.Addr
 		}
 	}
 	win.w = rma.New(rma.Config{
 		Req: dups[0], Rep: dups[1], Sync: dups[2], Coll: barrierOf{wrap(dups[0])},
 		Local: mine, Header: hdr, Elem: es, Kind: reflect.TypeFor[T]().Kind(),
-		Sizes: sizes, Direct: direct, Agent: agent,
+		Sizes: sizes, Direct: direct, Remote: remote, World: world, Copier: ep.Eng, Agent: agent,
 	})
 	return win, nil
 }
@@ -228,8 +245,9 @@ type barrierOf struct{ c *Comm }
 
 func (b barrierOf) Barrier(ctx context.Context) error { return b.c.Barrier(ctx) }
 
-// release unmaps and forgets what the window holds.
+// release unmaps, unpins and forgets what the window holds.
 func (win *Window[T]) release() {
+	win.pin.Unpin()
 	for _, m := range win.mapped {
 		noderegion.Unmap(m)
 	}

@@ -227,3 +227,28 @@ func (e *Engine) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
 	e.mu.Unlock()
 	return nil
 }
+
+// WriteSpans copies the parts of src into the ranges dst of world rank
+// peer's memory, in the calling goroutine: a one-sided put, whose
+// synchronisation is the caller's. It fails if peer is lost or no rail to
+// it can write (a rail that reads, CanRead, writes too where it offers
+// single copy, ReadableBy).
+func (e *Engine) WriteSpans(peer int, dst []driver.Span, src [][]byte) error {
+	if err := e.checkRank(peer, false); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	lost := e.peers[peer].lost
+	e.mu.Unlock()
+	if lost != nil {
+		return lost
+	}
+	if err := e.sched.WriteSpans(peer, dst, src); err != nil {
+		if errors.Is(err, driver.ErrPeerGone) {
+			e.PeerLost(peer, err)
+			return &PeerLostError{Rank: peer, Err: err}
+		}
+		return fmt.Errorf("core: write of rank %d's memory: %w", peer, err)
+	}
+	return nil
+}

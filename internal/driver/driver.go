@@ -189,6 +189,14 @@ type SpanReader interface {
 	ReadSpans(dst [][]byte, src []Span) error
 }
 
+// SpanWriter is implemented by Pullers that also write ranges of the
+// peer's memory (process_vm_writev): a one-sided put, in one copy.
+type SpanWriter interface {
+	// WriteSpans copies the concatenation of src into the concatenation of
+	// dst, ranges of the peer's memory; both have the same total length.
+	WriteSpans(dst []Span, src [][]byte) error
+}
+
 // Handler receives what rails produce. The core implements it; rails call it
 // from their own goroutines and never while holding a lock the core might
 // need.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/driver"
 )
 
 // Target is how an origin reaches a rank's window in place: its memory and
@@ -19,6 +20,13 @@ import (
 type Target struct {
 	Mem    []byte
 	Header *Header
+}
+
+// SingleCopy reads and writes ranges of another process's memory (the
+// engine's process_vm_readv and process_vm_writev), by world rank.
+type SingleCopy interface {
+	ReadSpans(peer int, dst [][]byte, src []driver.Span) error
+	WriteSpans(peer int, dst []driver.Span, src [][]byte) error
 }
 
 // Barrierer is what a window needs of its communicator's collectives.
@@ -45,6 +53,13 @@ type Config struct {
 	Sizes []int
 	// Direct holds, by rank, the targets this rank reaches in place.
 	Direct []Target
+	// Remote holds, by rank, the address of the target's memory in its
+	// process where this rank reaches it by single copy (Copier): Put and
+	// Get go that way; accumulates and locks through its agent. 0: not.
+	Remote []uint64
+	// World holds every rank's world rank, for Copier.
+	World  []int
+	Copier SingleCopy
 	// Agent says some rank reaches this one only through its agent.
 	Agent bool
 }
@@ -119,6 +134,15 @@ func (w *Window) check(call string, target, disp, n int) (int, error) {
 	return disp * elem, nil
 }
 
+// remote returns the address of rank's memory where this rank reaches it
+// by single copy, else 0.
+func (w *Window) remote(rank int) uint64 {
+	if w.cfg.Remote == nil {
+		return 0
+	}
+	return w.cfg.Remote[rank]
+}
+
 // nextTag returns a fresh reply tag.
 func (w *Window) nextTag() int { return int(w.tags.Add(1) & (comm.TagUB >> 1)) }
 
@@ -170,6 +194,9 @@ func (w *Window) Put(ctx context.Context, data []byte, target, disp int) error {
 		copy(t.Mem[off:], data)
 		return nil
 	}
+	if a := w.remote(target); a != 0 {
+		return w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: a + uint64(off), Len: len(data)}}, [][]byte{data})
+	}
 	return w.send(ctx, target, request{kind: kPut, offset: off, length: len(data)}, data)
 }
 
@@ -182,6 +209,9 @@ func (w *Window) Get(ctx context.Context, result []byte, target, disp int) error
 	if t := w.target(target); t != nil {
 		copy(result, t.Mem[off:])
 		return nil
+	}
+	if a := w.remote(target); a != 0 {
+		return w.cfg.Copier.ReadSpans(w.cfg.World[target], [][]byte{result}, []driver.Span{{Addr: a + uint64(off), Len: len(result)}})
 	}
 	return w.call(ctx, target, request{kind: kGet, offset: off, length: len(result)}, result)
 }
@@ -357,6 +387,9 @@ func (w *Window) sendAsync(call string, kind byte, op OpCode, data []byte, targe
 		copy(t.Mem[off:], data)
 		return done(nil), nil
 	}
+	if a := w.remote(target); a != 0 && kind == kPut {
+		return done(w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: a + uint64(off), Len: len(data)}}, [][]byte{data})), nil
+	}
 	return w.isend(target, request{kind: kind, op: op, offset: off, length: len(data)}, data)
 }
 
@@ -390,6 +423,9 @@ func (w *Window) GetAsync(result []byte, target, disp int) (*Pending, error) {
 	if t := w.target(target); t != nil {
 		copy(result, t.Mem[off:])
 		return done(nil), nil
+	}
+	if a := w.remote(target); a != 0 {
+		return done(w.cfg.Copier.ReadSpans(w.cfg.World[target], [][]byte{result}, []driver.Span{{Addr: a + uint64(off), Len: len(result)}})), nil
 	}
 	return w.callAsync(target, request{kind: kGet, offset: off, length: len(result)}, result)
 }

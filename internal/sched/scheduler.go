@@ -282,6 +282,17 @@ func (s *Scheduler) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
 	return r.ReadSpans(dst, src)
 }
 
+// WriteSpans copies the parts of src into the ranges dst of peer's memory
+// through the rail to peer that pulls, if it writes too, in the calling
+// goroutine.
+func (s *Scheduler) WriteSpans(peer int, dst []driver.Span, src [][]byte) error {
+	r, ok := s.puller(peer).(driver.SpanWriter)
+	if !ok {
+		return fmt.Errorf("sched: no rail to rank %d can write its memory", peer)
+	}
+	return r.WriteSpans(dst, src)
+}
+
 func (s *Scheduler) puller(peer int) driver.Puller {
 	d := s.dests[peer]
 	d.mu.Lock()

@@ -135,6 +135,23 @@ func processVMReadv(pid int, dst [][]byte, addr uint64) (int, error) {
 // cmaIovMax of those pieces go in each system call, continuing after a
 // partial read.
 func processVMReadSpans(pid int, dst [][]byte, src []driver.Span) (int, error) {
+	return processVMSpans(pid, dst, src, false)
+}
+
+// processVMWriteSpans copies the concatenation of src into dst, ranges of
+// process pid's memory (process_vm_writev), as processVMReadSpans reads.
+func processVMWriteSpans(pid int, dst []driver.Span, src [][]byte) (int, error) {
+	return processVMSpans(pid, src, dst, true)
+}
+
+// processVMSpans moves bytes between the local parts and the remote
+// ranges, reading them (process_vm_readv) or, when write, writing them
+// (process_vm_writev).
+func processVMSpans(pid int, dst [][]byte, src []driver.Span, write bool) (int, error) {
+	call, sys := "process_vm_readv from", unix.ProcessVMReadv
+	if write {
+		call, sys = "process_vm_writev to", unix.ProcessVMWritev
+	}
 	var local []unix.Iovec
 	var remote []unix.RemoteIovec
 	want := 0
@@ -142,7 +159,7 @@ func processVMReadSpans(pid int, dst [][]byte, src []driver.Span) (int, error) {
 		want += s.Len
 	}
 	if have := segsTotal(dst); have != want {
-		return 0, fmt.Errorf("process_vm_readv from pid %d: %d bytes of ranges into %d bytes of memory", pid, want, have)
+		return 0, fmt.Errorf("%s pid %d: %d bytes of ranges for %d bytes of memory", call, pid, want, have)
 	}
 	got := 0
 	di, dpos := 0, 0 // the next byte lands at dst[di][dpos]
@@ -166,7 +183,7 @@ func processVMReadSpans(pid int, dst [][]byte, src []driver.Span) (int, error) {
 			remote = append(remote, unix.RemoteIovec{Base: uintptr(src[s].Addr) + uintptr(sp), Len: k})
 			dp, sp, n = dp+k, sp+k, n+k
 		}
-		m, err := unix.ProcessVMReadv(pid, local, remote, 0)
+		m, err := sys(pid, local, remote, 0)
 		cmaCalls.Add(1)
 		if err == unix.EINTR {
 			continue
@@ -175,10 +192,10 @@ func processVMReadSpans(pid int, dst [][]byte, src []driver.Span) (int, error) {
 			return got, cmaError(pid, err)
 		}
 		if m == 0 {
-			return got, fmt.Errorf("process_vm_readv from pid %d: no progress at %d of %d bytes", pid, got, want)
+			return got, fmt.Errorf("%s pid %d: no progress at %d of %d bytes", call, pid, got, want)
 		}
 		got += m
-		for m > 0 { // step both lists past what was read
+		for m > 0 { // step both lists past what was moved
 			if dpos == len(dst[di]) {
 				di, dpos = di+1, 0
 				continue

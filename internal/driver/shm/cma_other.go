@@ -16,3 +16,5 @@ func processVMRead(int, []byte, uint64) (int, error) { return 0, errUnsupported 
 func processVMReadv(int, [][]byte, uint64) (int, error) { return 0, errUnsupported }
 
 func processVMReadSpans(int, [][]byte, []driver.Span) (int, error) { return 0, errUnsupported }
+
+func processVMWriteSpans(int, []driver.Span, [][]byte) (int, error) { return 0, errUnsupported }

@@ -87,6 +87,14 @@ func (rl *rail) PullV(dst [][]byte, addr uint64) error {
 	return err
 }
 
+// WriteSpans writes the parts of src into the ranges dst of the peer's
+// process (driver.SpanWriter), both lists given to process_vm_writev at
+// once.
+func (rl *rail) WriteSpans(dst []driver.Span, src [][]byte) error {
+	_, err := processVMWriteSpans(rl.pid, dst, src)
+	return err
+}
+
 // ReadSpans reads the ranges src of the peer's process into the parts of
 // dst (driver.SpanReader), both lists given to process_vm_readv at once.
 func (rl *rail) ReadSpans(dst [][]byte, src []driver.Span) error {
