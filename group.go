@@ -190,7 +190,7 @@ func (g *Group) expand(what string, ranges [][3]int) ([]int, error) {
 		if stride == 0 {
 			return nil, fmt.Errorf("commtune: Group.%s: range %d %v has stride 0", what, i, rg)
 		}
-		if (stride > 0) == (first > last) {
+		if stride > 0 && first > last || stride < 0 && first < last {
 			continue
 		}
 		if first < 0 || first >= n || last < 0 || last >= n {

@@ -53,6 +53,10 @@ func Cases() []Case {
 		{"logical-op-domain", 1, logicalDomain},
 		{"context-and-cancel", 2, contextCase},
 		{"collective-mismatch", 2, mismatchCase},
+		{"group-algebra", 1, groupAlgebra},
+		{"create-from-group", 1, createFromGroup},
+		{"create-group-half", 2, createGroupHalf},
+		{"cart-sub", 1, cartSub},
 	}
 }
 
