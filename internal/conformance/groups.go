@@ -282,8 +282,15 @@ func checkMadeComm(ctx context.Context, c, m *commtune.Comm, want []int, k int) 
 
 // createFromGroup: Create with one group for every rank (the ranks but
 // rank 0, reversed; members alone get a communicator), then with disjoint
-// groups (even and odd ranks, each passing its own).
-func createFromGroup(ctx context.Context, c *commtune.Comm) error {
+// groups (even and odd ranks, each passing its own), then the empty group.
+func createFromGroup(ctx context.Context, parent *commtune.Comm) error {
+	// On a Dup, so that messages other cases left on the parent cannot
+	// meet checkMadeComm's.
+	c, err := parent.Dup()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	n, me := c.Size(), c.Rank()
 	world := c.Group()
 	var rev []int
@@ -332,8 +339,16 @@ func createFromGroup(ctx context.Context, c *commtune.Comm) error {
 // twice with the same group and tag, once more reversed with another tag
 // — while the odd ranks exchange messages on the parent; each even rank
 // has a wildcard receive posted on the parent throughout, which only an
-// odd rank's message must match.
-func createGroupHalf(ctx context.Context, c *commtune.Comm) error {
+// odd rank's message must match. The parent is a Dup of c, as is the
+// communicator of checkMadeComm's messages.
+func createGroupHalf(ctx context.Context, world *commtune.Comm) error {
+	// On a Dup, so that messages other cases left on the world cannot
+	// meet the wildcard receive.
+	c, err := world.Dup()
+	if err != nil {
+		return err
+	}
+	defer c.Close()
 	n, me := c.Size(), c.Rank()
 	var evens, odds []int
 	for r := range n {
@@ -344,7 +359,7 @@ func createGroupHalf(ctx context.Context, c *commtune.Comm) error {
 		}
 	}
 	const tagLate = 11
-	decoys, err := c.Dup()
+	decoys, err := world.Dup()
 	if err != nil {
 		return err
 	}
@@ -374,14 +389,14 @@ func createGroupHalf(ctx context.Context, c *commtune.Comm) error {
 			return err
 		}
 	}
-	world := c.Group()
-	g, err := world.Incl(evens)
+	all := c.Group()
+	g, err := all.Incl(evens)
 	if err != nil {
 		return err
 	}
 	rev := slices.Clone(evens)
 	slices.Reverse(rev)
-	rg, err := world.Incl(rev)
+	rg, err := all.Incl(rev)
 	if err != nil {
 		return err
 	}
