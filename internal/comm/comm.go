@@ -60,6 +60,10 @@ type Comm struct {
 	// onNode: whether every member reaches the others through shared
 	// memory, where the profile's sampled table applies (sampledTable).
 	onNode knownBool
+
+	// groupCalls counts CreateGroup calls by set of members and tag
+	// (create.go), under mu: identical on all members of each set.
+	groupCalls map[groupCall]uint64
 }
 
 // AnySource and AnyTag match any sender and any tag.

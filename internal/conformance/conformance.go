@@ -60,6 +60,10 @@ func Cases() []Case {
 		{"rma-pscw", 1, rmaPSCW},
 		{"rma-passive-target", 2, rmaPassive},
 		{"rma-misuse", 1, rmaMisuse},
+		{"group-algebra", 1, groupAlgebra},
+		{"create-from-group", 1, createFromGroup},
+		{"create-group-half", 2, createGroupHalf},
+		{"cart-sub", 1, cartSub},
 	}
 }
 
