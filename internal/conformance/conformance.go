@@ -249,10 +249,19 @@ func anySourceAnyTag(ctx context.Context, c *commtune.Comm) error {
 		}
 		seen[st.Source] = true
 	}
-	// A specific-source wildcard-tag receive takes that source's message only.
+	// A specific-source wildcard-tag receive takes that source's message
+	// (here rank 0's own), whatever its tag.
 	if c.Size() > 2 {
 		if err := c.Send(ctx, []byte{1}, 0, 3); err != nil {
 			return err
+		}
+		b := make([]byte, 1)
+		st, err := c.Recv(ctx, b, 0, commtune.AnyTag)
+		if err != nil {
+			return err
+		}
+		if st.Source != 0 || st.Tag != 3 || b[0] != 1 {
+			return fmt.Errorf("source-0 wildcard-tag receive got %v with %+v", b, st)
 		}
 	}
 	return nil
