@@ -507,17 +507,47 @@ func (win *Window[T]) FlushLocalAll(ctx context.Context) error {
 	return wrapRMA(win.w.FlushLocalAll(ctx))
 }
 
-// Post opens an exposure epoch of this rank's window to origins (ranks of
-// the window's communicator), each of which may access it once its Start
-// returns; WaitExposure closes it.
-func (win *Window[T]) Post(ctx context.Context, origins []int) error {
-	return wrapRMA(win.w.Post(ctx, origins))
+// Post opens an exposure epoch of this rank's window to the ranks of
+// origins (a group of the window's communicator's ranks), each of which
+// may access it once its Start returns; WaitExposure closes it.
+func (win *Window[T]) Post(ctx context.Context, origins *Group) error {
+	ranks, err := win.ranksOf("Post", origins)
+	if err != nil {
+		return err
+	}
+	return wrapRMA(win.w.Post(ctx, ranks))
 }
 
-// Start opens an access epoch to targets, once each has posted an
-// exposure epoch to this rank; Complete closes it.
-func (win *Window[T]) Start(ctx context.Context, targets []int) error {
-	return wrapRMA(win.w.Start(ctx, targets))
+// Start opens an access epoch to the ranks of targets (a group of the
+// window's communicator's ranks), once each has posted an exposure epoch
+// to this rank; Complete closes it.
+func (win *Window[T]) Start(ctx context.Context, targets *Group) error {
+	ranks, err := win.ranksOf("Start", targets)
+	if err != nil {
+		return err
+	}
+	return wrapRMA(win.w.Start(ctx, ranks))
+}
+
+// ranksOf returns the ranks, in the window's communicator, of g's members.
+func (win *Window[T]) ranksOf(call string, g *Group) ([]int, error) {
+	if g == nil {
+		return nil, fmt.Errorf("commtune: window %s: nil group", call)
+	}
+	all := make([]int, g.Size())
+	for i := range all {
+		all[i] = i
+	}
+	ranks, err := g.TranslateRanks(all, win.comm.Group())
+	if err != nil {
+		return nil, fmt.Errorf("commtune: window %s: %w", call, err)
+	}
+	for i, r := range ranks {
+		if r == Undefined {
+			return nil, fmt.Errorf("commtune: window %s: rank %d of the group is not a rank of the window's communicator", call, i)
+		}
+	}
+	return ranks, nil
 }
 
 // Complete closes Start's access epoch: its operations are complete at

@@ -248,11 +248,20 @@ func rmaPSCW(ctx context.Context, c *commtune.Comm) error {
 	right, left := (me+1)%n, (me+n-1)%n
 	const cells = 64
 	return forEachWindow(ctx, c, cells, func(w *commtune.Window[int64]) error {
+		world := c.Group()
+		lefts, err := world.Incl([]int{left})
+		if err != nil {
+			return err
+		}
+		rights, err := world.Incl([]int{right})
+		if err != nil {
+			return err
+		}
 		for round := range 3 {
-			if err := w.Post(ctx, []int{left}); err != nil {
+			if err := w.Post(ctx, lefts); err != nil {
 				return err
 			}
-			if err := w.Start(ctx, []int{right}); err != nil {
+			if err := w.Start(ctx, rights); err != nil {
 				return err
 			}
 			row := make([]int64, cells)
@@ -400,7 +409,9 @@ func misuseWindow(ctx context.Context, w *commtune.Window[int64], target, n int)
 		{"target out of range", w.Put(ctx, []int64{-1}, n, 0)},
 		{"accumulate with a user operation", w.Accumulate(ctx, []int64{-1}, target, 0, commtune.NewOp("first", func(a, b int64) int64 { return a }, true))},
 		{"fetch-and-op past the end", func() error { _, err := w.FetchAndOp(ctx, -1, target, 4, commtune.Sum); return err }()},
-		{"bitwise and of nothing", w.Accumulate(ctx, []int64{-1}, target, 0, commtune.Op{})},
+		{"accumulate with the zero Op", w.Accumulate(ctx, []int64{-1}, target, 0, commtune.Op{})},
+		{"post to a nil group", w.Post(ctx, nil)},
+		{"start inside a passive-target epoch", w.Start(ctx, commtune.GroupEmpty)},
 	} {
 		if bad.err == nil {
 			return fmt.Errorf("%s: no error", bad.what)
