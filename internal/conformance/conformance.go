@@ -53,6 +53,8 @@ func Cases() []Case {
 		{"logical-op-domain", 1, logicalDomain},
 		{"context-and-cancel", 2, contextCase},
 		{"collective-mismatch", 2, mismatchCase},
+		{"ssend", 2, ssend},
+		{"sendrecv-replace", 1, sendrecvReplace},
 	}
 }
 
