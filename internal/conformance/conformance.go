@@ -55,6 +55,7 @@ func Cases() []Case {
 		{"collective-mismatch", 2, mismatchCase},
 		{"ssend", 2, ssend},
 		{"sendrecv-replace", 1, sendrecvReplace},
+		{"completion-sets", 2, completionSets},
 	}
 }
 
