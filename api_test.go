@@ -91,6 +91,15 @@ var commFuncs = map[string]func(ctx context.Context, c *Comm) error{
 		_, err := IrecvSlice(c, []int32{0}, 0, 0)
 		return err
 	},
+	"SsendSlice": func(ctx context.Context, c *Comm) error { return SsendSlice(ctx, c, []int32{1}, 0, 0) },
+	"IssendSlice": func(ctx context.Context, c *Comm) error {
+		_, err := IssendSlice(c, []int32{1}, 0, 0)
+		return err
+	},
+	"SendrecvReplaceSlice": func(ctx context.Context, c *Comm) error {
+		_, err := SendrecvReplaceSlice(ctx, c, []int32{1}, 0, 0, 0, 0)
+		return err
+	},
 	"Iallgather": func(ctx context.Context, c *Comm) error {
 		_, err := Iallgather(ctx, c, []int32{1}, []int32{1, 2})
 		return err

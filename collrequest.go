@@ -135,3 +135,12 @@ func (q *CollRequest) Done() <-chan struct{} {
 	}
 	return q.done
 }
+
+// outcome is Test, for Pending: a collective has no status.
+func (q *CollRequest) outcome() (Status, bool, error) {
+	done, err := q.Test()
+	return Status{}, done, err
+}
+
+// wait is Wait, for the calls over sets of requests (waiter).
+func (q *CollRequest) wait(ctx context.Context) error { return q.Wait(ctx) }

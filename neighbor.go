@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 
 	"github.com/commtune/commtune/internal/core"
 )
@@ -34,11 +35,18 @@ import (
 type NeighborRequest struct {
 	reqs []*core.Request
 	n    *Neighborhood
+	// done is Done's channel, made at its first call (once): Wait and
+	// Test need none.
+	once sync.Once
+	done chan struct{}
 }
 
 // Wait waits until the exchange is complete and returns its first error.
 // If ctx ends first, it returns ctx.Err() and the exchange goes on.
 func (q *NeighborRequest) Wait(ctx context.Context) error {
+	if q == nil {
+		return errNilRequest
+	}
 	var errs []error
 	for _, r := range q.reqs {
 		if _, err := r.Wait(ctx); err != nil {
@@ -53,6 +61,9 @@ func (q *NeighborRequest) Wait(ctx context.Context) error {
 
 // Test reports whether the exchange is complete, and its error if so.
 func (q *NeighborRequest) Test() (bool, error) {
+	if q == nil {
+		return true, errNilRequest
+	}
 	var errs []error
 	for _, r := range q.reqs {
 		_, done, err := r.Test()
@@ -65,6 +76,43 @@ func (q *NeighborRequest) Test() (bool, error) {
 	}
 	return true, errors.Join(errs...)
 }
+
+// Done returns a channel closed when the exchange is complete (already
+// closed for a nil request), for use in select and by WaitAny and
+// WaitSome. Its first call starts a goroutine that waits for the
+// exchange's messages, unless they are all complete already.
+func (q *NeighborRequest) Done() <-chan struct{} {
+	if q == nil {
+		return closedChan
+	}
+	q.once.Do(func() {
+		if done, _ := q.Test(); done {
+			q.done = closedChan
+			return
+		}
+		q.done = make(chan struct{})
+		go func() {
+			// Every message completes, if not with its data then with
+			// its peer's loss or the engine's close.
+			for _, r := range q.reqs {
+				<-r.Done()
+			}
+			close(q.done)
+		}()
+	})
+	return q.done
+}
+
+// outcome is Test, for Pending: a neighbourhood collective has no
+// status.
+func (q *NeighborRequest) outcome() (Status, bool, error) {
+	done, err := q.Test()
+	return Status{}, done, err
+}
+
+// wait is Wait, which waits on each message as a point-to-point request
+// does, for the calls over sets of requests (waiter).
+func (q *NeighborRequest) wait(ctx context.Context) error { return q.Wait(ctx) }
 
 // tags returns the tag of the send to destination slot j and of the
 // receive from source slot i. In a Neighborhood every message has tag 0

@@ -57,6 +57,48 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 	return &Request{r: r, c: c.in}, nil
 }
 
+// Ssend sends buf to rank dest of c with tag in synchronous mode
+// (MPI_Ssend): it returns only once the receiver has posted a matching
+// receive and the message has matched it, at every size — not, as Send
+// may, once the data is buffered. A program that works with Ssend in
+// place of every Send relies on no buffering. If ctx ends first, Ssend
+// withdraws the message when it still can and returns ctx.Err().
+func (c *Comm) Ssend(ctx context.Context, buf []byte, dest, tag int) error {
+	if c == nil {
+		return errNilComm
+	}
+	return c.in.Ssend(ctx, buf, dest, tag)
+}
+
+// Issend starts a synchronous send (MPI_Issend): the request completes
+// only once the receiver has matched the message with a receive, so its
+// completion says the receive was posted. buf must not change until the
+// request completes; Cancel withdraws it while no receive has matched.
+func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
+	if c == nil {
+		return nil, errNilComm
+	}
+	r, err := c.in.Issend(buf, dest, tag)
+	if err != nil {
+		return nil, err
+	}
+	return &Request{r: r, c: c.in}, nil
+}
+
+// SendrecvReplace sends buf to dest with sendTag and receives into buf
+// from src (or AnySource) with recvTag (or AnyTag), as MPI_Sendrecv_replace
+// does: what is sent is buf as it was at the call (a copy of it travels),
+// and the message received replaces it. A message longer than buf fills
+// it and returns an error wrapping ErrTruncate, as Recv does.
+func (c *Comm) SendrecvReplace(ctx context.Context, buf []byte, dest, sendTag, src, recvTag int) (Status, error) {
+	if c == nil {
+		return Status{}, errNilComm
+	}
+	// Sendrecv sends a copy of an overlapping send buffer: here the two
+	// are one.
+	return c.in.Sendrecv(ctx, buf, dest, sendTag, buf, src, recvTag)
+}
+
 // Sendrecv sends sendBuf to dest and receives into recvBuf from src at the
 // same time, so that pairs of ranks exchanging with each other cannot
 // deadlock. The two buffers may overlap (in place): what is sent is

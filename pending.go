@@ -4,7 +4,9 @@ package commtune
 // collective *CollRequest, a *NeighborRequest, a started persistent request
 // — so that calls over sets of requests (TestAll, TestAny, TestSome,
 // WaitSome, WaitAll, WaitAny) take them alike. Only this package's request
-// types implement it.
+// types implement it. A kind whose own wait drives progress (polls the
+// rails) also implements waiter (requestset.go); others are waited for on
+// Done.
 type Pending interface {
 	// Done returns a channel closed when the request completes.
 	Done() <-chan struct{}

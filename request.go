@@ -3,7 +3,6 @@ package commtune
 import (
 	"context"
 	"errors"
-	"reflect"
 
 	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/core"
@@ -62,60 +61,15 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
-// WaitAll waits for every request and returns their statuses; the error
-// joins every request's error. If ctx ends first it returns ctx.Err() and
-// the unfinished requests stay pending. Nil requests are skipped.
-func WaitAll(ctx context.Context, reqs ...*Request) ([]Status, error) {
-	sts := make([]Status, len(reqs))
-	var errs []error
-	for i, q := range reqs {
-		if q == nil {
-			continue
-		}
-		st, err := q.Wait(ctx)
-		if _, done, _ := q.r.Test(); !done {
-			return sts, err // ctx ended
-		}
-		sts[i] = st
-		if err != nil {
-			errs = append(errs, err)
-		}
-	}
-	return sts, errors.Join(errs...)
-}
+// outcome is Test, for Pending.
+func (q *Request) outcome() (Status, bool, error) { return q.Test() }
 
-// WaitAny waits until one of reqs completes and returns its index and
-// result; the lowest index wins among those already complete. A completed
-// request stays complete, so callers set it to nil (skipped) before waiting
-// again. With no non-nil request it returns -1.
-func WaitAny(ctx context.Context, reqs ...*Request) (int, Status, error) {
-	live := 0
-	for i, q := range reqs {
-		if q == nil {
-			continue
-		}
-		live++
-		if st, done, err := q.Test(); done {
-			return i, st, err
-		}
+// wait blocks as Wait does, polling the rails while it may: for the calls
+// over sets of requests (waiter).
+func (q *Request) wait(ctx context.Context) error {
+	if q == nil {
+		return errNilRequest
 	}
-	if live == 0 {
-		return -1, Status{}, nil
-	}
-	cases := make([]reflect.SelectCase, 0, live+1)
-	index := make([]int, 0, live)
-	cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(ctx.Done())})
-	for i, q := range reqs {
-		if q != nil {
-			cases = append(cases, reflect.SelectCase{Dir: reflect.SelectRecv, Chan: reflect.ValueOf(q.Done())})
-			index = append(index, i)
-		}
-	}
-	chosen, _, _ := reflect.Select(cases)
-	if chosen == 0 {
-		return -1, Status{}, ctx.Err()
-	}
-	i := index[chosen-1]
-	st, _, err := reqs[i].Test()
-	return i, st, err
+	_, err := q.r.Wait(ctx)
+	return err
 }

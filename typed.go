@@ -52,6 +52,15 @@ func SendSlice[T any](ctx context.Context, c *Comm, s []T, dest, tag int) error 
 	return c.Send(ctx, bytesOf(s), dest, tag)
 }
 
+// SsendSlice sends s to dest with tag in synchronous mode, like Ssend on
+// its bytes: it returns once the receiver has matched the message.
+func SsendSlice[T any](ctx context.Context, c *Comm, s []T, dest, tag int) error {
+	if err := checkPlain[T](); err != nil {
+		return err
+	}
+	return c.Ssend(ctx, bytesOf(s), dest, tag)
+}
+
 // RecvSlice receives into s from src with tag, like Recv on its bytes; it
 // fails if the message is not a whole number of elements.
 func RecvSlice[T any](ctx context.Context, c *Comm, s []T, src, tag int) (Status, error) {
@@ -71,6 +80,30 @@ func IsendSlice[T any](c *Comm, s []T, dest, tag int) (*Request, error) {
 		return nil, err
 	}
 	return c.Isend(bytesOf(s), dest, tag)
+}
+
+// IssendSlice starts a synchronous send of s to dest with tag, like
+// Issend on its bytes.
+func IssendSlice[T any](c *Comm, s []T, dest, tag int) (*Request, error) {
+	if err := checkPlain[T](); err != nil {
+		return nil, err
+	}
+	return c.Issend(bytesOf(s), dest, tag)
+}
+
+// SendrecvReplaceSlice sends s to dest with sendTag and replaces its
+// elements with those received from src with recvTag, like
+// SendrecvReplace on its bytes; it fails if the message is not a whole
+// number of elements.
+func SendrecvReplaceSlice[T any](ctx context.Context, c *Comm, s []T, dest, sendTag, src, recvTag int) (Status, error) {
+	if err := checkPlain[T](); err != nil {
+		return Status{}, err
+	}
+	st, err := c.SendrecvReplace(ctx, bytesOf(s), dest, sendTag, src, recvTag)
+	if err == nil {
+		err = checkElems[T](st)
+	}
+	return st, err
 }
 
 // IrecvSlice starts receiving into s from src with tag.

@@ -55,6 +55,28 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*core.Request, error) {
 	return c.irecv(buf, src, tag, c.ctx)
 }
 
+// Ssend sends buf to rank dest with tag in synchronous mode: it returns
+// once the receiver has matched the message with a receive. If ctx ends
+// first, the send is withdrawn when it still can be.
+func (c *Comm) Ssend(ctx context.Context, buf []byte, dest, tag int) error {
+	if err := c.checkSend(dest, tag); err != nil {
+		return err
+	}
+	r := c.ep.Eng.IssendTemp(c.ctx, c.group[dest], tag, buf)
+	_, err := c.block(ctx, r)
+	c.ep.Eng.Release(r)
+	return err
+}
+
+// Issend starts a synchronous send of buf to rank dest with tag: the
+// request completes once the receiver has matched it.
+func (c *Comm) Issend(buf []byte, dest, tag int) (*core.Request, error) {
+	if err := c.checkSend(dest, tag); err != nil {
+		return nil, err
+	}
+	return c.ep.Eng.Issend(c.ctx, c.group[dest], tag, buf), nil
+}
+
 // Sendrecv sends sendBuf to dest and receives into recvBuf from src at the
 // same time; the buffers may overlap.
 func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, recvBuf []byte, src, recvTag int) (Status, error) {

@@ -64,6 +64,9 @@ func Cases() []Case {
 		{"create-from-group", 1, createFromGroup},
 		{"create-group-half", 2, createGroupHalf},
 		{"cart-sub", 1, cartSub},
+		{"ssend", 2, ssend},
+		{"sendrecv-replace", 1, sendrecvReplace},
+		{"completion-sets", 2, completionSets},
 	}
 }
 

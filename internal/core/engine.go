@@ -256,6 +256,26 @@ func (e *Engine) IsendPulled(ctxID uint64, dest, tag int, buf []byte) *Request {
 	return e.isend(r, ctxID)
 }
 
+// Issend starts a synchronous send of buf to world rank dest with tag in
+// context ctxID: the request completes only once the receiver has matched
+// it with a receive, not as soon as the data has left. It takes the
+// rendezvous path at every size, 0 bytes included (an RTS, then the
+// receiver's CTS, or its read of buf where the policy pulls), so an eager
+// send's credit and buffering never apply to it.
+func (e *Engine) Issend(ctxID uint64, dest, tag int, buf []byte) *Request {
+	r := e.newRequest(opSend, dest, tag, buf)
+	r.sync = true
+	return e.isend(r, ctxID)
+}
+
+// IssendTemp is Issend with a pooled request, for a caller that waits at
+// once and then calls Release (a blocking Ssend).
+func (e *Engine) IssendTemp(ctxID uint64, dest, tag int, buf []byte) *Request {
+	r := e.tempRequest(opSend, dest, tag, buf)
+	r.sync = true
+	return e.isend(r, ctxID)
+}
+
 // IrecvTemp is Irecv with a pooled request, for a caller that waits at
 // once and then calls Release.
 func (e *Engine) IrecvTemp(ctxID uint64, src, tag int, buf []byte) *Request {
@@ -355,7 +375,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 	c.sendSeq[dest]++
 	pull := r.wantPull && p.pullable && n > 0 && !r.vec
 	switch {
-	case !pull && n <= p.rndv && int64(n) <= p.credits:
+	case !pull && !r.sync && n <= p.rndv && int64(n) <= p.credits:
 		p.credits -= int64(n)
 		if r.temp && n < p.iovec && n <= smallEager-eagerHeaderLen {
 			// The caller waits anyway: a small copy goes behind the header
@@ -375,7 +395,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			r.move(evEager)
 		}
 	default:
-		if n <= p.rndv && !pull {
+		if n <= p.rndv && !pull && !r.sync {
 			e.stats.CreditFallbacks++
 		}
 		r.proto = protoRendezvous

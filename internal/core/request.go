@@ -66,6 +66,10 @@ type Request struct {
 	// wantPull: the sender asks its receiver to read buf in place
 	// (IsendPulled).
 	wantPull bool
+	// sync: a synchronous send (Issend), complete only once its receive
+	// has matched: it announces itself at every size, as a rendezvous
+	// send does, and completes on the receiver's answer.
+	sync bool
 
 	// state is where r is in its protocol (state.go): it moves only by
 	// r.move, under e.mu. The flags below are not protocol state and vary
