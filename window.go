@@ -392,7 +392,8 @@ func elemBytes[T any](p *T) []byte {
 }
 
 // RMARequest is a request-based one-sided operation under way (Rput,
-// Rget, Raccumulate, RgetAccumulate).
+// Rget, Raccumulate, RgetAccumulate). It is a Pending, so TestAll, WaitSome
+// and the other calls over sets take it beside other requests.
 type RMARequest struct{ p *rma.Pending }
 
 // Wait blocks until the operation completes (Rput, Raccumulate: origin may
@@ -425,6 +426,9 @@ func (q *RMARequest) outcome() (Status, bool, error) {
 	ok, err := q.Test()
 	return Status{}, ok, err
 }
+
+// wait is Wait for the calls over sets (waiter): it polls the rails.
+func (q *RMARequest) wait(ctx context.Context) error { return q.Wait(ctx) }
 
 func rmaRequest(p *rma.Pending, err error) (*RMARequest, error) {
 	if err != nil {

@@ -60,6 +60,7 @@ func Cases() []Case {
 		{"rma-pscw", 1, rmaPSCW},
 		{"rma-passive-target", 2, rmaPassive},
 		{"rma-misuse", 1, rmaMisuse},
+		{"rma-requests", 1, rmaRequests},
 		{"group-algebra", 1, groupAlgebra},
 		{"create-from-group", 1, createFromGroup},
 		{"create-group-half", 2, createGroupHalf},

@@ -430,3 +430,68 @@ func misuseWindow(ctx context.Context, w *commtune.Window[int64], target, n int)
 	}
 	return nil
 }
+
+// rmaRequests: request-based operations complete through the calls over
+// sets of requests, beside a point-to-point request: Rget of every
+// neighbour's row and Raccumulate into them, under LockAll.
+func rmaRequests(ctx context.Context, c *commtune.Comm) error {
+	n, me := c.Size(), c.Rank()
+	const cells = 32
+	return forEachWindow(ctx, c, cells+1, func(w *commtune.Window[int64]) error {
+		for i := range cells {
+			w.Local()[i] = cellValue(me, me, i)
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		if err := w.LockAll(ctx); err != nil {
+			return err
+		}
+		rows := make([][]int64, n)
+		var reqs []commtune.Pending
+		for t := range n {
+			rows[t] = make([]int64, cells)
+			q, err := w.Rget(rows[t], t, 0)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, q)
+			a, err := w.Raccumulate([]int64{int64(me + 1)}, t, cells, commtune.Sum)
+			if err != nil {
+				return err
+			}
+			reqs = append(reqs, a)
+		}
+		self, err := c.Isend(nil, me, 77)
+		if err != nil {
+			return err
+		}
+		reqs = append(reqs, self, nil)
+		if _, err := c.Recv(ctx, nil, me, 77); err != nil {
+			return err
+		}
+		if _, err := commtune.WaitAll(ctx, reqs...); err != nil {
+			return err
+		}
+		if ok, _, err := commtune.TestAll(reqs...); !ok || err != nil {
+			return fmt.Errorf("TestAll after WaitAll: %v %v", ok, err)
+		}
+		if err := w.UnlockAll(ctx); err != nil {
+			return err
+		}
+		for t, row := range rows {
+			for i, v := range row {
+				if v != cellValue(t, t, i) {
+					return fmt.Errorf("Rget of rank %d, cell %d = %d, want %d", t, i, v, cellValue(t, t, i))
+				}
+			}
+		}
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		if got, want := w.Local()[cells], int64(n*(n+1)/2); got != want {
+			return fmt.Errorf("Raccumulate total %d, want %d", got, want)
+		}
+		return c.Barrier(ctx)
+	})
+}
