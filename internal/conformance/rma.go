@@ -288,8 +288,9 @@ func rmaPSCW(ctx context.Context, c *commtune.Comm) error {
 }
 
 // rmaPassive: rank 0 computes for 2 s without calling the library, while
-// the others lock its window, put their rows and unlock; rank 0 watches
-// its own memory and must see every row land during the computation.
+// the others lock its window, write their rows (accumulates with Replace)
+// and unlock; rank 0 watches its own memory and must see every row land
+// during the computation.
 func rmaPassive(ctx context.Context, c *commtune.Comm) error {
 	n, me := c.Size(), c.Rank()
 	const cells = 16
@@ -305,7 +306,9 @@ func rmaPassive(ctx context.Context, c *commtune.Comm) error {
 			if err := w.Lock(ctx, commtune.LockExclusive, 0); err != nil {
 				return err
 			}
-			if err := w.Put(ctx, row, 0, me*cells); err != nil {
+			// Replace, not Put: rank 0 reads its memory during the epoch,
+			// which only atomic writes make well-defined.
+			if err := w.Accumulate(ctx, row, 0, me*cells, commtune.Replace); err != nil {
 				return err
 			}
 			if err := w.Unlock(ctx, 0); err != nil {
