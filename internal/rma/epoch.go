@@ -3,6 +3,7 @@ package rma
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 )
 
 // ErrEpoch is what an operation or synchronisation out of its place in
@@ -17,9 +18,65 @@ var ErrEpoch = errors.New("rma: synchronisation error")
 type epochs struct {
 	fence   bool             // a Fence opened an epoch to every target
 	lockAll bool             // LockAll: a shared lock on every target
-	locks   map[int]LockKind // Lock: the lock held on each target
+	locks   []LockKind       // Lock: the lock held on each target (0: none)
+	nlocks  int              // targets locked
 	started map[int]bool     // Start: the targets of the access epoch
 	posted  map[int]bool     // Post: the origins of the exposure epoch
+
+	// Mirrors of the state above for the checks every operation makes
+	// (open, passiveOpen), read with no lock: written, under the window's
+	// lock, by each change.
+	all     atomic.Bool     // fence or lockAll
+	allLock atomic.Bool     // lockAll
+	per     []atomic.Uint32 // by target: openLocked, openStarted
+}
+
+// The bits of epochs.per.
+const (
+	openLocked  = 1
+	openStarted = 2
+)
+
+// newEpochs returns the state of a window of n ranks, no epoch open.
+func newEpochs(n int) *epochs {
+	return &epochs{locks: make([]LockKind, n), per: make([]atomic.Uint32, n)}
+}
+
+// mirror publishes target's part of the state, and the whole window's.
+func (e *epochs) mirror(targets ...int) {
+	// Stores only where the value changes: an atomic store costs a
+	// locked instruction, and Lock and Unlock change one word.
+	if all := e.fence || e.lockAll; e.all.Load() != all {
+		e.all.Store(all)
+	}
+	if e.allLock.Load() != e.lockAll {
+		e.allLock.Store(e.lockAll)
+	}
+	for _, t := range targets {
+		if t < 0 || t >= len(e.per) {
+			continue
+		}
+		var v uint32
+		if e.locks[t] != 0 {
+			v |= openLocked
+		}
+		if e.started != nil && e.started[t] {
+			v |= openStarted
+		}
+		e.per[t].Store(v)
+	}
+}
+
+// open reports, with no lock, whether target may be accessed now (access
+// says why not).
+func (e *epochs) open(target int) bool {
+	return e.all.Load() || e.per[target].Load() != 0
+}
+
+// passiveOpen reports, with no lock, whether target is in a passive-target
+// epoch (passive says why not).
+func (e *epochs) passiveOpen(target int) bool {
+	return e.allLock.Load() || e.per[target].Load()&openLocked != 0
 }
 
 func epochErr(format string, args ...any) error {
@@ -51,10 +108,9 @@ func (e *epochs) lock(target int, kind LockKind) error {
 	case e.locks[target] != 0:
 		return epochErr("rank %d is locked already", target)
 	}
-	if e.locks == nil {
-		e.locks = map[int]LockKind{}
-	}
 	e.locks[target] = kind
+	e.nlocks++
+	e.mirror(target)
 	return nil
 }
 
@@ -63,7 +119,9 @@ func (e *epochs) unlock(target int) (LockKind, error) {
 	if kind == 0 {
 		return 0, epochErr("Unlock of rank %d, which this rank has not locked", target)
 	}
-	delete(e.locks, target)
+	e.locks[target] = 0
+	e.nlocks--
+	e.mirror(target)
 	return kind, nil
 }
 
@@ -71,10 +129,11 @@ func (e *epochs) startLockAll() error {
 	if e.lockAll {
 		return epochErr("LockAll inside LockAll")
 	}
-	if len(e.locks) > 0 {
-		return epochErr("LockAll while %d ranks are locked", len(e.locks))
+	if e.nlocks > 0 {
+		return epochErr("LockAll while %d ranks are locked", e.nlocks)
 	}
 	e.lockAll = true
+	e.mirror()
 	return nil
 }
 
@@ -83,18 +142,20 @@ func (e *epochs) endLockAll() error {
 		return epochErr("UnlockAll without LockAll")
 	}
 	e.lockAll = false
+	e.mirror()
 	return nil
 }
 
 // startFence checks that a Fence may be called: no other epoch is open.
 func (e *epochs) startFence() error {
-	if e.lockAll || len(e.locks) > 0 {
+	if e.lockAll || e.nlocks > 0 {
 		return epochErr("Fence inside a passive-target epoch")
 	}
 	if e.started != nil || e.posted != nil {
 		return epochErr("Fence inside a post-start-complete-wait epoch")
 	}
 	e.fence = true
+	e.mirror()
 	return nil
 }
 
@@ -110,11 +171,12 @@ func (e *epochs) start(targets []int) error {
 	if e.started != nil {
 		return epochErr("Start inside an access epoch of Start")
 	}
-	if e.lockAll || len(e.locks) > 0 {
+	if e.lockAll || e.nlocks > 0 {
 		return epochErr("Start inside a passive-target epoch")
 	}
 	e.fence = false
 	e.started = setOf(targets)
+	e.mirror(targets...)
 	return nil
 }
 
@@ -124,6 +186,7 @@ func (e *epochs) complete() (map[int]bool, error) {
 	}
 	s := e.started
 	e.started = nil
+	e.mirror(sortedKeys(s)...)
 	return s, nil
 }
 
@@ -133,6 +196,7 @@ func (e *epochs) post(origins []int) error {
 	}
 	e.fence = false
 	e.posted = setOf(origins)
+	e.mirror()
 	return nil
 }
 
@@ -148,7 +212,7 @@ func (e *epochs) wait() (map[int]bool, error) {
 // free checks that no epoch is left open.
 func (e *epochs) free() error {
 	switch {
-	case e.lockAll || len(e.locks) > 0:
+	case e.lockAll || e.nlocks > 0:
 		return epochErr("Free inside a passive-target epoch (Unlock first)")
 	case e.started != nil:
 		return epochErr("Free inside an access epoch (Complete first)")

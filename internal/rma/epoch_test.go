@@ -47,7 +47,7 @@ func TestEpochs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var e epochs
+			e := newEpochs(8)
 			for i, s := range tc.steps {
 				var err error
 				switch s.call {
@@ -82,10 +82,16 @@ func TestEpochs(t *testing.T) {
 				if got := e.access(r, "Put") == nil; got != want {
 					t.Errorf("access to %d: %v, want %v", r, got, want)
 				}
+				if got := e.open(r); got != want {
+					t.Errorf("open(%d) = %v, want %v (the mirror disagrees)", r, got, want)
+				}
+				if got := e.passive(r, "Flush") == nil; got != e.passiveOpen(r) {
+					t.Errorf("passiveOpen(%d) = %v, passive says %v", r, e.passiveOpen(r), got)
+				}
 			}
 		})
 	}
-	var e epochs
+	e := newEpochs(2)
 	if err := e.lock(1, LockKind(7)); err == nil || errors.Is(err, ErrEpoch) {
 		t.Errorf("lock of kind 7: %v, want a bad-argument error", err)
 	}

@@ -116,14 +116,19 @@ func (w *Window) UnlockAll(ctx context.Context) error {
 // Flush completes every operation this rank started to target, at the
 // target, inside a passive-target epoch.
 func (w *Window) Flush(ctx context.Context, target int) error {
-	w.mu.Lock()
-	err := w.rankLocked("Flush", target)
-	if err == nil {
-		err = w.ep.passive(target, "Flush")
+	if w.closed.Load() || target < 0 || target >= len(w.cfg.Sizes) || !w.ep.passiveOpen(target) {
+		w.mu.Lock()
+		err := w.rankLocked("Flush", target)
+		if err == nil {
+			err = w.ep.passive(target, "Flush")
+		}
+		w.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
-	w.mu.Unlock()
-	if err != nil || w.target(target) != nil {
-		return err // in place: the origin's own stores did the work
+	if w.target(target) != nil {
+		return nil // in place: the origin's own stores did the work
 	}
 	return w.flush(ctx, target)
 }
@@ -200,7 +205,7 @@ func (w *Window) FlushAll(ctx context.Context) error {
 func (w *Window) anyLocked() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	return w.ep.lockAll || len(w.ep.locks) > 0
+	return w.ep.lockAll || w.ep.nlocks > 0
 }
 
 func (w *Window) flushAll(ctx context.Context) error {
@@ -333,6 +338,7 @@ func (w *Window) Free(ctx context.Context) error {
 	err := w.ep.free()
 	if err == nil {
 		w.freed = true
+		w.closed.Store(true)
 	}
 	w.mu.Unlock()
 	if err != nil {

@@ -72,7 +72,8 @@ type Window struct {
 	agent *agent
 
 	mu          sync.Mutex
-	ep          epochs
+	ep          *epochs
+	closed      atomic.Bool        // freed: read with no lock
 	outstanding []int              // by target: requests to its agent not yet flushed
 	sends       map[int][]*Pending // by target: request-based sends not yet seen complete
 	tags        atomic.Uint32
@@ -82,7 +83,7 @@ type Window struct {
 // New makes this rank's window from cfg and starts its agent when some
 // origin needs it.
 func New(cfg Config) *Window {
-	w := &Window{cfg: cfg, rank: cfg.Req.Rank(), outstanding: make([]int, len(cfg.Sizes))}
+	w := &Window{cfg: cfg, rank: cfg.Req.Rank(), ep: newEpochs(len(cfg.Sizes)), outstanding: make([]int, len(cfg.Sizes))}
 	if cfg.Agent {
 		w.agent = startAgent(w)
 	}
@@ -114,11 +115,10 @@ func (w *Window) target(rank int) *Target {
 }
 
 // check validates an access of n bytes at element offset disp of target
-// in the current epoch, and returns its byte offset.
+// in the current epoch, and returns its byte offset. It takes no lock
+// when the access is in order (the epochs' mirrors).
 func (w *Window) check(call string, target, disp, n int) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	if w.freed {
+	if w.closed.Load() {
 		return 0, ErrFreed
 	}
 	if target < 0 || target >= len(w.cfg.Sizes) {
@@ -128,8 +128,13 @@ func (w *Window) check(call string, target, disp, n int) (int, error) {
 	if disp < 0 || disp > size/elem || n > size-disp*elem {
 		return 0, fmt.Errorf("rma: %s: %d elements at displacement %d outside rank %d's window of %d elements", call, n/elem, disp, target, size/elem)
 	}
-	if err := w.ep.access(target, call); err != nil {
-		return 0, err
+	if !w.ep.open(target) {
+		w.mu.Lock()
+		err := w.ep.access(target, call)
+		w.mu.Unlock()
+		if err != nil {
+			return 0, err
+		}
 	}
 	return disp * elem, nil
 }
