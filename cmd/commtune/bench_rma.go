@@ -93,29 +93,20 @@ func rmaPattern(ctx context.Context, cfg bench.RMAConfig, transport, vs string, 
 		return 1
 	}
 	impl.TCP = transport == "tcp"
-	bar := newBar(os.Stderr, "rounds "+cfg.Pattern, 2*rounds)
-	var ours, theirs [][]bench.Summary
-	for k := range rounds {
-		bar.Describe("commtune " + cfg.Pattern)
+	ours, theirs, err := alternate(rounds, "rounds "+cfg.Pattern, impl.Name, func() ([]bench.Summary, error) {
 		rep, err := rmaProcesses(ctx, cfg, transport)
 		if err != nil {
-			bar.Finish()
-			fmt.Fprintf(os.Stderr, "commtune bench rma: %v\n", err)
-			return 1
+			return nil, err
 		}
-		ours = append(ours, summaries(rep.Results, bench.CollResult.Summary))
-		bar.Set(2*k + 1)
-		bar.Describe(impl.Name + " " + cfg.Pattern)
+		return summaries(rep.Results, bench.CollResult.Summary), nil
+	}, func() ([]bench.Summary, error) {
 		res, err := impl.RMA(ctx, bin, cfg.Pattern, cfg.Sizes, cfg.Iters, cfg.Window)
-		if err != nil {
-			bar.Finish()
-			fmt.Fprintf(os.Stderr, "commtune bench rma: %v\n", err)
-			return 1
-		}
-		theirs = append(theirs, summaries(res, bench.CollResult.Summary))
-		bar.Set(2*k + 2)
+		return summaries(res, bench.CollResult.Summary), err
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench rma: %v\n", err)
+		return 1
 	}
-	bar.Finish()
 	return writeVs(&bench.VsReport{Bench: "rma", Op: cfg.Pattern, Algo: cfg.Window + " window", Ranks: 2, Transport: transport, Timing: bench.BackToBack,
 		Ref: impl.Name, Rounds: rounds, Rows: bench.VsRows(cfg.Sizes, ours, theirs)}, asJSON)
 }

@@ -34,6 +34,30 @@ func reference(ctx context.Context, name string) (mpiref.Impl, string, error) {
 	return impl, bin, err
 }
 
+// alternate runs ours and theirs (the reference, named ref) in turn for
+// rounds, with a progress bar, and returns each side's summaries by round.
+func alternate(rounds int, label, ref string, ours, theirs func() ([]bench.Summary, error)) (o, t [][]bench.Summary, err error) {
+	bar := newBar(os.Stderr, label, 2*rounds)
+	defer bar.Finish()
+	for k := range rounds {
+		bar.Describe("commtune")
+		a, err := ours()
+		if err != nil {
+			return nil, nil, err
+		}
+		o = append(o, a)
+		bar.Set(2*k + 1)
+		bar.Describe(ref)
+		b, err := theirs()
+		if err != nil {
+			return nil, nil, err
+		}
+		t = append(t, b)
+		bar.Set(2*k + 2)
+	}
+	return o, t, nil
+}
+
 // vsPingPong alternates rounds of commtune's ping-pong and the MPI one.
 func vsPingPong(ctx context.Context, cfg bench.PingPongConfig, transport, method, ref string, rounds int, asJSON bool) int {
 	impl, bin, err := reference(ctx, ref)
@@ -42,29 +66,20 @@ func vsPingPong(ctx context.Context, cfg bench.PingPongConfig, transport, method
 		return 1
 	}
 	impl.TCP = transport == "tcp" // compare transport with transport
-	bar := newBar(os.Stderr, "rounds", 2*rounds)
-	var ours, theirs [][]bench.Summary
-	for k := 0; k < rounds; k++ {
-		bar.Describe("commtune")
+	ours, theirs, err := alternate(rounds, "rounds", impl.Name, func() ([]bench.Summary, error) {
 		rep, err := pingPongProcesses(ctx, cfg, transport, method)
 		if err != nil {
-			bar.Finish()
-			fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
-			return 1
+			return nil, err
 		}
-		ours = append(ours, summaries(rep.Results, bench.Result.Summary))
-		bar.Set(2*k + 1)
-		bar.Describe(impl.Name)
+		return summaries(rep.Results, bench.Result.Summary), nil
+	}, func() ([]bench.Summary, error) {
 		res, err := impl.PingPong(ctx, bin, cfg.Sizes, cfg.Iters)
-		if err != nil {
-			bar.Finish()
-			fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
-			return 1
-		}
-		theirs = append(theirs, summaries(res, bench.Result.Summary))
-		bar.Set(2*k + 2)
+		return summaries(res, bench.Result.Summary), err
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench pingpong: %v\n", err)
+		return 1
 	}
-	bar.Finish()
 	if transport == "shm" && method != "auto" {
 		transport += "/" + method
 	}
@@ -97,36 +112,27 @@ func vsColl(ctx context.Context, cfg bench.CollConfig, n int, transport, ref str
 		return 1
 	}
 	impl.TCP = transport == "tcp"
-	bar := newBar(os.Stderr, "rounds", 2*rounds)
-	var ours, theirs [][]bench.Summary
 	var sizes []int
 	algo := cfg.Algorithms[0]
-	for k := 0; k < rounds; k++ {
-		bar.Describe("commtune")
+	ours, theirs, err := alternate(rounds, "rounds", impl.Name, func() ([]bench.Summary, error) {
 		rep, err := collProcesses(ctx, cfg, n, 1, transport, func(int, int, string) {})
 		if err != nil {
-			bar.Finish()
-			fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
-			return 1
+			return nil, err
 		}
 		sizes = sizes[:0]
 		for _, r := range rep.Results {
 			sizes = append(sizes, r.Bytes)
 			algo = r.Algo
 		}
-		ours = append(ours, summaries(rep.Results, bench.CollResult.Summary))
-		bar.Set(2*k + 1)
-		bar.Describe(impl.Name)
+		return summaries(rep.Results, bench.CollResult.Summary), nil
+	}, func() ([]bench.Summary, error) {
 		res, err := impl.Coll(ctx, bin, n, op, cfg.Sizes, cfg.Iters, cfg.Timing)
-		if err != nil {
-			bar.Finish()
-			fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
-			return 1
-		}
-		theirs = append(theirs, summaries(res, bench.CollResult.Summary))
-		bar.Set(2*k + 2)
+		return summaries(res, bench.CollResult.Summary), err
+	})
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune bench coll: %v\n", err)
+		return 1
 	}
-	bar.Finish()
 	return writeVs(&bench.VsReport{Bench: "coll", Op: op, Algo: algo, Ranks: n, Transport: transport, Timing: cfg.Timing, Ref: impl.Name,
 		Rounds: rounds, Rows: bench.VsRows(sizes, ours, theirs)}, asJSON)
 }

@@ -203,29 +203,14 @@ func (e *Engine) ReadableBy(peer int) bool {
 // read ends) is the caller's. It fails if peer is lost or no rail to it
 // can read (CanRead).
 func (e *Engine) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
-	if err := e.checkRank(peer, false); err != nil {
-		return err
+	err := e.onMemory(peer, "read", func() error { return e.sched.ReadSpans(peer, dst, src) })
+	if err == nil {
+		e.mu.Lock()
+		e.stats.Reads++
+		e.stats.ReadBytes += uint64(segsLen(dst))
+		e.mu.Unlock()
 	}
-	e.mu.Lock()
-	lost := e.peers[peer].lost
-	e.mu.Unlock()
-	if lost != nil {
-		return lost
-	}
-	if err := e.sched.ReadSpans(peer, dst, src); err != nil {
-		if errors.Is(err, driver.ErrPeerGone) {
-			// Everything else that needs the peer fails now too, not when
-			// its rail notices.
-			e.PeerLost(peer, err)
-			return &PeerLostError{Rank: peer, Err: err}
-		}
-		return fmt.Errorf("core: read of rank %d's memory: %w", peer, err)
-	}
-	e.mu.Lock()
-	e.stats.Reads++
-	e.stats.ReadBytes += uint64(segsLen(dst))
-	e.mu.Unlock()
-	return nil
+	return err
 }
 
 // WriteSpans copies the parts of src into the ranges dst of world rank
@@ -234,6 +219,13 @@ func (e *Engine) ReadSpans(peer int, dst [][]byte, src []driver.Span) error {
 // it can write (a rail that reads, CanRead, writes too where it offers
 // single copy, ReadableBy).
 func (e *Engine) WriteSpans(peer int, dst []driver.Span, src [][]byte) error {
+	return e.onMemory(peer, "write", func() error { return e.sched.WriteSpans(peer, dst, src) })
+}
+
+// onMemory runs move, a read or write of peer's memory, unless peer is
+// lost; a peer found gone meanwhile is lost for everything else that needs
+// it too, now, not when its rail notices.
+func (e *Engine) onMemory(peer int, what string, move func() error) error {
 	if err := e.checkRank(peer, false); err != nil {
 		return err
 	}
@@ -243,12 +235,12 @@ func (e *Engine) WriteSpans(peer int, dst []driver.Span, src [][]byte) error {
 	if lost != nil {
 		return lost
 	}
-	if err := e.sched.WriteSpans(peer, dst, src); err != nil {
+	if err := move(); err != nil {
 		if errors.Is(err, driver.ErrPeerGone) {
 			e.PeerLost(peer, err)
 			return &PeerLostError{Rank: peer, Err: err}
 		}
-		return fmt.Errorf("core: write of rank %d's memory: %w", peer, err)
+		return fmt.Errorf("core: %s of rank %d's memory: %w", what, peer, err)
 	}
 	return nil
 }
