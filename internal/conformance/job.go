@@ -57,8 +57,8 @@ func Inside(f func(context.Context, *commtune.Comm, control.Endpoint) error) Pro
 }
 
 // Programs returns the programs that more than one test package runs, by
-// name: "suite" runs every case of Cases whose name starts with its
-// argument (every case for ""), "stress" runs Stress with as many
+// name: "suite" runs every case of Cases whose name starts with one of
+// the comma-separated prefixes of its argument (every case for ""), "stress" runs Stress with as many
 // messages as its argument says. A test binary adds its own before
 // handing the map to RankMain.
 func Programs() map[string]Program {
@@ -75,13 +75,22 @@ func Programs() map[string]Program {
 	}
 }
 
-// runSuite runs every case whose name starts with prefix on the world
-// communicator, with a barrier between cases so that one case's
-// stragglers cannot meet the next, and says how many passed.
-func runSuite(ctx context.Context, c *commtune.Comm, prefix string) error {
+// runSuite runs every case whose name starts with one of prefixes
+// (comma-separated; "" for every case) on the world communicator, with a
+// barrier between cases so that one case's stragglers cannot meet the
+// next, and says how many passed.
+func runSuite(ctx context.Context, c *commtune.Comm, prefixes string) error {
 	passed := 0
+	wanted := func(name string) bool {
+		for _, p := range strings.Split(prefixes, ",") {
+			if strings.HasPrefix(name, p) {
+				return true
+			}
+		}
+		return false
+	}
 	for _, tc := range Cases() {
-		if c.Size() < tc.MinRanks || !strings.HasPrefix(tc.Name, prefix) {
+		if c.Size() < tc.MinRanks || !wanted(tc.Name) {
 			continue
 		}
 		if err := tc.Run(ctx, c); err != nil {

@@ -71,15 +71,18 @@ func TestStressProcesses(t *testing.T) {
 	}
 }
 
-// TestRMAProcesses runs the one-sided cases at 4 and 8 processes on each
-// transport: windows reached through the targets' agents (tcp, and
-// NewWindow's on shm) and in place (AllocWindow's on shm).
+// TestRMAProcesses runs the one-sided cases, and those of the other calls
+// made beside them (groups and communicators from them, sub-grids,
+// synchronous sends, completion over sets, persistent requests), at 4 and
+// 8 processes on each transport: windows reached through the targets'
+// agents (tcp), by single copy and agents (NewWindow's on shm) and in
+// place (AllocWindow's on one node).
 func TestRMAProcesses(t *testing.T) {
 	counts := testenv.Pick([]int{4, 8}, []int{4})
 	for _, tr := range conformance.Transports {
 		for _, n := range counts {
 			t.Run(fmt.Sprintf("%s/n=%d", tr.Name, n), func(t *testing.T) {
-				out, err := conformance.RunJob(n, "suite", "rma-", tr.Env)
+				out, err := conformance.RunJob(n, "suite", "rma-,group-,create-,cart-sub,ssend,sendrecv-replace,completion-sets,persistent", tr.Env)
 				if err != nil {
 					t.Fatalf("%v\n%s", err, out)
 				}
