@@ -61,7 +61,7 @@ func cellValue(origin, target, i int) int64 {
 // writer.
 func rmaFence(ctx context.Context, c *commtune.Comm) error {
 	n, me := c.Size(), c.Rank()
-	const cells = 700 // 5600 bytes: more than a small message
+	const cells = 5000 // 40 000 bytes: a put through an agent sends its data apart (putDataMin)
 	right, left := (me+1)%n, (me+n-1)%n
 	return forEachWindow(ctx, c, 2*cells, func(w *commtune.Window[int64]) error {
 		if err := w.Fence(ctx); err != nil {

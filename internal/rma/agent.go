@@ -120,6 +120,15 @@ func (a *agent) handle(origin int, msg []byte) {
 	switch q.kind {
 	case kPut:
 		copy(mem, data)
+	case kPutData:
+		// The data follows at once: the origin sent it right after.
+		st, err := w.cfg.Rep.Recv(a.ctx, mem[:q.length], origin, q.tag)
+		if err == nil && st.Count != q.length {
+			err = fmt.Errorf("rma: rank %d's put of %d bytes brought %d", origin, q.length, st.Count)
+		}
+		if err != nil {
+			a.errs[origin] = err
+		}
 	case kAcc:
 		accumulate(local, mem, data, nil, elem, localOp(q.op, w.cfg.Kind), red, h)
 	case kGet:

@@ -139,6 +139,12 @@ func (w *Window) check(call string, target, disp, n int) (int, error) {
 	return disp * elem, nil
 }
 
+// putDataMin is the size from which a put through an agent sends its data
+// as a message of its own, which the agent receives in place, rather than
+// behind the request's header, which it receives in a buffer and copies:
+// over TCP a 4 MiB put went at 1.2-1.4 GB/s one way, 2.5-2.9 the other.
+const putDataMin = 32 << 10
+
 // remote returns the address of rank's memory where this rank reaches it
 // by single copy, else 0.
 func (w *Window) remote(rank int) uint64 {
@@ -201,6 +207,13 @@ func (w *Window) Put(ctx context.Context, data []byte, target, disp int) error {
 	}
 	if a := w.remote(target); a != 0 {
 		return w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: a + uint64(off), Len: len(data)}}, [][]byte{data})
+	}
+	if len(data) >= putDataMin {
+		q := request{kind: kPutData, offset: off, length: len(data), tag: w.nextTag()}
+		if err := w.send(ctx, target, q); err != nil {
+			return err
+		}
+		return w.cfg.Rep.Send(ctx, data, target, q.tag)
 	}
 	return w.send(ctx, target, request{kind: kPut, offset: off, length: len(data)}, data)
 }
@@ -394,6 +407,21 @@ func (w *Window) sendAsync(call string, kind byte, op OpCode, data []byte, targe
 	}
 	if a := w.remote(target); a != 0 && kind == kPut {
 		return done(w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: a + uint64(off), Len: len(data)}}, [][]byte{data})), nil
+	}
+	if kind == kPut && len(data) >= putDataMin {
+		q := request{kind: kPutData, offset: off, length: len(data), tag: w.nextTag()}
+		if _, err := w.isend(target, q, nil); err != nil {
+			return nil, err
+		}
+		r, err := w.cfg.Rep.Isend(data, target, q.tag)
+		if err != nil {
+			return nil, err
+		}
+		p := &Pending{req: r, target: target}
+		w.mu.Lock()
+		w.sends[target] = append(w.sends[target], p)
+		w.mu.Unlock()
+		return p, nil
 	}
 	return w.isend(target, request{kind: kind, op: op, offset: off, length: len(data)}, data)
 }

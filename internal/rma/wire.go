@@ -10,7 +10,7 @@ import (
 // context: a 32-byte header, then the operation's data. All integers are
 // little-endian.
 //
-//	byte 0      kind (kPut … kFlush)
+//	byte 0      kind (kPut … kPutData)
 //	byte 1      accumulate operation (OpCode), 0 otherwise
 //	byte 2      lock kind (Shared, Exclusive) for kLock and kUnlock
 //	byte 3      element size in bytes (must be the window's)
@@ -20,7 +20,10 @@ import (
 //	bytes 24–31 zero
 //
 // Data: kPut, kAcc and kGetAcc carry length bytes to combine; kCAS carries
-// the compare value then the swap value (one element each). Replies
+// the compare value then the swap value (one element each). kPutData is a
+// put whose length bytes follow in a message of their own, on the reply
+// context from the origin to the target with the reply tag, which the
+// agent receives straight into the window (no copy through a buffer). Replies
 // (kGet, kGetAcc, kCAS, kLock, kUnlock, kFlush) go to the origin on the
 // window's reply context with the reply tag: one status byte (0 ok, 1
 // error) followed by the fetched bytes, or by the error's text.
@@ -36,10 +39,11 @@ const (
 	kLock
 	kUnlock
 	kFlush
+	kPutData
 	kindEnd
 )
 
-var kindNames = [...]string{"", "put", "get", "accumulate", "get-accumulate", "compare-and-swap", "lock", "unlock", "flush"}
+var kindNames = [...]string{"", "put", "get", "accumulate", "get-accumulate", "compare-and-swap", "lock", "unlock", "flush", "put"}
 
 // request is a decoded request header.
 type request struct {
@@ -103,7 +107,7 @@ func decodeRequest(msg []byte, size, elem int) (request, []byte, error) {
 	q.offset, q.length = int(off), int(n)
 	want := q.length
 	switch q.kind {
-	case kGet:
+	case kGet, kPutData:
 		want = 0
 	case kCAS:
 		if q.length != elem {

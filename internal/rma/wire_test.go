@@ -21,6 +21,7 @@ func TestRequestRoundTrip(t *testing.T) {
 		{request{kind: kLock, lock: Exclusive, tag: 3}, nil},
 		{request{kind: kUnlock, lock: Shared, tag: 4}, nil},
 		{request{kind: kFlush, tag: 5}, nil},
+		{request{kind: kPutData, elem: 8, tag: 6, offset: 64, length: 64}, nil},
 	}
 	for _, tc := range cases {
 		msg := append(tc.q.encode(make([]byte, headerLen)), tc.data...)
@@ -59,6 +60,7 @@ func TestRequestRefused(t *testing.T) {
 		{"unaligned", enc(request{kind: kPut, elem: 8, offset: 4, length: 8}, 8), "outside"},
 		{"short data", enc(request{kind: kPut, elem: 8, length: 16}, 8), "carries 8 bytes"},
 		{"get with data", enc(request{kind: kGet, elem: 8, length: 8}, 8), "carries 8 bytes"},
+		{"put-data with data", enc(request{kind: kPutData, elem: 8, length: 8}, 8), "carries 8 bytes"},
 		{"cas of two", enc(request{kind: kCAS, elem: 8, length: 16}, 32), "compare-and-swap"},
 		{"no operation", enc(request{kind: kAcc, elem: 8, length: 8}, 8), "operation"},
 		{"lock kind", enc(request{kind: kLock, lock: 3}, 0), "lock of kind"},
