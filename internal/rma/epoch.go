@@ -16,12 +16,12 @@ var ErrEpoch = errors.New("rma: synchronisation error")
 // targets it may access now, and what it must close. It does no I/O: the
 // window consults it before each call, under its lock.
 type epochs struct {
-	fence   bool             // a Fence opened an epoch to every target
-	lockAll bool             // LockAll: a shared lock on every target
-	locks   []LockKind       // Lock: the lock held on each target (0: none)
-	nlocks  int              // targets locked
-	started map[int]bool     // Start: the targets of the access epoch
-	posted  map[int]bool     // Post: the origins of the exposure epoch
+	fence   bool         // a Fence opened an epoch to every target
+	lockAll bool         // LockAll: a shared lock on every target
+	locks   []LockKind   // Lock: the lock held on each target (0: none)
+	nlocks  int          // targets locked
+	started map[int]bool // Start: the targets of the access epoch
+	posted  map[int]bool // Post: the origins of the exposure epoch
 
 	// Mirrors of the state above for the checks every operation makes
 	// (open, passiveOpen), read with no lock: written, under the window's
