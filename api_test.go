@@ -92,6 +92,14 @@ var commFuncs = map[string]func(ctx context.Context, c *Comm) error{
 		return err
 	},
 	"SsendSlice": func(ctx context.Context, c *Comm) error { return SsendSlice(ctx, c, []int32{1}, 0, 0) },
+	"NewWindow": func(ctx context.Context, c *Comm) error {
+		_, err := NewWindow(ctx, c, []int64{0})
+		return err
+	},
+	"AllocWindow": func(ctx context.Context, c *Comm) error {
+		_, err := AllocWindow[int64](ctx, c, 1)
+		return err
+	},
 	"IssendSlice": func(ctx context.Context, c *Comm) error {
 		_, err := IssendSlice(c, []int32{1}, 0, 0)
 		return err

@@ -279,15 +279,25 @@ func (win *Window[T]) Free(ctx context.Context) error {
 var errNilWindow = errors.New("commtune: nil window")
 
 // Local returns this rank's memory in the window.
-func (win *Window[T]) Local() []T { return win.local }
+func (win *Window[T]) Local() []T {
+	if win == nil {
+		return nil
+	}
+	return win.local
+}
 
 // Comm returns the communicator the window was made on.
-func (win *Window[T]) Comm() *Comm { return win.comm }
+func (win *Window[T]) Comm() *Comm {
+	if win == nil {
+		return nil
+	}
+	return win.comm
+}
 
 // Size returns the number of elements rank exposes (0 for a rank out of
 // range).
 func (win *Window[T]) Size(rank int) int {
-	if rank < 0 || rank >= win.comm.Size() {
+	if win == nil || win.w == nil || rank < 0 || rank >= win.comm.Size() {
 		return 0
 	}
 	return win.w.Size(rank) / win.w.Elem()
@@ -316,12 +326,18 @@ func wrapRMA(err error) error {
 // once origin may be reused; the data is in place once the epoch's
 // synchronisation (Fence, Flush, Unlock, Complete) has returned.
 func (win *Window[T]) Put(ctx context.Context, origin []T, target, disp int) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.Put(ctx, bytesOf(origin), target, disp))
 }
 
 // Get reads len(result) elements of target's window from element disp
 // into result; they are there when Get returns.
 func (win *Window[T]) Get(ctx context.Context, result []T, target, disp int) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.Get(ctx, bytesOf(result), target, disp))
 }
 
@@ -329,6 +345,9 @@ func (win *Window[T]) Get(ctx context.Context, result []T, target, disp int) err
 // (a predefined operation, or Replace), element-wise atomically with
 // every other accumulate.
 func (win *Window[T]) Accumulate(ctx context.Context, origin []T, target, disp int, op Op) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	code, err := rmaOp(op, "Accumulate")
 	if err != nil {
 		return err
@@ -340,6 +359,9 @@ func (win *Window[T]) Accumulate(ctx context.Context, origin []T, target, disp i
 // into result (as long as origin; with NoOp, origin is ignored and
 // result's length says how many): an atomic read-modify-write.
 func (win *Window[T]) GetAccumulate(ctx context.Context, origin, result []T, target, disp int, op Op) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	code, err := rmaOp(op, "GetAccumulate")
 	if err != nil {
 		return err
@@ -350,6 +372,9 @@ func (win *Window[T]) GetAccumulate(ctx context.Context, origin, result []T, tar
 // FetchAndOp combines v into target's element disp with op and returns
 // the element's value before: GetAccumulate of one element.
 func (win *Window[T]) FetchAndOp(ctx context.Context, v T, target, disp int, op Op) (T, error) {
+	if win == nil || win.w == nil {
+		return *new(T), errNilWindow
+	}
 	code, err := rmaOp(op, "FetchAndOp")
 	if err != nil {
 		return v, err
@@ -377,6 +402,9 @@ func fromBits[T any](u uint64) T { return *(*T)(unsafe.Pointer(&u)) }
 // CompareAndSwap replaces target's element disp with swap if it equals
 // compare, and returns its value before, atomically.
 func (win *Window[T]) CompareAndSwap(ctx context.Context, compare, swap T, target, disp int) (T, error) {
+	if win == nil || win.w == nil {
+		return *new(T), errNilWindow
+	}
 	if unsafe.Sizeof(compare) <= 8 {
 		old, err := win.w.CompareAndSwapBits(ctx, bitsOf(compare), bitsOf(swap), target, disp)
 		return fromBits[T](old), wrapRMA(err)
@@ -439,17 +467,26 @@ func rmaRequest(p *rma.Pending, err error) (*RMARequest, error) {
 
 // Rput is Put returning a request, complete once origin may be reused.
 func (win *Window[T]) Rput(origin []T, target, disp int) (*RMARequest, error) {
+	if win == nil || win.w == nil {
+		return nil, errNilWindow
+	}
 	return rmaRequest(win.w.PutAsync(bytesOf(origin), target, disp))
 }
 
 // Rget is Get returning a request, complete once result holds the data.
 func (win *Window[T]) Rget(result []T, target, disp int) (*RMARequest, error) {
+	if win == nil || win.w == nil {
+		return nil, errNilWindow
+	}
 	return rmaRequest(win.w.GetAsync(bytesOf(result), target, disp))
 }
 
 // Raccumulate is Accumulate returning a request, complete once origin may
 // be reused.
 func (win *Window[T]) Raccumulate(origin []T, target, disp int, op Op) (*RMARequest, error) {
+	if win == nil || win.w == nil {
+		return nil, errNilWindow
+	}
 	code, err := rmaOp(op, "Raccumulate")
 	if err != nil {
 		return nil, err
@@ -460,6 +497,9 @@ func (win *Window[T]) Raccumulate(origin []T, target, disp int, op Op) (*RMARequ
 // RgetAccumulate is GetAccumulate returning a request, complete once
 // result holds the fetched elements.
 func (win *Window[T]) RgetAccumulate(origin, result []T, target, disp int, op Op) (*RMARequest, error) {
+	if win == nil || win.w == nil {
+		return nil, errNilWindow
+	}
 	code, err := rmaOp(op, "RgetAccumulate")
 	if err != nil {
 		return nil, err
@@ -470,44 +510,79 @@ func (win *Window[T]) RgetAccumulate(origin, result []T, target, disp int, op Op
 // Fence closes the window's fence epoch and opens the next on every rank
 // (a collective call): every operation started before it, by any rank, is
 // complete when it returns.
-func (win *Window[T]) Fence(ctx context.Context) error { return wrapRMA(win.w.Fence(ctx)) }
+func (win *Window[T]) Fence(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	return wrapRMA(win.w.Fence(ctx))
+}
 
 // Lock opens a passive-target epoch to target with a lock of kind; it
 // returns once the lock is held. The target takes no part.
 func (win *Window[T]) Lock(ctx context.Context, kind LockKind, target int) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.Lock(ctx, kind, target))
 }
 
 // Unlock closes the epoch Lock opened: every operation in it is complete
 // at the target when it returns.
 func (win *Window[T]) Unlock(ctx context.Context, target int) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.Unlock(ctx, target))
 }
 
 // LockAll opens a passive-target epoch to every rank, with shared locks.
-func (win *Window[T]) LockAll(ctx context.Context) error { return wrapRMA(win.w.LockAll(ctx)) }
+func (win *Window[T]) LockAll(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	return wrapRMA(win.w.LockAll(ctx))
+}
 
 // UnlockAll closes LockAll's epoch; its operations are complete at their
 // targets when it returns.
-func (win *Window[T]) UnlockAll(ctx context.Context) error { return wrapRMA(win.w.UnlockAll(ctx)) }
+func (win *Window[T]) UnlockAll(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	return wrapRMA(win.w.UnlockAll(ctx))
+}
 
 // Flush completes, at target, every operation this rank started to it,
 // inside a passive-target epoch.
 func (win *Window[T]) Flush(ctx context.Context, target int) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.Flush(ctx, target))
 }
 
 // FlushAll is Flush of every target.
-func (win *Window[T]) FlushAll(ctx context.Context) error { return wrapRMA(win.w.FlushAll(ctx)) }
+func (win *Window[T]) FlushAll(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	return wrapRMA(win.w.FlushAll(ctx))
+}
 
 // FlushLocal completes locally (their buffers may be reused) the
 // operations this rank started to target, inside a passive-target epoch.
 func (win *Window[T]) FlushLocal(ctx context.Context, target int) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.FlushLocal(ctx, target))
 }
 
 // FlushLocalAll is FlushLocal of every target.
 func (win *Window[T]) FlushLocalAll(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.FlushLocalAll(ctx))
 }
 
@@ -515,6 +590,9 @@ func (win *Window[T]) FlushLocalAll(ctx context.Context) error {
 // origins (a group of the window's communicator's ranks), each of which
 // may access it once its Start returns; WaitExposure closes it.
 func (win *Window[T]) Post(ctx context.Context, origins *Group) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	ranks, err := win.ranksOf("Post", origins)
 	if err != nil {
 		return err
@@ -526,6 +604,9 @@ func (win *Window[T]) Post(ctx context.Context, origins *Group) error {
 // window's communicator's ranks), once each has posted an exposure epoch
 // to this rank; Complete closes it.
 func (win *Window[T]) Start(ctx context.Context, targets *Group) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	ranks, err := win.ranksOf("Start", targets)
 	if err != nil {
 		return err
@@ -556,10 +637,18 @@ func (win *Window[T]) ranksOf(call string, g *Group) ([]int, error) {
 
 // Complete closes Start's access epoch: its operations are complete at
 // their targets when it returns.
-func (win *Window[T]) Complete(ctx context.Context) error { return wrapRMA(win.w.Complete(ctx)) }
+func (win *Window[T]) Complete(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	return wrapRMA(win.w.Complete(ctx))
+}
 
 // WaitExposure closes Post's exposure epoch once every origin in it has
 // called Complete (MPI_Win_wait).
 func (win *Window[T]) WaitExposure(ctx context.Context) error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
 	return wrapRMA(win.w.WaitExposure(ctx))
 }
