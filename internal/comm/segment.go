@@ -63,6 +63,12 @@ type segment struct {
 	call     Call
 	callFree atomic.Bool
 
+	// pending is the call a persistent request's start began on the
+	// segment and has not ended (persistent.go): the next call the
+	// segment carries ends it first, or waits until it has ended.
+	// Calls are prepared in program order, which is where it is read.
+	pending splitRef
+
 	// The running call, for check.
 	c      *Comm
 	cur    segOp
@@ -261,6 +267,9 @@ func (c *Comm) preparedSegment(s *segment, op coll.Operation, l coll.Layout, in,
 	k.seg = s
 	k.ticket = s.tickets.Add(1)
 	k.seq = c.nextCollCall()
+	if s.pending.p != nil {
+		k.after, s.pending = s.pending, splitRef{} // to end before k runs
+	}
 	return k
 }
 
@@ -282,6 +291,12 @@ func (k *Call) runSegment(ctx context.Context) error {
 		return err
 	}
 	defer s.served.Add(1)
+	if r := k.after; r.p != nil {
+		k.after = splitRef{}
+		if err := r.settle(ctx); err != nil {
+			return err
+		}
+	}
 	if !s.ready.Load() {
 		select {
 		case <-s.made:
@@ -335,6 +350,12 @@ func (s *segment) run(ctx context.Context, o segOp) error {
 	s.cur, s.ctx, s.looked, s.told = o, ctx, time.Time{}, false
 	err = s.carry(&o)
 	s.cur, s.ctx = segOp{}, nil
+	return s.ended(o, err)
+}
+
+// ended ends call o on the segment, which returned err.
+func (s *segment) ended(o segOp, err error) error {
+	c := s.c
 	c.endDirect(o.seq)
 	if err != nil {
 		return fmt.Errorf("commtune: %s (%s): %w", o.op, segmentNames[o.op], c.segmentError(o.seq, err))
@@ -353,7 +374,19 @@ func (c *Comm) RunOnSegment(ctx context.Context, op coll.Operation, l coll.Layou
 	}
 	l.Size, l.Rank = len(c.group), c.rank
 	s := c.segmentFor(op, l, false)
-	if s == nil || !s.ready.Load() || s.tickets.Load() != s.served.Load() {
+	if s == nil || !s.ready.Load() {
+		return false, nil
+	}
+	if r := s.pending; r.p != nil {
+		// A persistent start's call comes first: end it here when that
+		// waits for nothing, or ctx cannot end meanwhile; else Prepare's
+		// call waits for it (runSegment), heeding ctx.
+		if !r.over() && !((ctx.Done() == nil || r.ready()) && r.p.endNow(r.gen)) {
+			return false, nil
+		}
+		s.pending = splitRef{}
+	}
+	if s.tickets.Load() != s.served.Load() {
 		return false, nil
 	}
 	// No call of the segment runs (every ticket served) and none can
@@ -749,7 +782,7 @@ func (s *segment) close() {
 		}
 		return
 	}
-	if s.g == nil || s.served.Load() != s.tickets.Load() {
+	if s.g == nil || s.served.Load() != s.tickets.Load() || s.pending.p != nil && !s.pending.over() {
 		return
 	}
 	for _, p := range s.parts {
