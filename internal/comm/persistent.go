@@ -52,16 +52,25 @@ const (
 	routeMessages                  // a schedule of messages (plan)
 )
 
-// A start's state, in the low bits of Persistent.word; the start's number
-// is above them.
+// A start's state, in the low bits of Persistent.word, with a start's
+// number above them. Start n, posted on the segment and not yet taken by
+// anyone to end it, leaves the word as start n-1 left it, over: a start
+// that publishes in the caller's goroutine pays no store of its own, and
+// the first to change the word from (n-1, over) to (n, running) ends it.
 const (
-	stIdle    = 0 // never started
-	stPosted  = 1 // begun on the segment, this rank's part published; nobody ends it yet
-	stRunning = 2 // being ended, or running in its goroutine
-	stOver    = 3 // ended; err is its outcome
+	stRunning = 1 // being ended, or running in its goroutine
+	stOver    = 2 // over; err is its outcome
 	stateBits = 2
 	stateMask = 1<<stateBits - 1
 )
+
+// overWord and runningWord are the word of start gen over, and running.
+func overWord(gen uint64) uint64    { return gen<<stateBits | stOver }
+func runningWord(gen uint64) uint64 { return gen<<stateBits | stRunning }
+
+// isOver reports whether word w says start gen is over: a later start
+// has begun, or gen's is over.
+func isOver(w, gen uint64) bool { return w >= overWord(gen) }
 
 // Persistent is a collective call fixed for persistent starts.
 type Persistent struct {
@@ -88,12 +97,14 @@ type Persistent struct {
 	segSig nodecoll.Sig
 	copyIn []byte
 
-	// word is the running start's number and state; err its outcome
-	// once over; seq its collective call number and call its number among
+	// gen is the last start's number; word its state, or the state of
+	// the start before it while it is posted; err its outcome once over;
+	// o what the segment runs of it (segOp), and call its number among
 	// the segment's calls, on the segment's route.
+	gen  uint64
 	word atomic.Uint64
 	err  error
-	seq  uint64
+	o    segOp
 	call uint64
 	// done is Done's channel for start doneGen, under mu; wantDone says
 	// Done was asked for once, so an ending start closes it.
@@ -135,6 +146,7 @@ func (c *Comm) persist(op coll.Operation, l coll.Layout, in, out []byte, red col
 	l.SendCounts, l.SendDispls = slices.Clone(l.SendCounts), slices.Clone(l.SendDispls)
 	l.RecvCounts, l.RecvDispls = slices.Clone(l.RecvCounts), slices.Clone(l.RecvDispls)
 	p := &Persistent{c: c, op: op, layout: l, in: in, out: out, red: red, commutative: commutative, choice: o.Choice, by: ChosenByTable}
+	p.word.Store(overWord(0))
 	named := isSegmentAlgorithm(op, o.Algorithm)
 	if o.Algorithm == "" || named {
 		if s := c.segmentFor(op, l, named); s != nil {
@@ -148,6 +160,7 @@ func (c *Comm) persist(op coll.Operation, l coll.Layout, in, out []byte, red col
 				p.copyIn = make([]byte, len(in))
 				p.segOp.In = p.copyIn
 			}
+			p.o = segOp{op: op, layout: l, in: p.segOp.In, out: out, red: red}
 			return p, nil
 		}
 		if named {
@@ -215,15 +228,14 @@ func (p *Persistent) Start() error {
 	if err := p.c.Check(); err != nil {
 		return err
 	}
-	w := p.word.Load()
-	if st := w & stateMask; st != stIdle && st != stOver {
+	if p.word.Load() != overWord(p.gen) {
 		return errActive
 	}
-	gen := w>>stateBits + 1
-	if p.route == routeSegment && p.startOnSegment(gen) {
+	p.gen++
+	if p.route == routeSegment && p.startOnSegment(p.gen) {
 		return nil
 	}
-	return p.startCall(gen)
+	return p.startCall(p.gen)
 }
 
 // startOnSegment begins start gen on the node segment and publishes this
@@ -242,14 +254,11 @@ func (p *Persistent) startOnSegment(gen uint64) bool {
 	if !s.g.CanBegin() {
 		return false // its slot is not free yet
 	}
-	seq := p.c.nextCollCall()
+	p.o.seq = p.c.nextCollCall()
 	if p.copyIn != nil {
 		copy(p.copyIn, p.in)
 	}
-	o := segOp{seq, p.op, p.layout, p.segOp.In, p.out, p.red}
-	p.err, p.seq = nil, seq
-	p.word.Store(gen<<stateBits | stPosted)
-	call, over, err := s.post(o, p.segSig, &p.segOp)
+	call, over, err := s.post(&p.o, p.segSig, &p.segOp)
 	if over {
 		p.ended(gen, err)
 		return true
@@ -272,14 +281,14 @@ func (p *Persistent) startCall(gen uint64) error {
 	case routeHier:
 		var err error
 		if k, err = c.preparedHier(p.op, p.alg, p.layout, p.in, p.out, p.red, p.commutative, o, p.by); err != nil {
+			p.gen--
 			return err
 		}
 	default:
 		k = c.prepared(p.op, p.alg, p.plan, p.layout, p.in, p.out, p.red, p.commutative, o, false, p.by)
 	}
 	k.Post = p.tmpl.Post
-	p.err = nil
-	p.word.Store(gen<<stateBits | stRunning)
+	p.word.Store(runningWord(gen))
 	go func() { p.over(gen, k.Run(context.Background(), false)) }()
 	return nil
 }
@@ -287,8 +296,9 @@ func (p *Persistent) startCall(gen uint64) error {
 // post begins o, a persistent start's call, on the made segment and
 // publishes this rank's part; it returns the call's number among the
 // segment's and whether it is over for this rank (then with its
-// outcome), else finish ends it.
-func (s *segment) post(o segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint64, over bool, err error) {
+// outcome), else finish ends it. The segment's running call stays o
+// until then: no other call of the segment runs before o ends.
+func (s *segment) post(o *segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint64, over bool, err error) {
 	c := s.c
 	err = c.beginDirect()
 	if err == nil {
@@ -297,16 +307,16 @@ func (s *segment) post(o segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint64
 	if err != nil {
 		// Out of step before the call: the peers waiting for this
 		// rank's part must not wait for a loss.
-		s.cur = o
+		s.cur = *o
 		s.g.Abort(err)
 		s.cur = segOp{}
 		return 0, true, err
 	}
-	s.cur, s.ctx, s.looked, s.told = o, context.Background(), time.Time{}, false
+	s.cur, s.ctx, s.looked, s.told = *o, context.Background(), time.Time{}, false
 	call, over, err = s.g.Post(sig, nop)
-	s.cur, s.ctx = segOp{}, nil
 	if over {
-		return call, true, s.ended(o, err)
+		s.cur, s.ctx = segOp{}, nil
+		return call, true, s.ended(*o, err)
 	}
 	return call, false, nil
 }
@@ -315,21 +325,19 @@ func (s *segment) post(o segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint64
 // call: it reads the peers' parts, waiting for them as long as they take
 // (the start's call ends only with its peers, as a nonblocking call
 // started with a context that never ends).
-func (s *segment) finish(o segOp, call uint64, nop *nodecoll.Op) error {
-	s.cur, s.ctx, s.looked, s.told = o, context.Background(), time.Time{}, false
+func (s *segment) finish(o *segOp, call uint64, nop *nodecoll.Op) error {
 	err := s.g.Finish(call, nop)
 	s.cur, s.ctx = segOp{}, nil
-	return s.ended(o, err)
+	return s.ended(*o, err)
 }
 
 // endNow ends start gen, posted on the segment, in the calling goroutine,
 // unless another has taken it: it reports whether it did.
 func (p *Persistent) endNow(gen uint64) bool {
-	if !p.word.CompareAndSwap(gen<<stateBits|stPosted, gen<<stateBits|stRunning) {
+	if !p.word.CompareAndSwap(overWord(gen-1), runningWord(gen)) {
 		return false
 	}
-	o := segOp{p.seq, p.op, p.layout, p.segOp.In, p.out, p.red}
-	p.ended(gen, p.seg.finish(o, p.call, &p.segOp))
+	p.ended(gen, p.seg.finish(&p.o, p.call, &p.segOp))
 	return true
 }
 
@@ -349,7 +357,7 @@ func (p *Persistent) ended(gen uint64, err error) {
 // over records the outcome of start gen and wakes whoever waits on Done.
 func (p *Persistent) over(gen uint64, err error) {
 	p.err = err
-	p.word.Store(gen<<stateBits | stOver)
+	p.word.Store(overWord(gen))
 	if p.wantDone.Load() {
 		p.mu.Lock()
 		if p.doneGen == gen && p.done != nil && !p.closed {
@@ -384,17 +392,16 @@ func (p *Persistent) ready(polls int) bool {
 // only with its peers).
 const readyPolls = 256
 
-// Wait waits until the running start is over, or ctx ends: it reports
-// whether the start is over, and then its outcome (nil for a call never
+// Wait waits until the last start is over, or ctx ends: it reports
+// whether it is over, and then its outcome (nil for a call never
 // started). Once ctx has ended the start goes on; wait again.
 func (p *Persistent) Wait(ctx context.Context) (bool, error) {
+	gen := p.gen
 	for {
-		w := p.word.Load()
-		gen := w >> stateBits
-		switch w & stateMask {
-		case stIdle, stOver:
+		switch w := p.word.Load(); w {
+		case overWord(gen):
 			return true, p.err
-		case stPosted:
+		case overWord(gen - 1): // posted on the segment
 			if ctx.Done() == nil || p.ready(readyPolls) {
 				if p.endNow(gen) {
 					return true, p.err
@@ -411,34 +418,38 @@ func (p *Persistent) Wait(ctx context.Context) (bool, error) {
 	}
 }
 
-// Test reports whether the running start is over and then its outcome;
-// a start posted on the segment whose peers' parts are all there ends
-// here.
+// Test reports whether the last start is over and then its outcome; a
+// start posted on the segment whose peers' parts are all there ends
+// here. A start not over yields the processor first: a loop of Tests
+// then leaves it to the goroutines that end the start (a start's own, or
+// the peers' of goroutine ranks), which with fewer processors than
+// goroutines would otherwise wait for the scheduler to take it away.
 func (p *Persistent) Test() (bool, error) {
-	w := p.word.Load()
-	switch w & stateMask {
-	case stIdle, stOver:
+	gen := p.gen
+	switch w := p.word.Load(); w {
+	case overWord(gen):
 		return true, p.err
-	case stPosted:
-		if p.ready(0) && p.endNow(w>>stateBits) {
+	case overWord(gen - 1):
+		if p.ready(0) && p.endNow(gen) {
 			return true, p.err
 		}
 	}
+	runtime.Gosched()
 	return false, nil
 }
 
-// Done returns a channel closed once the running start is over (closed
+// Done returns a channel closed once the last start is over (closed
 // already if there is none). A start posted on the segment that nobody
 // ends yet is ended in a goroutine of its own: whoever selects on the
 // channel may make no other call.
-func (p *Persistent) Done() <-chan struct{} { return p.doneFor(p.word.Load() >> stateBits) }
+func (p *Persistent) Done() <-chan struct{} { return p.doneFor(p.gen) }
 
 // doneFor is Done of start gen: closed if that start is over.
 func (p *Persistent) doneFor(gen uint64) <-chan struct{} {
 	p.mu.Lock()
 	p.wantDone.Store(true) // before the look at word: over, having stored it, closes the channel
 	w := p.word.Load()
-	if w>>stateBits != gen || w&stateMask == stOver || w&stateMask == stIdle {
+	if isOver(w, gen) {
 		p.mu.Unlock()
 		return closedChan
 	}
@@ -447,8 +458,8 @@ func (p *Persistent) doneFor(gen uint64) <-chan struct{} {
 	}
 	ch := p.done
 	p.mu.Unlock()
-	if w&stateMask == stPosted {
-		go p.endNow(gen)
+	if w == overWord(gen-1) {
+		go p.endNow(gen) // posted: nobody may come to end it
 	}
 	return ch
 }
@@ -470,10 +481,7 @@ type splitRef struct {
 
 // over reports whether the start is over (a later start of p means it
 // is).
-func (r splitRef) over() bool {
-	w := r.p.word.Load()
-	return w>>stateBits != r.gen || w&stateMask == stOver
-}
+func (r splitRef) over() bool { return isOver(r.p.word.Load(), r.gen) }
 
 // ready reports whether ending the start would wait for nothing.
 func (r splitRef) ready() bool { return r.p.ready(0) }
@@ -483,8 +491,7 @@ func (r splitRef) ready() bool { return r.p.ready(0) }
 // goroutine has ended it.
 func (r splitRef) settle(ctx context.Context) error {
 	for !r.over() {
-		w := r.p.word.Load()
-		if w>>stateBits == r.gen && w&stateMask == stPosted && (ctx.Done() == nil || r.ready()) {
+		if r.p.word.Load() == overWord(r.gen-1) && (ctx.Done() == nil || r.ready()) {
 			r.p.endNow(r.gen)
 			continue
 		}

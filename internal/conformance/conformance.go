@@ -53,6 +53,7 @@ func Cases() []Case {
 		{"logical-op-domain", 1, logicalDomain},
 		{"context-and-cancel", 2, contextCase},
 		{"collective-mismatch", 2, mismatchCase},
+		{"persistent", 1, persistent},
 	}
 }
 
