@@ -48,7 +48,7 @@ func persistent(ctx context.Context, c *commtune.Comm) error {
 			if it%2 == 0 {
 				_, err = p.Wait(ctx)
 			} else {
-				err = testUntilDone(ctx, p)
+				err = testThenWait(ctx, p)
 			}
 			if err != nil {
 				return fmt.Errorf("%s: start %d: %w", pc.name, it, err)
@@ -108,18 +108,19 @@ func onGoroutines(c *commtune.Comm) bool {
 	return true
 }
 
-// testUntilDone completes p by Test alone, yielding between Tests.
-func testUntilDone(ctx context.Context, p *commtune.Prequest) error {
-	for {
+// testThenWait completes p by Test if a few Tests see it complete, else
+// by Wait: a loop of Tests alone would hold a processor the peers may
+// need (processes outnumber processors in the suite's larger jobs).
+func testThenWait(ctx context.Context, p *commtune.Prequest) error {
+	for range 4 {
 		_, done, err := p.Test()
 		if done || err != nil {
 			return err
 		}
-		if err := ctx.Err(); err != nil {
-			return err
-		}
 		runtime.Gosched()
 	}
+	_, err := p.Wait(ctx)
+	return err
 }
 
 // persistentCase is one persistent request of the case: init makes it;
