@@ -316,7 +316,7 @@ func (s *segment) post(o *segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint6
 	call, over, err = s.g.Post(sig, nop)
 	if over {
 		s.cur, s.ctx = segOp{}, nil
-		return call, true, s.ended(*o, err)
+		return call, true, s.ended(o.seq, o.op, err)
 	}
 	return call, false, nil
 }
@@ -328,7 +328,7 @@ func (s *segment) post(o *segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint6
 func (s *segment) finish(o *segOp, call uint64, nop *nodecoll.Op) error {
 	err := s.g.Finish(call, nop)
 	s.cur, s.ctx = segOp{}, nil
-	return s.ended(*o, err)
+	return s.ended(o.seq, o.op, err)
 }
 
 // endNow ends start gen, posted on the segment, in the calling goroutine,

@@ -350,15 +350,15 @@ func (s *segment) run(ctx context.Context, o segOp) error {
 	s.cur, s.ctx, s.looked, s.told = o, ctx, time.Time{}, false
 	err = s.carry(&o)
 	s.cur, s.ctx = segOp{}, nil
-	return s.ended(o, err)
+	return s.ended(o.seq, o.op, err)
 }
 
-// ended ends call o on the segment, which returned err.
-func (s *segment) ended(o segOp, err error) error {
+// ended ends call seq, of op, on the segment, which returned err.
+func (s *segment) ended(seq uint64, op coll.Operation, err error) error {
 	c := s.c
-	c.endDirect(o.seq)
+	c.endDirect(seq)
 	if err != nil {
-		return fmt.Errorf("commtune: %s (%s): %w", o.op, segmentNames[o.op], c.segmentError(o.seq, err))
+		return fmt.Errorf("commtune: %s (%s): %w", op, segmentNames[op], c.segmentError(seq, err))
 	}
 	return nil
 }
