@@ -573,3 +573,90 @@ func TestPersistentInPlace(t *testing.T) {
 		})
 	}
 }
+
+// TestPersistentRootRunsAhead: a Bcast root whose starts end as soon as
+// it has published runs ahead of a reader that is late; once the slots it
+// would publish into are not known free, its starts run in goroutines of
+// their own (waiting there for the reader), and every start of the
+// reader gets its own data.
+func TestPersistentRootRunsAhead(t *testing.T) {
+	ctx := context.Background()
+	const starts = 100
+	err := Local(2, func(c *Comm) error {
+		buf := make([]int64, 2)
+		p, err := BcastInit(c, buf, 0)
+		if err != nil {
+			return err
+		}
+		if c.Rank() == 1 {
+			time.Sleep(20 * time.Millisecond) // the root runs ahead meanwhile
+		}
+		for i := range int64(starts) {
+			if c.Rank() == 0 {
+				buf[0], buf[1] = i, -i
+			} else {
+				buf[0], buf[1] = -1, -1
+			}
+			if err := p.Start(); err != nil {
+				return err
+			}
+			if _, err := p.Wait(ctx); err != nil {
+				return err
+			}
+			if buf[0] != i || buf[1] != -i {
+				return fmt.Errorf("rank %d start %d: %v", c.Rank(), i, buf)
+			}
+		}
+		return p.Free()
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestPersistentLogicalAndChoice: a logical operation's result of one
+// rank's value alone is 1 or 0 at every start (Scan's on rank 0, any
+// reduction on one rank), and WithChoice says, at every start, that the
+// node segment ran, as the table chose.
+func TestPersistentLogicalAndChoice(t *testing.T) {
+	ctx := context.Background()
+	for _, n := range []int{1, 2} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			err := Local(n, func(c *Comm) error {
+				in, scan, all := []int8{5}, []int8{0}, []int8{0}
+				var ch CollChoice
+				s, err := ScanInit(c, in, scan, LOr)
+				if err != nil {
+					return err
+				}
+				a, err := AllreduceInit(c, in, all, LAnd, WithChoice(&ch))
+				if err != nil {
+					return err
+				}
+				for i := range 50 {
+					in[0] = int8(5 + i%3)
+					scan[0], all[0] = 9, 9
+					if err := StartAll(s, a); err != nil {
+						return err
+					}
+					if _, err := s.Wait(ctx); err != nil {
+						return err
+					}
+					if _, err := a.Wait(ctx); err != nil {
+						return err
+					}
+					if scan[0] != 1 || all[0] != 1 {
+						return fmt.Errorf("start %d: scan %d, allreduce %d, want 1 and 1", i, scan[0], all[0])
+					}
+					if n > 1 && (ch.Algorithm != "allreduce/node-segment" || ch.By != ChosenByTable) {
+						return fmt.Errorf("start %d: %+v, want the node segment by the table", i, ch)
+					}
+				}
+				return errors.Join(s.Free(), a.Free())
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
