@@ -107,11 +107,13 @@ type Persistent struct {
 	o    segOp
 	call uint64
 	// done is Done's channel for start doneGen, under mu; wantDone says
-	// Done was asked for once, so an ending start closes it.
+	// Done was asked for once, so an ending start closes it; handed is
+	// the last start posted whose end Done handed to a goroutine.
 	mu       sync.Mutex
 	done     chan struct{}
 	doneGen  uint64
 	closed   bool
+	handed   uint64
 	wantDone atomic.Bool
 }
 
@@ -457,9 +459,13 @@ func (p *Persistent) doneFor(gen uint64) <-chan struct{} {
 		p.done, p.doneGen, p.closed = make(chan struct{}), gen, false
 	}
 	ch := p.done
+	hand := w == overWord(gen-1) && p.handed != gen // posted: nobody may come to end it
+	if hand {
+		p.handed = gen
+	}
 	p.mu.Unlock()
-	if w == overWord(gen-1) {
-		go p.endNow(gen) // posted: nobody may come to end it
+	if hand {
+		go p.endNow(gen)
 	}
 	return ch
 }
