@@ -2,6 +2,7 @@ package comm
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -61,7 +62,6 @@ const (
 	stRunning = 1 // being ended, or running in its goroutine
 	stOver    = 2 // over; err is its outcome
 	stateBits = 2
-	stateMask = 1<<stateBits - 1
 )
 
 // overWord and runningWord are the word of start gen over, and running.
@@ -118,7 +118,7 @@ type Persistent struct {
 }
 
 // errActive is Start's error for a start not yet over.
-var errActive = fmt.Errorf("commtune: persistent request started while active")
+var errActive = errors.New("commtune: persistent request started while active")
 
 // Persist checks a collective call (Prepare's arguments) and fixes how it
 // runs, for a persistent request whose starts run it on in and out. It
@@ -213,15 +213,6 @@ var segmentKinds = map[coll.Operation]nodecoll.Kind{
 
 // Operation returns the operation p runs.
 func (p *Persistent) Operation() coll.Operation { return p.op }
-
-// Algorithm names the algorithm p's starts run: the node segment's, or
-// the one fixed at init.
-func (p *Persistent) Algorithm() string {
-	if p.route == routeSegment {
-		return segmentNames[p.op]
-	}
-	return p.alg.Name()
-}
 
 // Start starts the call again: it takes its place in the order of the
 // communicator's collective calls and returns without waiting for any
