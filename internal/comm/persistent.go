@@ -54,10 +54,11 @@ const (
 )
 
 // A start's state, in the low bits of Persistent.word, with a start's
-// number above them. Start n, posted on the segment and not yet taken by
-// anyone to end it, leaves the word as start n-1 left it, over: a start
-// that publishes in the caller's goroutine pays no store of its own, and
-// the first to change the word from (n-1, over) to (n, running) ends it.
+// number above them. Start n, until someone takes it to end or run it,
+// leaves the word as start n-1 left it, over: a start that publishes in
+// the caller's goroutine pays no store of its own, and the first to
+// change the word from (n-1, over) to (n, running) ends it (a start
+// posted on the segment) or runs it (any other).
 const (
 	stRunning = 1 // being ended, or running in its goroutine
 	stOver    = 2 // over; err is its outcome
@@ -98,14 +99,17 @@ type Persistent struct {
 	copyIn []byte
 
 	// gen is the last start's number; word its state, or the state of
-	// the start before it while it is posted; err its outcome once over;
-	// o what the segment runs of it (segOp), and call its number among
-	// the segment's calls, on the segment's route.
-	gen  uint64
-	word atomic.Uint64
-	err  error
-	o    segOp
-	call uint64
+	// the start before it until it is taken; err its outcome once over.
+	// split says it was posted on the segment: o is what the segment
+	// runs of it (segOp), and call its number among the segment's calls;
+	// otherwise k is its call, prepared at its start.
+	gen   uint64
+	word  atomic.Uint64
+	err   error
+	split bool
+	o     segOp
+	call  uint64
+	k     *Call
 	// done is Done's channel for start doneGen, under mu; wantDone says
 	// Done was asked for once, so an ending start closes it; handed is
 	// the last start posted whose end Done handed to a goroutine.
@@ -247,7 +251,7 @@ func (p *Persistent) startOnSegment(gen uint64) bool {
 	if !s.g.CanBegin() {
 		return false // its slot is not free yet
 	}
-	p.o.seq = p.c.nextCollCall()
+	p.o.seq, p.split = p.c.nextCollCall(), true
 	if p.copyIn != nil {
 		copy(p.copyIn, p.in)
 	}
@@ -261,8 +265,11 @@ func (p *Persistent) startOnSegment(gen uint64) bool {
 	return true
 }
 
-// startCall runs start gen as a nonblocking call does, in a goroutine
-// of its own, with the algorithm and plan fixed at init.
+// startCall prepares start gen's call, with the algorithm and plan fixed
+// at init, and hands it to a goroutine of its own, as a nonblocking call
+// does; a Wait that comes before the goroutine has taken it runs it in
+// its own goroutine instead (runNow), sparing the hand-over between the
+// two.
 func (p *Persistent) startCall(gen uint64) error {
 	c := p.c
 	o := Options{Choice: p.choice}
@@ -281,9 +288,25 @@ func (p *Persistent) startCall(gen uint64) error {
 		k = c.prepared(p.op, p.alg, p.plan, p.layout, p.in, p.out, p.red, p.commutative, o, false, p.by)
 	}
 	k.Post = p.tmpl.Post
-	p.word.Store(runningWord(gen))
-	go func() { p.over(gen, k.Run(context.Background(), false)) }()
+	p.k, p.split = k, false
+	go p.runNow(gen, k)
 	return nil
+}
+
+// take takes start gen, to end or run it: false if another took it.
+func (p *Persistent) take(gen uint64) bool {
+	return p.word.CompareAndSwap(overWord(gen-1), runningWord(gen))
+}
+
+// runNow runs start gen's call k in the calling goroutine, unless
+// another has taken it: it reports whether it did. k is not touched
+// otherwise (whoever ran it handed it back).
+func (p *Persistent) runNow(gen uint64, k *Call) bool {
+	if !p.take(gen) {
+		return false
+	}
+	p.over(gen, k.Run(context.Background(), false))
+	return true
 }
 
 // post begins o, a persistent start's call, on the made segment and
@@ -327,7 +350,7 @@ func (s *segment) finish(o *segOp, call uint64, nop *nodecoll.Op) error {
 // endNow ends start gen, posted on the segment, in the calling goroutine,
 // unless another has taken it: it reports whether it did.
 func (p *Persistent) endNow(gen uint64) bool {
-	if !p.word.CompareAndSwap(overWord(gen-1), runningWord(gen)) {
+	if !p.take(gen) {
 		return false
 	}
 	p.ended(gen, p.seg.finish(&p.o, p.call, &p.segOp))
@@ -387,23 +410,32 @@ const readyPolls = 256
 
 // Wait waits until the last start is over, or ctx ends: it reports
 // whether it is over, and then its outcome (nil for a call never
-// started). Once ctx has ended the start goes on; wait again.
+// started). Once ctx has ended the start goes on; wait again. A start
+// not yet taken by another goroutine is ended, or run, in the caller's
+// goroutine where the wait then needs no context's end (ctx never ends,
+// or a start posted on the segment finds every part it reads there).
 func (p *Persistent) Wait(ctx context.Context) (bool, error) {
 	gen := p.gen
 	for {
 		switch w := p.word.Load(); w {
 		case overWord(gen):
 			return true, p.err
-		case overWord(gen - 1): // posted on the segment
-			if ctx.Done() == nil || p.ready(readyPolls) {
+		case overWord(gen - 1): // not taken yet
+			switch {
+			case p.split && (ctx.Done() == nil || p.ready(readyPolls)):
 				if p.endNow(gen) {
 					return true, p.err
 				}
 				continue // another goroutine took it meanwhile
+			case !p.split && ctx.Done() == nil:
+				if p.runNow(gen, p.k) {
+					return true, p.err
+				}
+				continue
 			}
 		}
 		select {
-		case <-p.doneFor(gen):
+		case <-p.doneFor(gen, p.split):
 			return true, p.err
 		case <-ctx.Done():
 			return false, ctx.Err()
@@ -423,7 +455,7 @@ func (p *Persistent) Test() (bool, error) {
 	case overWord(gen):
 		return true, p.err
 	case overWord(gen - 1):
-		if p.ready(0) && p.endNow(gen) {
+		if p.split && p.ready(0) && p.endNow(gen) {
 			return true, p.err
 		}
 	}
@@ -435,10 +467,11 @@ func (p *Persistent) Test() (bool, error) {
 // already if there is none). A start posted on the segment that nobody
 // ends yet is ended in a goroutine of its own: whoever selects on the
 // channel may make no other call.
-func (p *Persistent) Done() <-chan struct{} { return p.doneFor(p.gen) }
+func (p *Persistent) Done() <-chan struct{} { return p.doneFor(p.gen, p.split) }
 
-// doneFor is Done of start gen: closed if that start is over.
-func (p *Persistent) doneFor(gen uint64) <-chan struct{} {
+// doneFor is Done of start gen, posted on the segment if split: closed if
+// that start is over.
+func (p *Persistent) doneFor(gen uint64, split bool) <-chan struct{} {
 	p.mu.Lock()
 	p.wantDone.Store(true) // before the look at word: over, having stored it, closes the channel
 	w := p.word.Load()
@@ -450,7 +483,7 @@ func (p *Persistent) doneFor(gen uint64) <-chan struct{} {
 		p.done, p.doneGen, p.closed = make(chan struct{}), gen, false
 	}
 	ch := p.done
-	hand := w == overWord(gen-1) && p.handed != gen // posted: nobody may come to end it
+	hand := split && w == overWord(gen-1) && p.handed != gen // posted: nobody may come to end it
 	if hand {
 		p.handed = gen
 	}
@@ -493,7 +526,7 @@ func (r splitRef) settle(ctx context.Context) error {
 			continue
 		}
 		select {
-		case <-r.p.doneFor(r.gen):
+		case <-r.p.doneFor(r.gen, true):
 		case <-ctx.Done():
 			return ctx.Err()
 		}
