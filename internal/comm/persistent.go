@@ -255,7 +255,7 @@ func (p *Persistent) startOnSegment(gen uint64) bool {
 	if p.copyIn != nil {
 		copy(p.copyIn, p.in)
 	}
-	call, over, err := s.post(&p.o, p.segSig, &p.segOp)
+	call, over, err := s.post(p)
 	if over {
 		p.ended(gen, err)
 		return true
@@ -309,13 +309,15 @@ func (p *Persistent) runNow(gen uint64, k *Call) bool {
 	return true
 }
 
-// post begins o, a persistent start's call, on the made segment and
+// post begins p's start, whose call is p.o, on the made segment and
 // publishes this rank's part; it returns the call's number among the
 // segment's and whether it is over for this rank (then with its
-// outcome), else finish ends it. The segment's running call stays o
-// until then: no other call of the segment runs before o ends.
-func (s *segment) post(o *segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint64, over bool, err error) {
-	c := s.c
+// outcome), else finish ends it. The segment's running call stays p.o
+// until then (no other call of the segment runs before it ends), and
+// after: a start of p that follows only renumbers it, where the calls of
+// the segment in between have left it so (curBy).
+func (s *segment) post(p *Persistent) (call uint64, over bool, err error) {
+	c, o := s.c, &p.o
 	err = c.beginDirect()
 	if err == nil {
 		err = c.teamBroken()
@@ -323,28 +325,31 @@ func (s *segment) post(o *segOp, sig nodecoll.Sig, nop *nodecoll.Op) (call uint6
 	if err != nil {
 		// Out of step before the call: the peers waiting for this
 		// rank's part must not wait for a loss.
-		s.cur = *o
+		s.cur, s.curBy = *o, nil
 		s.g.Abort(err)
 		s.cur = segOp{}
 		return 0, true, err
 	}
-	s.cur, s.ctx, s.looked, s.told = *o, context.Background(), time.Time{}, false
-	call, over, err = s.g.Post(sig, nop)
+	if s.curBy == p {
+		s.cur.seq = o.seq
+	} else {
+		s.cur, s.curBy = *o, p
+	}
+	s.ctx, s.looked, s.told = context.Background(), time.Time{}, false
+	call, over, err = s.g.Post(p.segSig, &p.segOp)
 	if over {
-		s.cur, s.ctx = segOp{}, nil
 		return call, true, s.ended(o.seq, o.op, err)
 	}
 	return call, false, nil
 }
 
-// finish ends call o, which post began as the segment's call number
+// finish ends p's start, which post began as the segment's call number
 // call: it reads the peers' parts, waiting for them as long as they take
 // (the start's call ends only with its peers, as a nonblocking call
 // started with a context that never ends).
-func (s *segment) finish(o *segOp, call uint64, nop *nodecoll.Op) error {
-	err := s.g.Finish(call, nop)
-	s.cur, s.ctx = segOp{}, nil
-	return s.ended(o.seq, o.op, err)
+func (s *segment) finish(p *Persistent, call uint64) error {
+	err := s.g.Finish(call, &p.segOp)
+	return s.ended(p.o.seq, p.o.op, err)
 }
 
 // endNow ends start gen, posted on the segment, in the calling goroutine,
@@ -353,7 +358,7 @@ func (p *Persistent) endNow(gen uint64) bool {
 	if !p.take(gen) {
 		return false
 	}
-	p.ended(gen, p.seg.finish(&p.o, p.call, &p.segOp))
+	p.ended(gen, p.seg.finish(p, p.call))
 	return true
 }
 

@@ -69,9 +69,12 @@ type segment struct {
 	// Calls are prepared in program order, which is where it is read.
 	pending splitRef
 
-	// The running call, for check.
+	// The running call, for check; curBy, the persistent request whose
+	// start last set it, which a start of the same request that follows
+	// only renumbers (persistent.go).
 	c      *Comm
 	cur    segOp
+	curBy  *Persistent
 	ctx    context.Context
 	looked time.Time // the last look for a peer's messages and notes
 	// The last call's signature (signature).
@@ -342,12 +345,12 @@ func (s *segment) run(ctx context.Context, o segOp) error {
 	if err != nil {
 		// Out of step before the call: the peers waiting for this
 		// rank's part must not wait for a loss.
-		s.cur = o
+		s.cur, s.curBy = o, nil
 		s.g.Abort(err)
 		s.cur = segOp{}
 		return err
 	}
-	s.cur, s.ctx, s.looked, s.told = o, ctx, time.Time{}, false
+	s.cur, s.curBy, s.ctx, s.looked, s.told = o, nil, ctx, time.Time{}, false
 	err = s.carry(&o)
 	s.cur, s.ctx = segOp{}, nil
 	return s.ended(o.seq, o.op, err)
