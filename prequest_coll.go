@@ -23,8 +23,9 @@ import (
 // A start of a small call among ranks of one node publishes this rank's
 // part at once and leaves reading the others' parts to Wait, in the
 // waiter's goroutine: back to back, a start and its wait cost less than
-// the blocking call. Other starts run in a goroutine of their own, as
-// nonblocking calls do.
+// the blocking call. Other starts hand their call to a goroutine of its
+// own, as nonblocking calls do, unless a Wait (whose context never ends)
+// comes first and runs it itself.
 
 // initReq wraps a persistent call prepared for c (initing).
 func initReq(k *comm.Call, err error) (*Prequest, error) {

@@ -40,8 +40,10 @@ import (
 // (split.go in nodecoll says why the peers need nothing more of this rank
 // once it has published). Other calls, and a segment call that cannot
 // begin at once (another call of the segment still runs, or its slot is
-// not yet free), run in a goroutine of their own as nonblocking calls do,
-// on the algorithm and plan fixed at init.
+// not yet free), are prepared at the start, on the algorithm and plan
+// fixed at init, and handed to a goroutine of their own as nonblocking
+// calls are; a Wait that comes before that goroutine has taken the call
+// runs it itself.
 
 // route is how a persistent call's starts run.
 type route uint8
