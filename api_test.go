@@ -165,6 +165,65 @@ var commFuncs = map[string]func(ctx context.Context, c *Comm) error{
 		_, err := Iscatterv(ctx, c, []int32{1, 2}, []int{1, 1}, []int{0, 1}, []int32{0}, 0)
 		return err
 	},
+	"SendInitSlice": func(ctx context.Context, c *Comm) error { _, err := SendInitSlice(c, []int32{1}, 0, 0); return err },
+	"RecvInitSlice": func(ctx context.Context, c *Comm) error { _, err := RecvInitSlice(c, []int32{0}, 0, 0); return err },
+	"BcastInit":     func(ctx context.Context, c *Comm) error { _, err := BcastInit(c, []int32{1}, 0); return err },
+	"ReduceInit": func(ctx context.Context, c *Comm) error {
+		_, err := ReduceInit(c, []int32{1}, []int32{0}, Sum, 0)
+		return err
+	},
+	"AllreduceInit": func(ctx context.Context, c *Comm) error {
+		_, err := AllreduceInit(c, []int32{1}, []int32{0}, Sum)
+		return err
+	},
+	"ReduceScatterBlockInit": func(ctx context.Context, c *Comm) error {
+		_, err := ReduceScatterBlockInit(c, []int32{1, 2}, []int32{0}, Sum)
+		return err
+	},
+	"ReduceScatterInit": func(ctx context.Context, c *Comm) error {
+		_, err := ReduceScatterInit(c, []int32{1, 2}, []int32{0}, []int{1, 1}, Sum)
+		return err
+	},
+	"ScanInit": func(ctx context.Context, c *Comm) error {
+		_, err := ScanInit(c, []int32{1}, []int32{0}, Sum)
+		return err
+	},
+	"ExscanInit": func(ctx context.Context, c *Comm) error {
+		_, err := ExscanInit(c, []int32{1}, []int32{0}, Sum)
+		return err
+	},
+	"ScatterInit": func(ctx context.Context, c *Comm) error {
+		_, err := ScatterInit(c, []int32{1, 2}, []int32{0}, 0)
+		return err
+	},
+	"GatherInit": func(ctx context.Context, c *Comm) error {
+		_, err := GatherInit(c, []int32{1}, []int32{0, 0}, 0)
+		return err
+	},
+	"AllgatherInit": func(ctx context.Context, c *Comm) error {
+		_, err := AllgatherInit(c, []int32{1}, []int32{0, 0})
+		return err
+	},
+	"AlltoallInit": func(ctx context.Context, c *Comm) error {
+		_, err := AlltoallInit(c, []int32{1, 2}, []int32{0, 0})
+		return err
+	},
+	"ScattervInit": func(ctx context.Context, c *Comm) error {
+		_, err := ScattervInit(c, []int32{1, 2}, []int{1, 1}, []int{0, 1}, []int32{0}, 0)
+		return err
+	},
+	"GathervInit": func(ctx context.Context, c *Comm) error {
+		_, err := GathervInit(c, []int32{1}, []int32{0, 0}, []int{1, 1}, []int{0, 1}, 0)
+		return err
+	},
+	"AllgathervInit": func(ctx context.Context, c *Comm) error {
+		_, err := AllgathervInit(c, []int32{1}, []int32{1, 2}, []int{1, 1}, []int{0, 1})
+		return err
+	},
+	"AlltoallvInit": func(ctx context.Context, c *Comm) error {
+		_, err := AlltoallvInit(c, []int32{1, 2}, []int{1, 1}, []int{0, 1}, []int32{0, 0}, []int{1, 1}, []int{0, 1})
+		return err
+	},
 }
 
 // TestCommFuncsListed parses the package: every exported function with a

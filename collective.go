@@ -136,16 +136,16 @@ func allreduceCall[T any](h how, c *Comm, send, recv []T, op Op, opts []CollOpti
 // in send, e.g. send[r·k:(r+1)·k] on rank r, for a result in place: the
 // call reads the whole of send first.
 func ReduceScatterBlock[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
-	return runNow(ctx)(reduceScatterBlockCall[T](c, send, recv, op, opts))
+	return runNow(ctx)(reduceScatterBlockCall[T](later, c, send, recv, op, opts))
 }
 
 // IreduceScatterBlock starts ReduceScatterBlock and returns at once; the
 // buffers belong to the call until its request completes.
 func IreduceScatterBlock[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(reduceScatterBlockCall[T](c, send, recv, op, opts))
+	return start(ctx)(reduceScatterBlockCall[T](later, c, send, recv, op, opts))
 }
 
-func reduceScatterBlockCall[T any](c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
+func reduceScatterBlockCall[T any](h how, c *Comm, send, recv []T, op Op, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -160,7 +160,7 @@ func reduceScatterBlockCall[T any](c *Comm, send, recv []T, op Op, opts []CollOp
 		return nil, fmt.Errorf("commtune: reducescatterblock: %d elements to send, want %d ranks × %d", len(send), c.Size(), len(recv))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T]()}
-	k, err := c.prepare(later, coll.OpReduceScatterBlock, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
+	k, err := c.prepare(h, coll.OpReduceScatterBlock, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
@@ -174,16 +174,16 @@ func reduceScatterBlockCall[T any](c *Comm, send, recv []T, op Op, opts []CollOp
 // recvCounts[r] elements. recv may lie in send, as for
 // ReduceScatterBlock.
 func ReduceScatter[T any](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) error {
-	return runNow(ctx)(reduceScatterCall[T](c, send, recv, recvCounts, op, opts))
+	return runNow(ctx)(reduceScatterCall[T](later, c, send, recv, recvCounts, op, opts))
 }
 
 // IreduceScatter starts ReduceScatter and returns at once; the buffers
 // belong to the call until its request completes.
 func IreduceScatter[T any](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(reduceScatterCall[T](c, send, recv, recvCounts, op, opts))
+	return start(ctx)(reduceScatterCall[T](later, c, send, recv, recvCounts, op, opts))
 }
 
-func reduceScatterCall[T any](c *Comm, send, recv []T, recvCounts []int, op Op, opts []CollOption) (*comm.Call, error) {
+func reduceScatterCall[T any](h how, c *Comm, send, recv []T, recvCounts []int, op Op, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -211,7 +211,7 @@ func reduceScatterCall[T any](c *Comm, send, recv []T, recvCounts []int, op Op, 
 		return nil, fmt.Errorf("commtune: reducescatter: this rank's count is %d, its receive buffer %d elements", recvCounts[me], len(recv))
 	}
 	l := coll.Layout{Bytes: len(send) * elemSize[T](), Elem: elemSize[T](), Counts: recvCounts}
-	k, err := c.prepare(later, coll.OpReduceScatter, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
+	k, err := c.prepare(h, coll.OpReduceScatter, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
 		k.Post = loneLogical[T](op, red, c.Size(), bytesOf(recv))
 	}
@@ -270,7 +270,7 @@ func scanCall[T any](h how, c *Comm, send, recv []T, op Op, exclusive bool, opts
 	alone := !exclusive && me == 0 || exclusive && me == 1
 	post := singleLogical[T](op, red, alone, bytesOf(recv))
 	if post != nil {
-		h = later
+		h.ctx = nil // not at once: the segment's call without a Call runs no Post
 	}
 	k, err := c.prepare(h, o, l, bytesOf(send), bytesOf(recv), red, op.commutative, opts)
 	if k != nil {
@@ -370,16 +370,16 @@ func allgatherCall[T any](h how, c *Comm, send, recv []T, opts []CollOption) (*c
 // (for sender s) of its recv. send and recv hold Size() blocks of equal
 // length.
 func Alltoall[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
-	return runNow(ctx)(alltoallCall[T](c, send, recv, opts))
+	return runNow(ctx)(alltoallCall[T](later, c, send, recv, opts))
 }
 
 // Ialltoall starts Alltoall and returns at once; the buffers belong to the
 // call until its request completes.
 func Ialltoall[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(alltoallCall[T](c, send, recv, opts))
+	return start(ctx)(alltoallCall[T](later, c, send, recv, opts))
 }
 
-func alltoallCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
+func alltoallCall[T any](h how, c *Comm, send, recv []T, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -391,23 +391,23 @@ func alltoallCall[T any](c *Comm, send, recv []T, opts []CollOption) (*comm.Call
 		return nil, fmt.Errorf("commtune: alltoall: %d elements to send and %d to receive, want equal multiples of %d ranks", len(send), len(recv), n)
 	}
 	l := coll.Layout{Bytes: len(send) / n * elemSize[T](), Elem: elemSize[T]()}
-	return c.prepare(later, coll.OpAlltoall, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(h, coll.OpAlltoall, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Scatterv gives rank r counts[r] elements of root's send starting at
 // displs[r]. counts, displs and send matter at the root only; each rank
 // receives len(recv) elements, which must equal its count.
 func Scatterv[T any](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) error {
-	return runNow(ctx)(scattervCall[T](c, send, counts, displs, recv, root, opts))
+	return runNow(ctx)(scattervCall[T](later, c, send, counts, displs, recv, root, opts))
 }
 
 // Iscatterv starts Scatterv and returns at once; the buffers belong to the
 // call until its request completes.
 func Iscatterv[T any](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(scattervCall[T](c, send, counts, displs, recv, root, opts))
+	return start(ctx)(scattervCall[T](later, c, send, counts, displs, recv, root, opts))
 }
 
-func scattervCall[T any](c *Comm, send []T, counts, displs []int, recv []T, root int, opts []CollOption) (*comm.Call, error) {
+func scattervCall[T any](h how, c *Comm, send []T, counts, displs []int, recv []T, root int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -428,22 +428,22 @@ func scattervCall[T any](c *Comm, send []T, counts, displs []int, recv []T, root
 		l.Counts = make([]int, c.Size())
 		l.Counts[c.in.Rank()] = len(recv)
 	}
-	return c.prepare(later, coll.OpScatterv, l, in, bytesOf(recv), nil, true, opts)
+	return c.prepare(h, coll.OpScatterv, l, in, bytesOf(recv), nil, true, opts)
 }
 
 // Gatherv stores rank r's send at displs[r] of root's recv, where it takes
 // counts[r] elements. recv, counts and displs matter at the root only.
 func Gatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) error {
-	return runNow(ctx)(gathervCall[T](c, send, recv, counts, displs, root, opts))
+	return runNow(ctx)(gathervCall[T](later, c, send, recv, counts, displs, root, opts))
 }
 
 // Igatherv starts Gatherv and returns at once; the buffers belong to the
 // call until its request completes.
 func Igatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(gathervCall[T](c, send, recv, counts, displs, root, opts))
+	return start(ctx)(gathervCall[T](later, c, send, recv, counts, displs, root, opts))
 }
 
-func gathervCall[T any](c *Comm, send, recv []T, counts, displs []int, root int, opts []CollOption) (*comm.Call, error) {
+func gathervCall[T any](h how, c *Comm, send, recv []T, counts, displs []int, root int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -464,23 +464,23 @@ func gathervCall[T any](c *Comm, send, recv []T, counts, displs []int, root int,
 		l.Counts = make([]int, c.Size())
 		l.Counts[c.in.Rank()] = len(send)
 	}
-	return c.prepare(later, coll.OpGatherv, l, bytesOf(send), out, nil, true, opts)
+	return c.prepare(h, coll.OpGatherv, l, bytesOf(send), out, nil, true, opts)
 }
 
 // Allgatherv stores rank r's send at displs[r] of every rank's recv,
 // where it takes counts[r] elements; every rank passes the same counts and
 // displs.
 func Allgatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) error {
-	return runNow(ctx)(allgathervCall[T](c, send, recv, counts, displs, opts))
+	return runNow(ctx)(allgathervCall[T](later, c, send, recv, counts, displs, opts))
 }
 
 // Iallgatherv starts Allgatherv and returns at once; the buffers belong to the
 // call until its request completes.
 func Iallgatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(allgathervCall[T](c, send, recv, counts, displs, opts))
+	return start(ctx)(allgathervCall[T](later, c, send, recv, counts, displs, opts))
 }
 
-func allgathervCall[T any](c *Comm, send, recv []T, counts, displs []int, opts []CollOption) (*comm.Call, error) {
+func allgathervCall[T any](h how, c *Comm, send, recv []T, counts, displs []int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -491,23 +491,23 @@ func allgathervCall[T any](c *Comm, send, recv []T, counts, displs []int, opts [
 		return nil, fmt.Errorf("commtune: allgatherv: this rank's count is %d, its send buffer %d elements", counts[c.in.Rank()], len(send))
 	}
 	l := coll.Layout{Elem: elemSize[T](), Counts: counts, Displs: displs}
-	return c.prepare(later, coll.OpAllgatherv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(h, coll.OpAllgatherv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 // Alltoallv sends sendCounts[d] elements of send, from sendDispls[d], to
 // rank d, which stores what rank s sends at recvDispls[s] of its recv,
 // where it takes recvCounts[s] elements.
 func Alltoallv[T any](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) error {
-	return runNow(ctx)(alltoallvCall[T](c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
+	return runNow(ctx)(alltoallvCall[T](later, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // Ialltoallv starts Alltoallv and returns at once; the buffers belong to the
 // call until its request completes.
 func Ialltoallv[T any](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) (*CollRequest, error) {
-	return start(ctx)(alltoallvCall[T](c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
+	return start(ctx)(alltoallvCall[T](later, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
-func alltoallvCall[T any](c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CollOption) (*comm.Call, error) {
+func alltoallvCall[T any](h how, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts []CollOption) (*comm.Call, error) {
 	if err := checkPlain[T](); err != nil {
 		return nil, err
 	}
@@ -521,7 +521,7 @@ func alltoallvCall[T any](c *Comm, send []T, sendCounts, sendDispls []int, recv 
 		return nil, fmt.Errorf("commtune: alltoallv: this rank sends itself %d elements but receives %d", sendCounts[c.in.Rank()], recvCounts[c.in.Rank()])
 	}
 	l := coll.Layout{Elem: elemSize[T](), SendCounts: sendCounts, SendDispls: sendDispls, RecvCounts: recvCounts, RecvDispls: recvDispls}
-	return c.prepare(later, coll.OpAlltoallv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
+	return c.prepare(h, coll.OpAlltoallv, l, bytesOf(send), bytesOf(recv), nil, true, opts)
 }
 
 func (c *Comm) checkRoot(root int) error {
@@ -552,19 +552,29 @@ func (c *Comm) checkBlocks(op string, counts, displs []int, n int, which string)
 }
 
 // how says how a call is made: by a blocking function (now), which
-// prepare may carry out at once, or to run later (a nonblocking one).
-type how struct{ ctx context.Context }
+// prepare may carry out at once, to run later (a nonblocking one), or for
+// a persistent request (initing), whose starts run it.
+type how struct {
+	ctx  context.Context
+	init bool
+}
 
 // now is how a blocking function with ctx makes its call.
-func now(ctx context.Context) how { return how{ctx} }
+func now(ctx context.Context) how { return how{ctx: ctx} }
 
 // later is how a call that runs after its preparation is made.
 var later how
+
+// initing is how a persistent request's init makes its call: prepare
+// fixes it and returns the Call whose Persistent the request takes.
+var initing = how{init: true}
 
 // prepare checks a call and fixes everything about it before any message
 // (comm.Comm.Prepare).
 // A blocking call (now) that the node segment carries runs here at once,
 // with no Call: prepare then returns a nil call and the call's error.
+// A persistent request's init (initing) fixes the call instead
+// (comm.Comm.Persist).
 func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, red coll.Reducer, commutative bool, opts []CollOption) (*comm.Call, error) {
 	if err := c.check(); err != nil {
 		return nil, err
@@ -573,6 +583,9 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 		if ran, err := c.in.RunOnSegment(h.ctx, op, l, in, out, red); ran {
 			return nil, err
 		}
+	}
+	if h.init {
+		return c.in.Persist(op, l, in, out, red, commutative, readOptions(opts))
 	}
 	var o comm.Options
 	if len(opts) > 0 {

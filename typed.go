@@ -119,9 +119,15 @@ func IrecvSlice[T any](c *Comm, s []T, src, tag int) (*Request, error) {
 // message): such elements cannot be counted.
 func checkElems[T any](st Status) error {
 	if size := elemSize[T](); size == 0 || st.Count%size != 0 {
-		return fmt.Errorf("commtune: received %d bytes from rank %d, not a whole number of %d-byte elements", st.Count, st.Source, size)
+		return countError(st, size)
 	}
 	return nil
+}
+
+// countError is the error of a received message of st that is not a
+// whole number of size-byte elements.
+func countError(st Status, size int) error {
+	return fmt.Errorf("commtune: received %d bytes from rank %d, not a whole number of %d-byte elements", st.Count, st.Source, size)
 }
 
 // fromBytes views b as T elements, without copying; b must be aligned for

@@ -27,9 +27,9 @@ const defaultCollSizes = "8,1K,16K,256K,1M"
 // collMain is `commtune bench coll --op OP [-n N] [--nodes K] [--algo
 // NAME|all|auto|lottery] [--sizes ...] [--iters K] [--timing
 // back-to-back|barrier] [--calls N] [--transport auto|tcp|shm|inproc]
-// [--json]`.
+// [--persistent] [--json]`.
 func collMain(args []string) int {
-	fs := newFlagSet("bench coll", "--op OP [-n 4] [--nodes 1] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 2000] [--timing back-to-back|barrier] [--calls 2000] [--transport auto|tcp|shm|inproc] [--vs mpi [--rounds 3]] [--json]")
+	fs := newFlagSet("bench coll", "--op OP [-n 4] [--nodes 1] [--algo auto|all|lottery|NAME,...] [--sizes "+defaultCollSizes+"] [--iters 2000] [--timing back-to-back|barrier] [--calls 2000] [--transport auto|tcp|shm|inproc] [--persistent] [--vs mpi [--rounds 3]] [--json]")
 	var ops []string
 	for _, op := range coll.Operations {
 		ops = append(ops, string(op))
@@ -45,6 +45,7 @@ func collMain(args []string) int {
 	timingFlag := fs.String("timing", string(bench.BackToBack), timingUsage)
 	transport := fs.String("transport", "auto", "auto (shared memory on this node), tcp, shm, or inproc (goroutine ranks in this process)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of a table")
+	persistent := fs.Bool("persistent", false, "time persistent requests (the operation's …Init once per size and algorithm, then Start and Wait per call) instead of blocking calls")
 	vs := fs.String("vs", "", vsUsage)
 	rounds := fs.Int("rounds", 3, roundsUsage)
 	if code, ok := parseFlags(fs, args); !ok {
@@ -73,6 +74,9 @@ func collMain(args []string) int {
 	timing, err := bench.ParseTiming(*timingFlag)
 	if err != nil {
 		return usageError("bench", "--timing: %v", err)
+	}
+	if *persistent && (*algo == bench.Lottery || *algo == bench.Learn || *vs != "") {
+		return usageError("bench", "--persistent times fixed algorithms of commtune: leave out --algo lottery, --algo learn and --vs")
 	}
 	var algos []string
 	switch *algo {
@@ -118,7 +122,7 @@ func collMain(args []string) int {
 			algos = append(algos, a.Name())
 		}
 	}
-	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters, Timing: timing, Applies: segmentApplies}
+	cfg := bench.CollConfig{Op: op, Algorithms: algos, Iters: *iters, Timing: timing, Applies: segmentApplies, Persistent: *persistent}
 	if cfg.Sizes, err = sizeList(sizes, 1<<28); err != nil {
 		return usageError("bench", "--sizes: %v", err)
 	}
@@ -145,7 +149,7 @@ func collMain(args []string) int {
 		err = commtune.Local(*ranks, func(c *commtune.Comm) error {
 			res, err := bench.Coll(ctx, c, cfg)
 			if c.Rank() == 0 && err == nil {
-				rep = &bench.CollReport{Bench: "coll", Op: string(op), Ranks: *ranks, Transport: "inproc", Timing: timing, Results: res}
+				rep = &bench.CollReport{Bench: "coll", Op: string(op), Ranks: *ranks, Transport: "inproc", Timing: timing, Persistent: cfg.Persistent, Results: res}
 			}
 			return err
 		}, collSelect(commtune.CollSelectTable))
@@ -183,7 +187,8 @@ type collProgress struct {
 // ranks use the decision table: "auto" is the table's choice.
 func collProcesses(ctx context.Context, cfg bench.CollConfig, n, nodes int, transport string, progress func(int, int, string)) (*bench.CollReport, error) {
 	argv, err := launch.Self("bench-rank", "coll", "--op", string(cfg.Op), "--algos", strings.Join(cfg.Algorithms, ","),
-		"--sizes", joinSizes(cfg.Sizes), "--iters", strconv.Itoa(cfg.Iters), "--timing", string(cfg.Timing), "--transport", transport)
+		"--sizes", joinSizes(cfg.Sizes), "--iters", strconv.Itoa(cfg.Iters), "--timing", string(cfg.Timing), "--transport", transport,
+		"--persistent="+strconv.FormatBool(cfg.Persistent))
 	if err != nil {
 		return nil, err
 	}
@@ -287,13 +292,14 @@ func rankSizes(s string) ([]int, error) {
 // collRankMain is the hidden `commtune bench-rank coll ...`: one rank of
 // the collective benchmark.
 func collRankMain(args []string) int {
-	fs := newFlagSet("bench-rank coll", "--op OP --algos A,B --sizes ... --iters N --timing T")
+	fs := newFlagSet("bench-rank coll", "--op OP --algos A,B --sizes ... --iters N --timing T [--persistent]")
 	op := fs.String("op", "", "operation")
 	algos := fs.String("algos", bench.Auto, "algorithm names, comma-separated")
 	sizesFlag := fs.String("sizes", defaultCollSizes, "sizes")
 	iters := fs.Int("iters", 2000, "timed calls")
 	timingFlag := fs.String("timing", string(bench.BackToBack), "back-to-back or barrier")
 	transport := fs.String("transport", "auto", "transport in use (for the report)")
+	persistent := fs.Bool("persistent", false, "time persistent requests")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -306,13 +312,13 @@ func collRankMain(args []string) int {
 		return usageError("bench-rank", "--timing: %v", err)
 	}
 	cfg := bench.CollConfig{Op: coll.Operation(*op), Algorithms: strings.Split(*algos, ","), Iters: *iters,
-		Timing: timing, Sizes: sizes, Progress: rankProgress(), Applies: segmentApplies}
+		Timing: timing, Sizes: sizes, Progress: rankProgress(), Applies: segmentApplies, Persistent: *persistent}
 	return runRank(func(ctx context.Context, c *commtune.Comm, ep control.Endpoint) (any, error) {
 		res, err := bench.Coll(ctx, c, cfg)
 		if c.Rank() != 0 || err != nil {
 			return nil, err
 		}
-		return &bench.CollReport{Bench: "coll", Op: *op, Ranks: c.Size(), Transport: *transport, Timing: timing, Results: res}, nil
+		return &bench.CollReport{Bench: "coll", Op: *op, Ranks: c.Size(), Transport: *transport, Timing: timing, Persistent: *persistent, Results: res}, nil
 	})
 }
 

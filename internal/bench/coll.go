@@ -46,12 +46,15 @@ func collResult(algo string, size int, s Summary) CollResult {
 
 // CollReport is the JSON document `commtune bench coll --json` prints.
 type CollReport struct {
-	Bench     string       `json:"bench"`
-	Op        string       `json:"op"`
-	Ranks     int          `json:"ranks"`
-	Transport string       `json:"transport"`
-	Timing    Timing       `json:"timing"`
-	Results   []CollResult `json:"results"`
+	Bench     string `json:"bench"`
+	Op        string `json:"op"`
+	Ranks     int    `json:"ranks"`
+	Transport string `json:"transport"`
+	Timing    Timing `json:"timing"`
+	// Persistent says the calls timed were starts of persistent
+	// requests (CollConfig.Persistent).
+	Persistent bool         `json:"persistent,omitempty"`
+	Results    []CollResult `json:"results"`
 }
 
 // Auto is the algorithm name that runs what the decision table picks.
@@ -71,6 +74,9 @@ type CollConfig struct {
 	// ranks at a size (bytes as in Sizes): the node segment's carry small
 	// calls only.
 	Applies func(algo string, ranks, size int) bool
+	// Persistent times persistent requests (commtune's …Init, made once
+	// per size and algorithm): each timed call is a Start and its Wait.
+	Persistent bool
 }
 
 // collBlocks is how many interleaved blocks each size's iterations are
@@ -128,6 +134,22 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 			}
 			return nil
 		}
+		var reqs []*commtune.Prequest
+		if cfg.Persistent {
+			if reqs, err = persistentCalls(c, cfg.Op, size, opts); err != nil {
+				return nil, err
+			}
+			run = func(i int) error {
+				err := reqs[i].Start()
+				if err == nil {
+					_, err = reqs[i].Wait(ctx)
+				}
+				if err != nil {
+					return fmt.Errorf("%s at %d bytes, persistent: %w", cfg.Algorithms[i], size, err)
+				}
+				return nil
+			}
+		}
 		// One untimed call says what the table runs here (pulled or not,
 		// direct for goroutine ranks), to name auto and mark the results;
 		// the timed calls take no option, which would allocate.
@@ -143,6 +165,11 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 		}
 		if err != nil {
 			return nil, err
+		}
+		for _, p := range reqs {
+			if err := p.Free(); err != nil {
+				return nil, err
+			}
 		}
 		for i, a := range cfg.Algorithms {
 			slowest, err := slowestPerCall(ctx, c, times[i])
@@ -164,6 +191,22 @@ func Coll(ctx context.Context, c *commtune.Comm, cfg CollConfig) ([]CollResult, 
 		}
 	}
 	return out, nil
+}
+
+// persistentCalls makes a persistent request of op at size with each
+// algorithm's options, on buffers of its own (collcall.NewPersistent).
+func persistentCalls(c *commtune.Comm, op coll.Operation, size int, opts [][]commtune.CollOption) ([]*commtune.Prequest, error) {
+	reqs := make([]*commtune.Prequest, len(opts))
+	for i, o := range opts {
+		init, err := collcall.NewPersistent(op, c.Size(), c.Rank(), size)
+		if err != nil {
+			return nil, err
+		}
+		if reqs[i], err = init(c, o); err != nil {
+			return nil, fmt.Errorf("persistent %s at %d bytes: %w", op, size, err)
+		}
+	}
+	return reqs, nil
 }
 
 // collBackToBack times iters calls of each of algos algorithms back to
@@ -286,8 +329,12 @@ func WriteCollTable(w io.Writer, r *CollReport) error {
 		at[x.Algo][x.Bytes] = x
 	}
 	best := BestBySize(r.Results)
+	op := r.Op
+	if r.Persistent {
+		op += " (persistent: Start and Wait)"
+	}
 	fmt.Fprintf(w, "# commtune bench coll: %s, %d ranks, transport %s, %s; times (us) of the slowest rank per call: mean, p50, p99 over the calls; * fastest mean, + the decision table's choice\n",
-		r.Op, r.Ranks, r.Transport, timingLine(r.Timing))
+		op, r.Ranks, r.Transport, timingLine(r.Timing))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprint(tw, "algorithm\t")
 	for _, s := range sizes {

@@ -8,8 +8,8 @@ import (
 	"github.com/commtune/commtune/internal/coll"
 )
 
-// TestEveryOperation: each operation's call runs on goroutine ranks, with
-// no option and with an algorithm forced.
+// TestEveryOperation: each operation's call, and its persistent form,
+// runs on goroutine ranks, with no option and with an algorithm forced.
 func TestEveryOperation(t *testing.T) {
 	const n = 3
 	for _, op := range coll.Operations {
@@ -24,7 +24,32 @@ func TestEveryOperation(t *testing.T) {
 					return err
 				}
 				forced := []commtune.CollOption{commtune.WithAlgorithm(coll.Algorithms(op)[0].Name())}
-				return call(context.Background(), c, forced)
+				if err := call(context.Background(), c, forced); err != nil {
+					return err
+				}
+				// The persistent form, twice, as the table and forced.
+				init, err := NewPersistent(op, n, c.Rank(), size)
+				if err != nil {
+					return err
+				}
+				for _, o := range [][]commtune.CollOption{nil, forced} {
+					p, err := init(c, o)
+					if err != nil {
+						return err
+					}
+					for range 2 {
+						if err := p.Start(); err != nil {
+							return err
+						}
+						if _, err := p.Wait(context.Background()); err != nil {
+							return err
+						}
+					}
+					if err := p.Free(); err != nil {
+						return err
+					}
+				}
+				return nil
 			})
 			if err != nil {
 				t.Fatal(err)

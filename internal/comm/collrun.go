@@ -221,6 +221,13 @@ type Call struct {
 	home *segment
 	// hier: the phases of a hierarchical call (hier.go).
 	hier *hierCall
+	// after: a persistent start's call the segment carries before k,
+	// begun and not yet ended when k was prepared: k ends it first, or
+	// waits until it has ended (persistent.go).
+	after splitRef
+	// persistent: the persistent call whose template this Call is
+	// (Persist); such a Call never runs.
+	persistent *Persistent
 }
 
 var callPool = sync.Pool{New: func() any { return new(Call) }}

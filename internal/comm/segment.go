@@ -63,9 +63,18 @@ type segment struct {
 	call     Call
 	callFree atomic.Bool
 
-	// The running call, for check.
+	// pending is the call a persistent request's start began on the
+	// segment and has not ended (persistent.go): the next call the
+	// segment carries ends it first, or waits until it has ended.
+	// Calls are prepared in program order, which is where it is read.
+	pending splitRef
+
+	// The running call, for check; curBy, the persistent request whose
+	// start last set it, which a start of the same request that follows
+	// only renumbers (persistent.go).
 	c      *Comm
 	cur    segOp
+	curBy  *Persistent
 	ctx    context.Context
 	looked time.Time // the last look for a peer's messages and notes
 	// The last call's signature (signature).
@@ -261,6 +270,9 @@ func (c *Comm) preparedSegment(s *segment, op coll.Operation, l coll.Layout, in,
 	k.seg = s
 	k.ticket = s.tickets.Add(1)
 	k.seq = c.nextCollCall()
+	if s.pending.p != nil {
+		k.after, s.pending = s.pending, splitRef{} // to end before k runs
+	}
 	return k
 }
 
@@ -282,6 +294,12 @@ func (k *Call) runSegment(ctx context.Context) error {
 		return err
 	}
 	defer s.served.Add(1)
+	if r := k.after; r.p != nil {
+		k.after = splitRef{}
+		if err := r.settle(ctx); err != nil {
+			return err
+		}
+	}
 	if !s.ready.Load() {
 		select {
 		case <-s.made:
@@ -327,17 +345,23 @@ func (s *segment) run(ctx context.Context, o segOp) error {
 	if err != nil {
 		// Out of step before the call: the peers waiting for this
 		// rank's part must not wait for a loss.
-		s.cur = o
+		s.cur, s.curBy = o, nil
 		s.g.Abort(err)
 		s.cur = segOp{}
 		return err
 	}
-	s.cur, s.ctx, s.looked, s.told = o, ctx, time.Time{}, false
+	s.cur, s.curBy, s.ctx, s.looked, s.told = o, nil, ctx, time.Time{}, false
 	err = s.carry(&o)
 	s.cur, s.ctx = segOp{}, nil
-	c.endDirect(o.seq)
+	return s.ended(o.seq, o.op, err)
+}
+
+// ended ends call seq, of op, on the segment, which returned err.
+func (s *segment) ended(seq uint64, op coll.Operation, err error) error {
+	c := s.c
+	c.endDirect(seq)
 	if err != nil {
-		return fmt.Errorf("commtune: %s (%s): %w", o.op, segmentNames[o.op], c.segmentError(o.seq, err))
+		return fmt.Errorf("commtune: %s (%s): %w", op, segmentNames[op], c.segmentError(seq, err))
 	}
 	return nil
 }
@@ -353,7 +377,19 @@ func (c *Comm) RunOnSegment(ctx context.Context, op coll.Operation, l coll.Layou
 	}
 	l.Size, l.Rank = len(c.group), c.rank
 	s := c.segmentFor(op, l, false)
-	if s == nil || !s.ready.Load() || s.tickets.Load() != s.served.Load() {
+	if s == nil || !s.ready.Load() {
+		return false, nil
+	}
+	if r := s.pending; r.p != nil {
+		// A persistent start's call comes first: end it here when that
+		// waits for nothing, or ctx cannot end meanwhile; else Prepare's
+		// call waits for it (runSegment), heeding ctx.
+		if !r.over() && !((ctx.Done() == nil || r.ready()) && r.p.endNow(r.gen)) {
+			return false, nil
+		}
+		s.pending = splitRef{}
+	}
+	if s.tickets.Load() != s.served.Load() {
 		return false, nil
 	}
 	// No call of the segment runs (every ticket served) and none can
@@ -749,7 +785,7 @@ func (s *segment) close() {
 		}
 		return
 	}
-	if s.g == nil || s.served.Load() != s.tickets.Load() {
+	if s.g == nil || s.served.Load() != s.tickets.Load() || s.pending.p != nil && !s.pending.over() {
 		return
 	}
 	for _, p := range s.parts {

@@ -68,6 +68,7 @@ func Cases() []Case {
 		{"ssend", 2, ssend},
 		{"sendrecv-replace", 1, sendrecvReplace},
 		{"completion-sets", 2, completionSets},
+		{"persistent", 1, persistent},
 	}
 }
 

@@ -27,6 +27,13 @@ func (g *Group) begin(sig Sig) (uint64, error) {
 // the first such call after s is the one to wait for, unless the rank
 // published an earlier one.
 func (g *Group) learnDone(s uint64) error {
+	_, err := g.learn(s, true)
+	return err
+}
+
+// learn is learnDone that, unless wait, returns false at once where it
+// would wait.
+func (g *Group) learn(s uint64, wait bool) (bool, error) {
 	least := ^uint64(0)
 	k := g.progressEvery()
 	sure := (s/k + 1) * k // > s, published by every rank
@@ -36,8 +43,11 @@ func (g *Group) learnDone(s uint64) error {
 		}
 		e := s + 1 // r published call e: it finished e-1
 		if !g.published(r, e) {
+			if !wait && !g.published(r, sure) {
+				return false, nil
+			}
 			if err := g.w.wait(g, r, sure); err != nil {
-				return err
+				return false, err
 			}
 			e = sure
 		}
@@ -54,7 +64,7 @@ func (g *Group) learnDone(s uint64) error {
 		least = min(least, e-1)
 	}
 	g.known = max(g.known, min(least, g.seq-1))
-	return nil
+	return true, nil
 }
 
 // published reports whether rank r has published call s (or a later call

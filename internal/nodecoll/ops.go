@@ -28,11 +28,16 @@ func (g *Group) Bcast(sig Sig, buf []byte, root int) error {
 		return nil
 	}
 	g.publishProgress(s, sig)
+	return g.end(g.bcastRead(s, sig, buf, root))
+}
+
+// bcastRead is a reader's part of Bcast call s once begun.
+func (g *Group) bcastRead(s uint64, sig Sig, buf []byte, root int) error {
 	d, err := g.await(s, root, sig, len(buf))
 	if err == nil {
 		copy(buf, d)
 	}
-	return g.end(err)
+	return err
 }
 
 // Reduce combines every rank's in, in rank order, into the root's out.
@@ -46,10 +51,15 @@ func (g *Group) Reduce(sig Sig, in, out []byte, root int, red Reducer) error {
 		return nil
 	}
 	g.publishProgress(s, sig)
+	return g.end(g.reduceRead(s, sig, in, out, red))
+}
+
+// reduceRead is the root's part of Reduce call s once begun.
+func (g *Group) reduceRead(s uint64, sig Sig, in, out []byte, red Reducer) error {
 	if err := g.awaitAll(s, sig, -1); err != nil {
-		return g.end(err)
+		return err
 	}
-	return g.end(g.combine(s, 0, len(g.parts), in, out, red))
+	return g.combine(s, 0, len(g.parts), in, out, red)
 }
 
 // Allreduce combines every rank's in, in rank order, into every rank's
@@ -60,10 +70,16 @@ func (g *Group) Allreduce(sig Sig, in, out []byte, red Reducer) error {
 		return err
 	}
 	g.publish(s, sig, in)
+	return g.end(g.allreduceRead(s, sig, in, out, red))
+}
+
+// allreduceRead is the part of Allreduce call s after this rank's
+// publication.
+func (g *Group) allreduceRead(s uint64, sig Sig, in, out []byte, red Reducer) error {
 	if err := g.awaitAll(s, sig, len(in)); err != nil {
-		return g.end(err)
+		return err
 	}
-	return g.end(g.combine(s, 0, len(g.parts), in, out, red))
+	return g.combine(s, 0, len(g.parts), in, out, red)
 }
 
 // Scan combines the in of ranks 0 to this one, in rank order, into out;
@@ -75,22 +91,33 @@ func (g *Group) Scan(sig Sig, in, out []byte, red Reducer, exclusive bool) error
 		return err
 	}
 	g.publish(s, sig, in)
-	last := g.rank + 1
-	if exclusive {
-		last = g.rank
+	if g.scanLast(exclusive) == 0 {
+		return nil // Exscan's rank 0: nothing to read
 	}
+	return g.end(g.scanRead(s, sig, in, out, red, exclusive))
+}
+
+// scanLast is the number of ranks whose input this rank's Scan (or
+// Exscan) result combines.
+func (g *Group) scanLast(exclusive bool) int {
+	if exclusive {
+		return g.rank
+	}
+	return g.rank + 1
+}
+
+// scanRead is the part of Scan call s after this rank's publication.
+func (g *Group) scanRead(s uint64, sig Sig, in, out []byte, red Reducer, exclusive bool) error {
+	last := g.scanLast(exclusive)
 	for r := range last {
 		if r == g.rank {
 			continue
 		}
 		if _, err := g.await(s, r, sig, len(in)); err != nil {
-			return g.end(err)
+			return err
 		}
 	}
-	if last == 0 {
-		return nil
-	}
-	return g.end(g.combine(s, 0, last, in, out, red))
+	return g.combine(s, 0, last, in, out, red)
 }
 
 // combine reduces the data of ranks lo to hi-1 of call s (this rank's:
@@ -175,21 +202,32 @@ func (g *Group) Scatter(sig Sig, in, out []byte, root int) error {
 	if err != nil {
 		return err
 	}
-	n := len(out)
 	if g.rank == root {
-		if len(in) != n*len(g.parts) {
-			return g.end(fmt.Errorf("%w: %d bytes scattered to %d ranks of %d", ErrMismatch, len(in), len(g.parts), n))
-		}
-		g.publish(s, sig, in)
-		copy(out, in[g.rank*n:])
-		return nil
+		return g.end(g.scatterGive(s, sig, in, out))
 	}
 	g.publishProgress(s, sig)
+	return g.end(g.scatterRead(s, sig, out, root))
+}
+
+// scatterGive is the root's part of Scatter call s once begun.
+func (g *Group) scatterGive(s uint64, sig Sig, in, out []byte) error {
+	n := len(out)
+	if len(in) != n*len(g.parts) {
+		return fmt.Errorf("%w: %d bytes scattered to %d ranks of %d", ErrMismatch, len(in), len(g.parts), n)
+	}
+	g.publish(s, sig, in)
+	copy(out, in[g.rank*n:])
+	return nil
+}
+
+// scatterRead is a reader's part of Scatter call s once begun.
+func (g *Group) scatterRead(s uint64, sig Sig, out []byte, root int) error {
+	n := len(out)
 	d, err := g.await(s, root, sig, n*len(g.parts))
 	if err == nil {
 		copy(out, d[g.rank*n:])
 	}
-	return g.end(err)
+	return err
 }
 
 // end ends a call that returned err: a failed call stops the group.

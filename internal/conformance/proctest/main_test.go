@@ -18,6 +18,7 @@ func TestMain(m *testing.M) {
 	programs["flood"] = conformance.Plain(flood)
 	programs["idle"] = conformance.Plain(idleRecv)
 	programs["sharedread"] = conformance.Plain(sharedRead)
+	programs["persistent"] = conformance.Plain(persistentCase)
 	conformance.RankMain(programs)
 	os.Exit(m.Run())
 }
