@@ -3,11 +3,17 @@ package conformance
 import (
 	"context"
 	"fmt"
+	"os"
 	"runtime"
+	"strconv"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/testenv"
 )
+
+// persistentStartsEnv overrides how many times the persistent case starts
+// each small request.
+const persistentStartsEnv = "COMMTUNE_PERSISTENT_STARTS"
 
 // persistent checks persistent requests: a ring of persistent sends and
 // receives, eager and rendezvous, and persistent collectives of every
@@ -19,7 +25,9 @@ import (
 //
 // Starts per request: 10 000 small and 1 000 large on goroutine ranks, a
 // tenth of that over processes (up to 16 of them share two processors in
-// the suite's jobs), and a tenth again under the race detector.
+// the suite's jobs), and a tenth again under the race detector;
+// COMMTUNE_PERSISTENT_STARTS sets the small count everywhere (the large
+// one is a tenth of it), for the acceptance run over processes.
 func persistent(ctx context.Context, c *commtune.Comm) error {
 	small, large := 10000, 1000
 	if !onGoroutines(c) {
@@ -27,6 +35,13 @@ func persistent(ctx context.Context, c *commtune.Comm) error {
 	}
 	if testenv.Race {
 		small, large = small/10, large/10
+	}
+	if v := os.Getenv(persistentStartsEnv); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 {
+			return fmt.Errorf("%s=%q: want a positive count", persistentStartsEnv, v)
+		}
+		small, large = n, max(n/10, 1)
 	}
 	reqs := persistentCases(c)
 	for _, pc := range reqs {
