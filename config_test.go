@@ -175,6 +175,9 @@ func TestBadSettingNamesIt(t *testing.T) {
 		// fails the rank naming it (cmd/commtune/bench_startup.go).
 		"COMMTUNE_BENCH_START_NS": "set by the benchmark for its ranks",
 		"COMMTUNE_BENCH_ALLTOALL": "set by the benchmark for its ranks",
+		// Read by a conformance case's ranks only; a bad value fails every
+		// rank naming it (internal/conformance/persistent.go).
+		"COMMTUNE_PERSISTENT_STARTS": "test-only count",
 	}
 
 	// No variable of the outer environment (a launcher's, a user's) may

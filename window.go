@@ -578,6 +578,24 @@ func (win *Window[T]) FlushLocal(ctx context.Context, target int) error {
 	return wrapRMA(win.w.FlushLocal(ctx, target))
 }
 
+// Sync orders this rank's loads and stores of its own window memory with
+// what other ranks' operations did to it (MPI_Win_sync). Call it after a
+// synchronisation outside the window (a Barrier, a message) that follows
+// their epochs and before reading what they wrote, and after writing the
+// memory and before that synchronisation, for their Gets to see the
+// writes. The window's own synchronisations (Fence, Lock, Unlock, LockAll,
+// UnlockAll, Post, WaitExposure, Free) do it themselves. Go's memory model
+// needs it where an agent goroutine of this process wrote or read the
+// memory (the race detector reports the access otherwise); elsewhere it
+// costs one atomic add.
+func (win *Window[T]) Sync() error {
+	if win == nil || win.w == nil {
+		return errNilWindow
+	}
+	win.w.Sync()
+	return nil
+}
+
 // FlushLocalAll is FlushLocal of every target.
 func (win *Window[T]) FlushLocalAll(ctx context.Context) error {
 	if win == nil || win.w == nil {

@@ -160,6 +160,11 @@ func run(ctx context.Context, c *commtune.Comm, cfg config) error {
 	if err := c.Barrier(ctx); err != nil {
 		return err
 	}
+	// What the others wrote through this rank's agent, if it has one, is
+	// ordered before this rank's reads by Sync (MPI_Win_sync).
+	if err := w.Sync(); err != nil {
+		return err
+	}
 	// Each rank checks the words it owns against its own count of every
 	// rank's words (the generator is known to all).
 	want := map[int64]int64{}

@@ -137,6 +137,7 @@ func accumulateAll[T int64 | float64 | int16](ctx context.Context, c *commtune.C
 		if err := c.Barrier(ctx); err != nil {
 			return err
 		}
+		w.Sync() // what other ranks did through this rank's agent
 		for i, v := range w.Local() {
 			if want := T(n * k * (i + 1)); v != want {
 				return fmt.Errorf("element %d = %v after %d ranks added %d × %d, want %v", i, v, n, k, i+1, want)
@@ -199,6 +200,7 @@ func rmaFetchAndOp(ctx context.Context, c *commtune.Comm) error {
 			}
 		}
 		if c.Rank() == owner {
+			w.Sync() // what other ranks did through this rank's agent
 			if l := w.Local(); l[0] != int64(n*k) || l[1] != int64(n*k) {
 				return fmt.Errorf("counters end at %d and %d, want %d", l[0], l[1], n*k)
 			}
@@ -233,6 +235,7 @@ func rmaExclusive(ctx context.Context, c *commtune.Comm) error {
 			return err
 		}
 		if c.Rank() == 0 {
+			w.Sync() // what other ranks did through this rank's agent
 			if got := w.Local()[0]; got != int64(c.Size()*k) {
 				return fmt.Errorf("counter = %d after %d ranks × %d locked increments, want %d", got, c.Size(), k, c.Size()*k)
 			}
@@ -426,6 +429,7 @@ func misuseWindow(ctx context.Context, w *commtune.Window[int64], target, n int)
 	if err := w.Comm().Barrier(ctx); err != nil {
 		return err
 	}
+	w.Sync()
 	for i, v := range w.Local() {
 		if v != 0 {
 			return fmt.Errorf("cell %d = %d: a refused call wrote", i, v)
@@ -444,6 +448,7 @@ func rmaRequests(ctx context.Context, c *commtune.Comm) error {
 		for i := range cells {
 			w.Local()[i] = cellValue(me, me, i)
 		}
+		w.Sync() // before the others' Gets, through this rank's agent
 		if err := c.Barrier(ctx); err != nil {
 			return err
 		}
@@ -492,6 +497,7 @@ func rmaRequests(ctx context.Context, c *commtune.Comm) error {
 		if err := c.Barrier(ctx); err != nil {
 			return err
 		}
+		w.Sync() // what other ranks did through this rank's agent
 		if got, want := w.Local()[cells], int64(n*(n+1)/2); got != want {
 			return fmt.Errorf("Raccumulate total %d, want %d", got, want)
 		}

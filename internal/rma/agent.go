@@ -75,7 +75,10 @@ func (a *agent) run() {
 			}
 			continue // the window's end, or a lost peer: the others are still served
 		}
+		w := a.w
+		w.memSync.Add(1) // after this rank's own accesses (Sync)
 		a.handle(req.Status(st).Source, r.Buffer())
+		w.memSync.Add(1) // before this rank's next (Sync)
 	}
 }
 

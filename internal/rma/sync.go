@@ -35,6 +35,7 @@ func (w *Window) Lock(ctx context.Context, kind LockKind, target int) error {
 }
 
 func (w *Window) acquire(ctx context.Context, kind LockKind, target int) error {
+	defer w.Sync()
 	if t := w.target(target); t != nil {
 		return t.Header.lockWait(ctx, kind)
 	}
@@ -42,6 +43,7 @@ func (w *Window) acquire(ctx context.Context, kind LockKind, target int) error {
 }
 
 func (w *Window) release(ctx context.Context, kind LockKind, target int) error {
+	w.Sync()
 	if t := w.target(target); t != nil {
 		t.Header.unlock(kind)
 		return nil
@@ -232,7 +234,10 @@ func (w *Window) Fence(ctx context.Context) error {
 	if err := w.flushAll(ctx); err != nil {
 		return err
 	}
-	return w.cfg.Coll.Barrier(ctx)
+	w.Sync()
+	err = w.cfg.Coll.Barrier(ctx)
+	w.Sync()
+	return err
 }
 
 // Post starts an exposure epoch to origins (ranks of the window): each
@@ -247,6 +252,7 @@ func (w *Window) Post(ctx context.Context, origins []int) error {
 	if err != nil {
 		return err
 	}
+	w.Sync()
 	for _, o := range origins {
 		if err := w.cfg.Sync.Send(ctx, nil, o, tagPost); err != nil {
 			return err
@@ -315,6 +321,7 @@ func (w *Window) WaitExposure(ctx context.Context) error {
 			return err
 		}
 	}
+	w.Sync()
 	return nil
 }
 
@@ -344,10 +351,12 @@ func (w *Window) Free(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	w.Sync()
 	err = w.cfg.Coll.Barrier(ctx)
 	if w.agent != nil {
 		w.agent.stop()
 	}
+	w.Sync()
 	return err
 }
 

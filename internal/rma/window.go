@@ -78,6 +78,13 @@ type Window struct {
 	sends       map[int][]*Pending // by target: request-based sends not yet seen complete
 	tags        atomic.Uint32
 	freed       bool
+	// memSync orders this process's accesses to its own window memory
+	// with its agent's, for Go's memory model (the race detector checks
+	// it): the agent adds to it before and after each request, this
+	// rank's synchronisations add to it too (Sync, Fence, the lock calls,
+	// Post, WaitExposure, Free). Other processes' causality (the origin
+	// waited for the agent's answer, then a Barrier) is invisible here.
+	memSync atomic.Uint64
 }
 
 // New makes this rank's window from cfg and starts its agent when some
@@ -89,6 +96,15 @@ func New(cfg Config) *Window {
 	}
 	return w
 }
+
+// Sync orders this rank's loads and stores of its own window memory with
+// what other ranks did to it through its agent (MPI_Win_sync): after a
+// synchronisation outside the window (a Barrier, a message) that follows
+// their epochs, and before reading what they wrote; and after writing the
+// memory, before that synchronisation, for their gets to see it. The
+// window's own synchronisations (Fence, Lock, Unlock, LockAll, UnlockAll,
+// Post, WaitExposure) include it.
+func (w *Window) Sync() { w.memSync.Add(1) }
 
 // Local returns this rank's memory.
 func (w *Window) Local() []byte { return w.cfg.Local }
