@@ -338,13 +338,12 @@ func sortedKeys(s map[int]bool) []int {
 // the caller's to release once it returns.
 func (w *Window) Free(ctx context.Context) error {
 	w.mu.Lock()
-	if w.freed {
+	if w.closed.Load() {
 		w.mu.Unlock()
 		return ErrFreed
 	}
 	err := w.ep.free()
 	if err == nil {
-		w.freed = true
 		w.closed.Store(true)
 	}
 	w.mu.Unlock()
@@ -363,7 +362,7 @@ func (w *Window) Free(ctx context.Context) error {
 func (w *Window) live() error {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.freed {
+	if w.closed.Load() {
 		return ErrFreed
 	}
 	return nil
@@ -377,7 +376,7 @@ func (w *Window) checkRank(call string, r int) error {
 
 // rankLocked checks, under w.mu, that the window is live and r a rank of it.
 func (w *Window) rankLocked(call string, r int) error {
-	if w.freed {
+	if w.closed.Load() {
 		return ErrFreed
 	}
 	if r < 0 || r >= len(w.cfg.Sizes) {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/driver"
 )
 
@@ -73,11 +74,10 @@ type Window struct {
 
 	mu          sync.Mutex
 	ep          *epochs
-	closed      atomic.Bool        // freed: read with no lock
+	closed      atomic.Bool        // freed (set under mu, read with or without it)
 	outstanding []int              // by target: requests to its agent not yet flushed
 	sends       map[int][]*Pending // by target: request-based sends not yet seen complete
 	tags        atomic.Uint32
-	freed       bool
 	// memSync orders this process's accesses to its own window memory
 	// with its agent's, for Go's memory model (the race detector checks
 	// it): the agent adds to it before and after each request, this
@@ -222,7 +222,7 @@ func (w *Window) Put(ctx context.Context, data []byte, target, disp int) error {
 		return nil
 	}
 	if a := w.remote(target); a != 0 {
-		return w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: a + uint64(off), Len: len(data)}}, [][]byte{data})
+		return w.writeRemote(target, a+uint64(off), data)
 	}
 	if len(data) >= putDataMin {
 		q := request{kind: kPutData, offset: off, length: len(data), tag: w.nextTag()}
@@ -245,7 +245,7 @@ func (w *Window) Get(ctx context.Context, result []byte, target, disp int) error
 		return nil
 	}
 	if a := w.remote(target); a != 0 {
-		return w.cfg.Copier.ReadSpans(w.cfg.World[target], [][]byte{result}, []driver.Span{{Addr: a + uint64(off), Len: len(result)}})
+		return w.readRemote(target, a+uint64(off), result)
 	}
 	return w.call(ctx, target, request{kind: kGet, offset: off, length: len(result)}, result)
 }
@@ -392,7 +392,29 @@ func (w *Window) CompareAndSwap(ctx context.Context, compare, swap, result []byt
 // PutAsync is Put returning its local completion: the data may be reused
 // once it is complete.
 func (w *Window) PutAsync(data []byte, target, disp int) (*Pending, error) {
-	return w.sendAsync("Put", kPut, 0, data, target, disp)
+	off, err := w.check("Put", target, disp, len(data))
+	if err != nil || len(data) == 0 {
+		return done(err), err
+	}
+	if t := w.target(target); t != nil {
+		copy(t.Mem[off:], data)
+		return done(nil), nil
+	}
+	if a := w.remote(target); a != 0 {
+		return done(w.writeRemote(target, a+uint64(off), data)), nil
+	}
+	if len(data) >= putDataMin {
+		q := request{kind: kPutData, offset: off, length: len(data), tag: w.nextTag()}
+		if _, err := w.isend(target, q, nil); err != nil {
+			return nil, err
+		}
+		r, err := w.cfg.Rep.Isend(data, target, q.tag)
+		if err != nil {
+			return nil, err
+		}
+		return w.track(target, r), nil
+	}
+	return w.isend(target, request{kind: kPut, offset: off, length: len(data)}, data)
 }
 
 // AccumulateAsync is Accumulate returning its local completion.
@@ -412,36 +434,6 @@ func (w *Window) AccumulateAsync(data []byte, target, disp int, op OpCode) (*Pen
 	return w.isend(target, request{kind: kAcc, op: op, offset: off, length: len(data)}, data)
 }
 
-func (w *Window) sendAsync(call string, kind byte, op OpCode, data []byte, target, disp int) (*Pending, error) {
-	off, err := w.check(call, target, disp, len(data))
-	if err != nil || len(data) == 0 {
-		return done(err), err
-	}
-	if t := w.target(target); t != nil {
-		copy(t.Mem[off:], data)
-		return done(nil), nil
-	}
-	if a := w.remote(target); a != 0 && kind == kPut {
-		return done(w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: a + uint64(off), Len: len(data)}}, [][]byte{data})), nil
-	}
-	if kind == kPut && len(data) >= putDataMin {
-		q := request{kind: kPutData, offset: off, length: len(data), tag: w.nextTag()}
-		if _, err := w.isend(target, q, nil); err != nil {
-			return nil, err
-		}
-		r, err := w.cfg.Rep.Isend(data, target, q.tag)
-		if err != nil {
-			return nil, err
-		}
-		p := &Pending{req: r, target: target}
-		w.mu.Lock()
-		w.sends[target] = append(w.sends[target], p)
-		w.mu.Unlock()
-		return p, nil
-	}
-	return w.isend(target, request{kind: kind, op: op, offset: off, length: len(data)}, data)
-}
-
 func (w *Window) isend(target int, q request, data []byte) (*Pending, error) {
 	hdr := make([]byte, headerLen)
 	q.elem = w.cfg.Elem
@@ -452,6 +444,11 @@ func (w *Window) isend(target int, q request, data []byte) (*Pending, error) {
 	if err != nil {
 		return nil, err
 	}
+	return w.track(target, r), nil
+}
+
+// track returns the Pending of r, a send to target, kept for FlushLocal.
+func (w *Window) track(target int, r *core.Request) *Pending {
 	p := &Pending{req: r, target: target}
 	w.mu.Lock()
 	if w.sends == nil {
@@ -459,7 +456,17 @@ func (w *Window) isend(target int, q request, data []byte) (*Pending, error) {
 	}
 	w.sends[target] = append(w.sends[target], p)
 	w.mu.Unlock()
-	return p, nil
+	return p
+}
+
+// writeRemote writes data at addr of target's process (single copy).
+func (w *Window) writeRemote(target int, addr uint64, data []byte) error {
+	return w.cfg.Copier.WriteSpans(w.cfg.World[target], []driver.Span{{Addr: addr, Len: len(data)}}, [][]byte{data})
+}
+
+// readRemote reads result from addr of target's process (single copy).
+func (w *Window) readRemote(target int, addr uint64, result []byte) error {
+	return w.cfg.Copier.ReadSpans(w.cfg.World[target], [][]byte{result}, []driver.Span{{Addr: addr, Len: len(result)}})
 }
 
 // GetAsync is Get returning its completion: result holds the data once it
@@ -474,7 +481,7 @@ func (w *Window) GetAsync(result []byte, target, disp int) (*Pending, error) {
 		return done(nil), nil
 	}
 	if a := w.remote(target); a != 0 {
-		return done(w.cfg.Copier.ReadSpans(w.cfg.World[target], [][]byte{result}, []driver.Span{{Addr: a + uint64(off), Len: len(result)}})), nil
+		return done(w.readRemote(target, a+uint64(off), result)), nil
 	}
 	return w.callAsync(target, request{kind: kGet, offset: off, length: len(result)}, result)
 }
