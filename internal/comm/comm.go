@@ -14,6 +14,7 @@ import (
 	"sort"
 	"sync"
 	"sync/atomic"
+	"weak"
 
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/job"
@@ -33,6 +34,8 @@ type Comm struct {
 	mu      sync.Mutex
 	derived uint64 // Dup/Split calls so far: identical on all members
 	closed  atomic.Bool
+	revoked atomic.Bool // by this rank or a peer (revoke.go)
+	ft      ftState     // what the recovery calls keep (agree.go), under mu
 	collSeq atomic.Uint64             // collective calls so far: their tags
 	coll    atomic.Pointer[collCoord] // collective calls' agreement (collcheck.go), made on first use
 	plansMu sync.Mutex
@@ -94,7 +97,10 @@ func NewWorld(ep *job.Endpoint, rank, size int) *Comm {
 	for i := range group {
 		group[i] = i
 	}
-	return &Comm{ep: ep, ctx: 0, collCtx: mix(0, collSalt), group: group, rank: rank, world: true}
+	c := &Comm{ep: ep, ctx: 0, collCtx: mix(0, collSalt), group: group, rank: rank, world: true}
+	listenRevocations(ep)
+	c.register()
+	return c
 }
 
 // Endpoint returns the machinery c runs on.
@@ -166,6 +172,9 @@ func (c *Comm) Check() error {
 	if c.closed.Load() || c.ep.Closed() {
 		return core.ErrClosed
 	}
+	if c.revoked.Load() {
+		return c.revokedErr()
+	}
 	return nil
 }
 
@@ -195,7 +204,9 @@ func (c *Comm) child(ctx uint64, group []int, rank int) *Comm {
 	for i, w := range group {
 		inv[w] = i
 	}
-	return &Comm{ep: c.ep, ctx: ctx, collCtx: mix(ctx, collSalt), group: group, rank: rank, inv: inv}
+	d := &Comm{ep: c.ep, ctx: ctx, collCtx: mix(ctx, collSalt), group: group, rank: rank, inv: inv}
+	d.register()
+	return d
 }
 
 // Dup returns a communicator with the same ranks and a new matching
@@ -254,6 +265,7 @@ func (c *Comm) Close() error {
 	if c.closed.Swap(true) {
 		return nil
 	}
+	revocable.CompareAndDelete(revokeKey{c.ep, c.ctx}, weak.Make(c))
 	if m := c.team.Load(); m != nil {
 		m.leave()
 	}

@@ -176,6 +176,11 @@ func (c *Comm) checkRecv(src, tag int) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	if src == AnySource {
+		if err := c.unacknowledged(); err != nil {
+			return 0, err
+		}
+	}
 	return w, checkTag(tag, true, "receive")
 }
 

@@ -459,6 +459,12 @@ func (s *segment) check(rank int, waited time.Duration) error {
 	if err := s.ctx.Err(); err != nil {
 		return err
 	}
+	if c.revoked.Load() {
+		return c.revokedErr()
+	}
+	if c.ep.Closed() {
+		return core.ErrClosed // this rank crashed (a test's Endpoint.Crash)
+	}
 	if c.ep.Eng.Losses() != 0 {
 		// A peer was lost, in this call or before it (a rank that gave
 		// its part of an earlier call and died). Only the rank waited

@@ -446,6 +446,11 @@ func (m *teamMember) park(ctx context.Context, waited *atomic.Uint64, s uint64) 
 // later, returns it (a rank that leaves a call unfinished leaves the
 // others unable to meet).
 func (m *teamMember) fail(err error) {
+	if m.c.ep.Closed() && !errors.Is(err, core.ErrPeerLost) {
+		// This rank is gone (closed, or crashed in a test): to the
+		// others it is a lost peer, as a process that died is.
+		err = &core.PeerLostError{Rank: m.c.group[m.rank], Err: err}
+	}
 	f := &teamFailure{fmt.Errorf("rank %d left a collective call: %w", m.rank, err)}
 	if m.t.broken.CompareAndSwap(nil, f) {
 		m.t.wakeAll()

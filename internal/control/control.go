@@ -45,6 +45,9 @@ type Endpoint interface {
 	EagerFrames(peer int) (frames, packets int64)
 	// Stats returns the engine's counters.
 	Stats() core.Stats
+	// Crash ends a goroutine rank as a crash of its process would: its
+	// peers see it lost and it sends nothing more (tests of recovery).
+	Crash(err error)
 }
 
 // Plan is what the library decides for one peer (PlanFor).

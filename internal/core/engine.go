@@ -64,6 +64,11 @@ type Engine struct {
 	stats     Stats
 	heldLimit int
 	onAbort   func(peer, code int) // SetAbortHandler's
+	// revokedKeys holds the communicators (by key) this rank knows are
+	// revoked, so that a revocation is passed on once; onRevoke is told
+	// of those a peer revoked (SetRevokeHandler). Both under mu.
+	revokedKeys map[uint64]struct{}
+	onRevoke    func(key uint64)
 }
 
 // SetAbortHandler makes f what a peer's abort (AbortPeers) calls, with
@@ -371,6 +376,11 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		e.stats.VectorSends++
 	}
 	c := e.ctxLocked(ctxID)
+	if c.revoked {
+		r.step(evClose, Status{}, ErrRevoked)
+		e.mu.Unlock()
+		return r
+	}
 	seq := c.sendSeq[dest]
 	c.sendSeq[dest]++
 	pull := r.wantPull && p.pullable && n > 0 && !r.vec
@@ -402,6 +412,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 		e.stats.RendezvousSends++
 		e.nextID++
 		r.id = e.nextID
+		r.ctxID = ctxID // what a revocation and a withdraw look at
 		e.sends[r.id] = r
 		// Only a contiguous send can be pulled: an RTS-pull names one
 		// address. Others take the Put method for their size (pick).
@@ -411,7 +422,7 @@ func (e *Engine) isend(r *Request, ctxID uint64) *Request {
 			// that it acknowledges takes the send back.
 			r.pin.Pin(&buf[0])
 			r.pinned, r.proto = true, protoPull
-			r.ctxID, r.seq = ctxID, seq
+			r.seq = seq
 			r.move(evRTSPull)
 			// While the receiver copies a large message this side has nothing
 			// to poll for: spinning would take the processor the copy may
@@ -572,7 +583,9 @@ func (e *Engine) irecv(r *Request, ctxID uint64) *Request {
 		if r.vec {
 			e.stats.VectorRecvs++
 		}
-		if u := c.findUnexpected(src, tag); u != nil {
+		if c.revoked {
+			r.step(evClose, Status{}, ErrRevoked)
+		} else if u := c.findUnexpected(src, tag); u != nil {
 			c.removeUnexpected(u)
 			e.consumeLocked(r, u, &out)
 		} else if src != AnySource && e.peers[src].lost != nil {
@@ -749,7 +762,11 @@ func (e *Engine) Pending(ctxID uint64, src int) []Status {
 }
 
 func (e *Engine) probeLocked(ctxID uint64, src, tag int) (Status, bool, error) {
-	if u := e.ctxLocked(ctxID).findUnexpected(src, tag); u != nil {
+	c := e.ctxLocked(ctxID)
+	if c.revoked {
+		return Status{}, false, ErrRevoked
+	}
+	if u := c.findUnexpected(src, tag); u != nil {
 		return Status{Source: u.peer, Tag: u.tag, Count: u.size}, true, nil
 	}
 	if e.closed != nil {
@@ -908,6 +925,7 @@ type outbox struct {
 	more     []outItem
 	pulls    []pullItem
 	arrivals []arrival
+	revokes  []uint64 // communicators peers revoked: told to onRevoke after the lock
 }
 
 // arrival is a receiver's report (kindArrived) to hand to the scheduler
@@ -954,6 +972,9 @@ func (o *outbox) flush(e *Engine) {
 	}
 	for _, a := range o.arrivals {
 		e.sched.Arrived(a.peer, a.region, float64(a.ns))
+	}
+	for _, key := range o.revokes {
+		e.revokedByPeer(key)
 	}
 	for _, p := range o.pulls {
 		if !e.startPull(p.r) {

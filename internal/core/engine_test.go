@@ -422,6 +422,7 @@ func TestFuzzSeeds(t *testing.T) {
 		{Name: "rts-report", Values: []any{mk(func(b []byte) { putRTS(b, 0, 2, 0, 1<<20, 9); b[1] = flagReport }, rtsLen)}},
 		{Name: "arrived", Values: []any{mk(func(b []byte) { putArrived(b, 1, 40e6) }, arrivedLen)}},
 		{Name: "abort", Values: []any{mk(func(b []byte) { putAbort(b, 7) }, abortLen)}},
+		{Name: "revoke", Values: []any{mk(func(b []byte) { putRevoke(b, 0x1234) }, revokeLen)}},
 		{Name: "aggregated", Values: []any{append(append(append([]byte(nil), eager...), rts...), eager...)}},
 	}
 	for _, s := range seeds {

@@ -40,6 +40,10 @@ const (
 	// kindAbort tells a peer the job is aborted: i64 exit code. The peer
 	// exits with it (Engine.SetAbortHandler).
 	kindAbort = 13
+	// kindRevoke tells a peer that a communicator is revoked: u64 its key
+	// (its point-to-point context). The peer revokes it too and tells the
+	// others it reaches (revoke.go).
+	kindRevoke = 14
 
 	// flagReport, in an RTS's flags byte, asks for a kindArrived.
 	flagReport = 1
@@ -57,6 +61,7 @@ const (
 	refuseLen      = prefixLen + 16 // + region, size
 	arrivedLen     = prefixLen + 16 // + region, ns
 	abortLen       = prefixLen + 8  // + code
+	revokeLen      = prefixLen + 8  // + key
 
 	maxHeaderLen = rtsPullLen
 
@@ -130,6 +135,11 @@ func putArrived(b []byte, region, ns uint64) {
 func putAbort(b []byte, code int64) {
 	putPrefix(b, kindAbort, abortLen-prefixLen)
 	le.PutUint64(b[8:], uint64(code))
+}
+
+func putRevoke(b []byte, key uint64) {
+	putPrefix(b, kindRevoke, revokeLen-prefixLen)
+	le.PutUint64(b[8:], key)
 }
 
 func putFin(b []byte, id uint64) {
@@ -214,6 +224,8 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		want = arrivedLen - prefixLen
 	case kindAbort:
 		want = abortLen - prefixLen
+	case kindRevoke:
+		want = revokeLen - prefixLen
 	default:
 		return nil, driver.ProtocolError("unknown entry kind %d", kind)
 	}
@@ -246,6 +258,8 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		e.id, e.region, e.size = le.Uint64(b), le.Uint64(b[8:]), le.Uint64(b[16:])
 	case kindCredit, kindAbort:
 		e.size = le.Uint64(b)
+	case kindRevoke:
+		e.ctx = le.Uint64(b)
 	case kindCancel, kindFin, kindWithdrawn:
 		e.id = le.Uint64(b)
 	case kindWithdraw:

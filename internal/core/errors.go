@@ -19,6 +19,9 @@ var (
 	// ErrSizeMismatch reports ranks that disagree on the size of what they
 	// exchange in a collective call or a halo exchange.
 	ErrSizeMismatch = errors.New("ranks disagree on the message size")
+	// ErrRevoked reports an operation on a communicator that one of its
+	// ranks revoked (Engine.RevokeContexts).
+	ErrRevoked = errors.New("communicator revoked")
 )
 
 // WithdrawnError is the error of a receive whose matched sender withdrew

@@ -58,6 +58,10 @@ func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 		if e.onAbort != nil {
 			e.onAbort(peer, int(int64(en.size)))
 		}
+	case kindRevoke:
+		if e.markRevokedLocked(en.ctx) {
+			out.revokes = append(out.revokes, en.ctx)
+		}
 	}
 	return nil
 }

@@ -22,6 +22,9 @@ type matchCtx struct {
 	// unexpected queue (Engine.Watch); nil when nobody watches.
 	watched  *atomic.Uint64
 	watchTag int
+	// revoked: the communicator of this context is revoked; its
+	// operations fail with ErrRevoked (revoke.go).
+	revoked bool
 }
 
 type heldKey struct {

@@ -55,7 +55,7 @@ func (e *Engine) Mprobe(ctx context.Context, ctxID uint64, src, tag int) (*Messa
 
 func (e *Engine) takeLocked(ctxID uint64, src, tag int) (*Message, bool, error) {
 	c := e.ctxLocked(ctxID)
-	if u := c.findUnexpected(src, tag); u != nil {
+	if u := c.findUnexpected(src, tag); u != nil && !c.revoked {
 		c.removeUnexpected(u)
 		c.pushTaken(u)
 		return &Message{c: c, u: u, st: Status{Source: u.peer, Tag: u.tag, Count: u.size}}, true, nil

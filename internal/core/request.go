@@ -109,8 +109,9 @@ type Request struct {
 	pin        runtime.Pinner
 	pinned     bool
 	moving     atomic.Bool // rendezvous data is with the rails: nothing to poll for
-	ctxID      uint64      // pull: the context and sequence number of the RTS-pull,
+	ctxID      uint64      // rendezvous: the context; pull: with the sequence number of the RTS-pull,
 	seq        uint32      // which a withdraw names
+	revoked    bool        // withdrawn because its communicator was revoked: it ends with ErrRevoked
 
 	// receive side
 	prev, next *Request // posted list
@@ -373,6 +374,9 @@ func (r *Request) poll(d time.Duration, peer int, untilMoving bool) (done, flush
 // complete finishes r; the caller holds e.mu and has just moved r into a
 // state that is over (step).
 func (r *Request) complete(st Status, err error) {
+	if r.revoked && err != nil {
+		err = ErrRevoked
+	}
 	r.status, r.err = st, err
 	if r.pinned {
 		r.pin.Unpin()

@@ -125,6 +125,15 @@ func (ep *Endpoint) Fail(err error) {
 	}
 }
 
+// Crash ends this goroutine rank as a crash of its process would, for
+// tests of what survivors do: its peers see it lost, it sends nothing
+// more, and its own pending and later calls fail with core.ErrClosed.
+func (ep *Endpoint) Crash(err error) {
+	ep.closed.Store(true)
+	ep.Fail(err)
+	ep.Eng.Close()
+}
+
 // Ready applies the protocol policy once every rail is known and fails
 // peers no transport reaches.
 func (ep *Endpoint) Ready(cfg config.Config) error {

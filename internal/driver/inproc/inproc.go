@@ -43,11 +43,15 @@ func (f *Fabric) Attach(rank int, h driver.Handler) *Transport {
 	return t
 }
 
-// handler returns the handler of rank to, or why it is gone.
-func (f *Fabric) handler(to int) (driver.Handler, error) {
+// handler returns the handler of rank to, or why it is gone. A rank
+// that failed sends nothing more, as a crashed process would not.
+func (f *Fabric) handler(from, to int) (driver.Handler, error) {
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	if err := f.gone[to]; err != nil {
+		return nil, err
+	}
+	if err := f.gone[from]; err != nil {
 		return nil, err
 	}
 	if f.handlers[to] == nil {
@@ -121,7 +125,7 @@ func (r *rail) Caps() driver.Caps {
 func (r *rail) Peer() int { return r.to }
 
 func (r *rail) Post(fr *driver.Frame) (bool, error) {
-	h, err := r.f.handler(r.to)
+	h, err := r.f.handler(r.from, r.to)
 	if err != nil {
 		return false, err
 	}
