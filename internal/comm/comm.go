@@ -34,8 +34,8 @@ type Comm struct {
 	mu      sync.Mutex
 	derived uint64 // Dup/Split calls so far: identical on all members
 	closed  atomic.Bool
-	revoked atomic.Bool // by this rank or a peer (revoke.go)
-	ft      ftState     // what the recovery calls keep (agree.go), under mu
+	revoked atomic.Bool               // by this rank or a peer (revoke.go)
+	ft      ftState                   // what the recovery calls keep (agree.go), under mu
 	collSeq atomic.Uint64             // collective calls so far: their tags
 	coll    atomic.Pointer[collCoord] // collective calls' agreement (collcheck.go), made on first use
 	plansMu sync.Mutex
