@@ -155,11 +155,12 @@ func NewHalo[T Number](cart *Cart, data []T, extents []int, width, components in
 	} else {
 		h.fixed = o.method
 	}
-	comm, err := cart.comm.Dup()
+	// A communicator of its own, which revoking the Cart's revokes.
+	in, err := cart.comm.in.DupTied()
 	if err != nil {
 		return nil, err
 	}
-	h.comm = comm
+	h.comm = wrap(in)
 	if h.fixed != "" {
 		if _, err := h.exec(h.fixed); err != nil {
 			return nil, fmt.Errorf("commtune: NewHalo: %w", err)

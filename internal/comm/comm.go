@@ -36,6 +36,7 @@ type Comm struct {
 	closed  atomic.Bool
 	revoked atomic.Bool               // by this rank or a peer (revoke.go)
 	ft      ftState                   // what the recovery calls keep (agree.go), under mu
+	tied    []weak.Pointer[Comm]      // DupTied's communicators, which its revocation revokes; under mu
 	collSeq atomic.Uint64             // collective calls so far: their tags
 	coll    atomic.Pointer[collCoord] // collective calls' agreement (collcheck.go), made on first use
 	plansMu sync.Mutex

@@ -3,6 +3,7 @@ package comm
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync"
 	"weak"
 
@@ -85,7 +86,7 @@ func (c *Comm) revokeHere() {
 	if c.revoked.Swap(true) {
 		return
 	}
-	c.ep.Eng.RevokeContexts(c.ctx, c.collCtx)
+	c.ep.Eng.RevokeContexts(c.ctx, c.collCtx, mix(c.ctx, rmaSalt))
 	if m := c.team.Load(); m != nil {
 		m.t.revoke()
 	}
@@ -95,6 +96,33 @@ func (c *Comm) revokeHere() {
 			h.leaders.revokeHere()
 		}
 	}
+	c.mu.Lock()
+	tied := c.tied
+	c.tied = nil
+	c.mu.Unlock()
+	for _, wp := range tied {
+		if d := wp.Value(); d != nil {
+			d.revokeHere()
+		}
+	}
+}
+
+// DupTied is Dup for the library's own use of c (a halo exchange's
+// communicator): a revocation of c revokes it too, since to the program
+// it is c.
+func (c *Comm) DupTied() (*Comm, error) {
+	d, err := c.Dup()
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	c.tied = slices.DeleteFunc(c.tied, func(wp weak.Pointer[Comm]) bool { return wp.Value() == nil })
+	c.tied = append(c.tied, weak.Make(d))
+	c.mu.Unlock()
+	if c.revoked.Load() {
+		d.revokeHere() // revoked meanwhile: the list was read already
+	}
+	return d, nil
 }
 
 // revokedErr is the error of a call on a revoked communicator.

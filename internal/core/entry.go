@@ -47,6 +47,10 @@ const (
 
 	// flagReport, in an RTS's flags byte, asks for a kindArrived.
 	flagReport = 1
+	// flagRevoked, in a Cancel's or a Withdraw's flags byte, says the
+	// sender withdraws because the communicator was revoked: a receive
+	// that had matched fails with ErrRevoked, not a WithdrawnError.
+	flagRevoked = 2
 
 	eagerHeaderLen = prefixLen + 16 // + ctx u64, tag i32, seq u32
 	rtsLen         = prefixLen + 32 // + ctx, tag, seq, size u64, sendID u64
@@ -177,6 +181,19 @@ func putCancel(b []byte, id uint64) {
 	le.PutUint64(b[8:], id)
 }
 
+// flagsAllowed reports whether an entry of kind may carry flags.
+func flagsAllowed(kind, flags uint8) bool {
+	switch {
+	case flags == 0:
+		return true
+	case kind == kindRTS:
+		return flags == flagReport
+	case kind == kindCancel, kind == kindWithdraw:
+		return flags == flagRevoked
+	}
+	return false
+}
+
 // nextEntry decodes the entry at the start of body and returns the rest. It
 // never panics and never allocates: every length is checked against what is
 // there before it is used.
@@ -185,7 +202,7 @@ func nextEntry(body []byte, e *entry) (rest []byte, err error) {
 		return nil, driver.ProtocolError("entry prefix truncated: %d bytes", len(body))
 	}
 	kind := body[0]
-	if (body[1] != 0 && (kind != kindRTS || body[1] != flagReport)) || body[2] != 0 || body[3] != 0 {
+	if !flagsAllowed(kind, body[1]) || body[2] != 0 || body[3] != 0 {
 		return nil, driver.ProtocolError("entry kind %d with flags %#x %#x %#x", kind, body[1], body[2], body[3])
 	}
 	n := uint64(le.Uint32(body[4:]))

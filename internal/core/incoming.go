@@ -47,7 +47,7 @@ func (e *Engine) handleLocked(peer int, en *entry, out *outbox) error {
 			return driver.ProtocolError("rank %d returned more credit than granted", peer)
 		}
 	case kindCancel:
-		e.cancelFromPeerLocked(peer, en.id)
+		e.cancelFromPeerLocked(peer, en.id, en.flags == flagRevoked)
 	case kindWithdraw:
 		e.withdrawLocked(peer, en, out)
 	case kindWithdrawn:
@@ -91,7 +91,7 @@ func (e *Engine) withdrawLocked(peer int, en *entry, out *outbox) {
 	for h, r := range e.regions {
 		if r.src == peer && r.sendID == en.id {
 			// Refused once the read has begun (stPulling).
-			if r.step(evWithdraw, r.status, &WithdrawnError{Rank: peer}) {
+			if r.step(evWithdraw, r.status, withdrawnErr(peer, en.flags == flagRevoked)) {
 				delete(e.regions, h)
 				withdrawn()
 			}
@@ -279,7 +279,16 @@ func (e *Engine) ctsLocked(peer int, en *entry, out *outbox) error {
 // cancelFromPeerLocked withdraws peer's rendezvous send id wherever it is:
 // unexpected (dropped), already matched (the receive fails), or not yet
 // arrived (remembered).
-func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
+// withdrawnErr is the error of a matched receive whose sender withdrew
+// its send: ErrRevoked when the sender's communicator was revoked.
+func withdrawnErr(peer int, revoked bool) error {
+	if revoked {
+		return ErrRevoked
+	}
+	return &WithdrawnError{Rank: peer}
+}
+
+func (e *Engine) cancelFromPeerLocked(peer int, id uint64, revoked bool) {
 	for _, c := range e.ctxs {
 		if u, taken := c.findRTS(peer, id); u != nil {
 			if taken {
@@ -292,7 +301,7 @@ func (e *Engine) cancelFromPeerLocked(peer int, id uint64) {
 	}
 	for h, r := range e.regions {
 		if r.src == peer && r.sendID == id {
-			if r.step(evPeerCancel, r.status, &WithdrawnError{Rank: peer}) {
+			if r.step(evPeerCancel, r.status, withdrawnErr(peer, revoked)) {
 				delete(e.regions, h)
 			}
 			return

@@ -109,7 +109,7 @@ type Request struct {
 	pin        runtime.Pinner
 	pinned     bool
 	moving     atomic.Bool // rendezvous data is with the rails: nothing to poll for
-	ctxID      uint64      // rendezvous: the context; pull: with the sequence number of the RTS-pull,
+	ctxID      uint64      // rendezvous send, exposure: the context; pull: with the sequence number of the RTS-pull,
 	seq        uint32      // which a withdraw names
 	revoked    bool        // withdrawn because its communicator was revoked: it ends with ErrRevoked
 

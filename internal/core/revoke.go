@@ -78,6 +78,14 @@ func (e *Engine) RevokeContexts(ctxs ...uint64) {
 			r = next
 		}
 	}
+	for _, r := range e.regions {
+		// A region exposed to a put no byte of which has come (a halo
+		// exchange's): withdrawn as a Cancel does, scratch memory for a
+		// put already on its way.
+		if r.state == stExposed && revoked[r.ctxID] {
+			r.step(evCancel, Status{}, ErrRevoked)
+		}
+	}
 	for id, r := range e.sends {
 		if !revoked[r.ctxID] {
 			continue
@@ -88,6 +96,7 @@ func (e *Engine) RevokeContexts(ctxs ...uint64) {
 			r.step(evCancel, Status{}, ErrRevoked)
 			c := newCtrl()
 			putCancel(c.buf[:], r.id)
+			c.buf[1] = flagRevoked
 			c.pkt.Head = c.buf[:cancelLen]
 			out.add(r.peer, c)
 		case stPullRTS:
@@ -97,6 +106,7 @@ func (e *Engine) RevokeContexts(ctxs ...uint64) {
 			r.move(evCancel)
 			c := newCtrl()
 			putWithdraw(c.buf[:], r.ctxID, r.seq, r.id)
+			c.buf[1] = flagRevoked
 			c.pkt.Head = c.buf[:withdrawLen]
 			out.add(r.peer, c)
 		}

@@ -54,6 +54,7 @@ func (e *Engine) Expose(ctxID uint64, origin, tag int, segs [][]byte) *Request {
 	seq := c.sendSeq[origin]
 	c.sendSeq[origin]++
 	r.src, r.msgLen, r.expect = origin, r.size, r.size
+	r.ctxID = ctxID // what a revocation looks at
 	r.status = Status{Source: origin, Tag: tag}
 	if r.size == 0 {
 		r.step(evFinish, r.status, nil)

@@ -129,8 +129,8 @@ func (ep *Endpoint) Fail(err error) {
 // tests of what survivors do: its peers see it lost, it sends nothing
 // more, and its own pending and later calls fail with core.ErrClosed.
 func (ep *Endpoint) Crash(err error) {
+	ep.Fail(err) // first: what its calls say as they fail must not reach the peers
 	ep.closed.Store(true)
-	ep.Fail(err)
 	ep.Eng.Close()
 }
 
