@@ -53,9 +53,9 @@ func (s *soakRank) collective(c *commtune.Comm, rng *rand.Rand) (string, error) 
 	name := which + " " + form
 	root := rng.IntN(n)
 	red := soakReductions[rng.IntN(len(soakReductions))]
-	vec := logUniform(rng, s.cfg.MaxSize)        // bytes of a vector
+	vec := logUniform(rng, s.cfg.MaxSize)           // bytes of a vector
 	blk := logUniform(rng, max(s.cfg.MaxSize/n, 1)) // bytes of one rank's block
-	counts := make([]int, n)                      // v-variants: one rank's block, in bytes
+	counts := make([]int, n)                        // v-variants: one rank's block, in bytes
 	for i := range counts {
 		counts[i] = logUniform(rng, max(s.cfg.MaxSize/n, 1))
 	}
@@ -122,7 +122,9 @@ func (s *soakRank) collective(c *commtune.Comm, rng *rand.Rand) (string, error) 
 		case "scan":
 			f = collForms{
 				func(ctx context.Context) error { return commtune.Scan(ctx, c, send, recv, red.op) },
-				func(ctx context.Context) (*commtune.CollRequest, error) { return commtune.Iscan(ctx, c, send, recv, red.op) },
+				func(ctx context.Context) (*commtune.CollRequest, error) {
+					return commtune.Iscan(ctx, c, send, recv, red.op)
+				},
 				func() (*commtune.Prequest, error) { return commtune.ScanInit(c, send, recv, red.op) },
 			}
 		default:
@@ -199,13 +201,17 @@ func (s *soakRank) collective(c *commtune.Comm, rng *rand.Rand) (string, error) 
 		if which == "gather" {
 			f = collForms{
 				func(ctx context.Context) error { return commtune.Gather(ctx, c, send, recv, root) },
-				func(ctx context.Context) (*commtune.CollRequest, error) { return commtune.Igather(ctx, c, send, recv, root) },
+				func(ctx context.Context) (*commtune.CollRequest, error) {
+					return commtune.Igather(ctx, c, send, recv, root)
+				},
 				func() (*commtune.Prequest, error) { return commtune.GatherInit(c, send, recv, root) },
 			}
 		} else {
 			f = collForms{
 				func(ctx context.Context) error { return commtune.Allgather(ctx, c, send, recv) },
-				func(ctx context.Context) (*commtune.CollRequest, error) { return commtune.Iallgather(ctx, c, send, recv) },
+				func(ctx context.Context) (*commtune.CollRequest, error) {
+					return commtune.Iallgather(ctx, c, send, recv)
+				},
 				func() (*commtune.Prequest, error) { return commtune.AllgatherInit(c, send, recv) },
 			}
 		}
@@ -227,7 +233,9 @@ func (s *soakRank) collective(c *commtune.Comm, rng *rand.Rand) (string, error) 
 		if which == "scatter" {
 			f = collForms{
 				func(ctx context.Context) error { return commtune.Scatter(ctx, c, send, recv, root) },
-				func(ctx context.Context) (*commtune.CollRequest, error) { return commtune.Iscatter(ctx, c, send, recv, root) },
+				func(ctx context.Context) (*commtune.CollRequest, error) {
+					return commtune.Iscatter(ctx, c, send, recv, root)
+				},
 				func() (*commtune.Prequest, error) { return commtune.ScatterInit(c, send, recv, root) },
 			}
 		} else {
@@ -235,7 +243,9 @@ func (s *soakRank) collective(c *commtune.Comm, rng *rand.Rand) (string, error) 
 			from = func(i int) int { return i }
 			f = collForms{
 				func(ctx context.Context) error { return commtune.Alltoall(ctx, c, send, recv) },
-				func(ctx context.Context) (*commtune.CollRequest, error) { return commtune.Ialltoall(ctx, c, send, recv) },
+				func(ctx context.Context) (*commtune.CollRequest, error) {
+					return commtune.Ialltoall(ctx, c, send, recv)
+				},
 				func() (*commtune.Prequest, error) { return commtune.AlltoallInit(c, send, recv) },
 			}
 		}
