@@ -139,11 +139,15 @@ func Soak(ctx context.Context, c *commtune.Comm, cfg SoakConfig) (*SoakReport, e
 // usageFields is how many figures a rank contributes to a sample.
 const usageFields = 7
 
-// sample takes a sample: a barrier, so that no step is under way on any
-// rank; each rank reads its usage; rank 0 gathers them (through the
-// library) and returns their sums.
+// sample takes a sample: the derived communicators closed and a barrier,
+// so that no step is under way on any rank; each rank reads its usage; a
+// barrier again; rank 0 gathers them (through the library) and returns
+// their sums.
 func (s *soakRank) sample(ctx context.Context, elapsed time.Duration) (SoakSample, error) {
 	c := s.world
+	// The derived communicators go first: how many are alive, and the
+	// segments they hold, depend on where in their churn the sample falls.
+	s.closeDerived()
 	if err := c.Barrier(ctx); err != nil {
 		return SoakSample{}, err
 	}
@@ -163,6 +167,11 @@ func (s *soakRank) sample(ctx context.Context, elapsed time.Duration) (SoakSampl
 		mine[4] = f
 	}
 	mine[5], mine[6] = s.step, s.errs.count
+	// No rank goes on (to its next step, or to closing its connections
+	// after the last sample) while another still counts.
+	if err := c.Barrier(ctx); err != nil {
+		return SoakSample{}, err
+	}
 	var all []int64
 	if c.Rank() == 0 {
 		all = make([]int64, usageFields*c.Size())

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -27,7 +28,8 @@ type RankUsage struct {
 	// every rank has it mapped, so a mapping never unmapped shows here and
 	// nowhere else.
 	ShmMapped int64
-	// FDs is the number of open descriptors (entries of /proc/self/fd).
+	// FDs is the number of open descriptors (entries of /proc/self/fd),
+	// the fewest seen over settleTime.
 	FDs int64
 	// Goroutines is runtime.NumGoroutine, the fewest seen over
 	// settleTime: the library's agents that end after a Free or Close do
@@ -61,6 +63,16 @@ func ReadRankUsage() (RankUsage, error) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
+	}
+	if os.Getenv("SOAKDBG") != "" {
+		f, _ := os.Create(fmt.Sprintf("/tmp/soakg.%d.%d", os.Getpid(), time.Now().UnixNano()))
+		pprof.Lookup("goroutine").WriteTo(f, 1)
+		ents, _ := os.ReadDir("/proc/self/fd")
+		for _, e := range ents {
+			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
+			fmt.Fprintf(f, "fd %s %s\n", e.Name(), l)
+		}
+		f.Close()
 	}
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
@@ -132,7 +144,9 @@ func ParseShmMapped(text []byte) (int64, error) {
 
 // JobShmFiles returns the total size of job's files in /dev/shm
 // (commtune-JOB-*: its ranks' segments, pipes and bells), 0 for no job.
-// Files removed while it reads are left out.
+// Ranks remove those files as soon as they have them open, so in a sound
+// job this is 0 after start-up: it counts files left behind. Files
+// removed while it reads are left out.
 func JobShmFiles(job string) (int64, error) {
 	if job == "" {
 		return 0, nil

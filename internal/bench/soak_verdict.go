@@ -3,8 +3,6 @@ package bench
 import (
 	"fmt"
 	"time"
-
-	"github.com/commtune/commtune/internal/units"
 )
 
 // SoakSample is what a soak's ranks hold together at one sample, taken
@@ -23,9 +21,8 @@ type SoakSample struct {
 
 // String is the sample's progress line.
 func (s SoakSample) String() string {
-	return fmt.Sprintf("%8s  steps %8d  rss sum %9s max %9s  shm mapped %9s files %9s  fds %5d  goroutines %5d  payload errors %d",
-		s.Elapsed.Round(time.Second), s.Steps, units.FormatSize(s.RSSSum), units.FormatSize(s.RSSMax),
-		units.FormatSize(s.ShmMapped), units.FormatSize(s.ShmFiles), s.FDs, s.Goroutines, s.PayloadErrors)
+	return fmt.Sprintf("%8s  steps %8d  rss sum %s max %s  shm mapped %s files %s  fds %5d  goroutines %5d  payload errors %d",
+		s.Elapsed.Round(time.Second), s.Steps, mib(s.RSSSum), mib(s.RSSMax), mib(s.ShmMapped), mib(s.ShmFiles), s.FDs, s.Goroutines, s.PayloadErrors)
 }
 
 // SoakGrowthLimit is how much a memory figure may grow over a soak: the
@@ -83,7 +80,7 @@ func JudgeSoak(samples []SoakSample) SoakVerdict {
 		a, b := meanOf(s[:k], f.get), meanOf(s[len(s)-k:], f.get)
 		if b > a*(1+SoakGrowthLimit) {
 			fail("%s grew %.1f %%: %s on average over the first %d samples after the warm-up, %s over the last %d (limit %.0f %%)",
-				f.name, 100*(b/a-1), units.FormatSize(int64(a)), k, units.FormatSize(int64(b)), k, 100*SoakGrowthLimit)
+				f.name, 100*(b/a-1), mib(int64(a)), k, mib(int64(b)), k, 100*SoakGrowthLimit)
 		}
 	}
 	if last.FDs != first.FDs {
@@ -95,6 +92,9 @@ func JudgeSoak(samples []SoakSample) SoakVerdict {
 	v.Pass = len(v.Failures) == 0
 	return v
 }
+
+// mib formats bytes in MiB, to a tenth: the figures a soak compares.
+func mib(b int64) string { return fmt.Sprintf("%7.1f MiB", float64(b)/(1<<20)) }
 
 func meanOf(s []SoakSample, get func(SoakSample) int64) float64 {
 	var t float64
