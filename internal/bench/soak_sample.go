@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
-	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -63,16 +62,6 @@ func ReadRankUsage() (RankUsage, error) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	if os.Getenv("SOAKDBG") != "" {
-		f, _ := os.Create(fmt.Sprintf("/tmp/soakg.%d.%d", os.Getpid(), time.Now().UnixNano()))
-		pprof.Lookup("goroutine").WriteTo(f, 1)
-		ents, _ := os.ReadDir("/proc/self/fd")
-		for _, e := range ents {
-			l, _ := os.Readlink("/proc/self/fd/" + e.Name())
-			fmt.Fprintf(f, "fd %s %s\n", e.Name(), l)
-		}
-		f.Close()
 	}
 	status, err := os.ReadFile("/proc/self/status")
 	if err != nil {
