@@ -16,7 +16,8 @@ import (
 // RankUsage is what one rank of a soak holds at a sample.
 type RankUsage struct {
 	// RSS is the process's resident memory (VmRSS of /proc/self/status),
-	// read after debug.FreeOSMemory: a garbage collection, then the freed
+	// read after runtime.GC and debug.FreeOSMemory: garbage collections
+	// (two, so that what sync.Pools held is freed too), then the freed
 	// heap handed back to the system, so that it counts what is live and
 	// not what the collector has yet to return.
 	RSS int64
@@ -43,6 +44,10 @@ const settleTime = 100 * time.Millisecond
 
 // ReadRankUsage samples this process, as RankUsage says.
 func ReadRankUsage() (RankUsage, error) {
+	// Two collections: the first moves what sync.Pools hold to their
+	// victim caches, the second (FreeOSMemory's) frees those, so that
+	// buffers pooled by the last steps do not count.
+	runtime.GC()
 	debug.FreeOSMemory()
 	var u RankUsage
 	u.FDs, u.Goroutines = -1, -1
