@@ -178,6 +178,9 @@ func TestBadSettingNamesIt(t *testing.T) {
 		// Read by a conformance case's ranks only; a bad value fails every
 		// rank naming it (internal/conformance/persistent.go).
 		"COMMTUNE_PERSISTENT_STARTS": "test-only count",
+		// Read by TestBenchSoak only (cmd/commtune/bench_soak_test.go),
+		// which fails naming it on a bad value.
+		"COMMTUNE_SOAK": "test-only duration",
 	}
 
 	// No variable of the outer environment (a launcher's, a user's) may

@@ -1,0 +1,159 @@
+package bench
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// RankUsage is what one rank of a soak holds at a sample.
+type RankUsage struct {
+	// RSS is the process's resident memory (VmRSS of /proc/self/status),
+	// read after runtime.GC and debug.FreeOSMemory: garbage collections
+	// (two, so that what sync.Pools held is freed too), then the freed
+	// heap handed back to the system, so that it counts what is live and
+	// not what the collector has yet to return.
+	RSS int64
+	// ShmMapped is the size of the shared-memory files the process maps
+	// (/dev/shm mappings in /proc/self/smaps, removed files included):
+	// the rings, node segments and windows it holds, whether or not their
+	// files are still listed. A node region's file is removed as soon as
+	// every rank has it mapped, so a mapping never unmapped shows here and
+	// nowhere else.
+	ShmMapped int64
+	// FDs is the number of open descriptors (entries of /proc/self/fd),
+	// the fewest seen over settleTime.
+	FDs int64
+	// Goroutines is runtime.NumGoroutine, the fewest seen over
+	// settleTime: the library's agents that end after a Free or Close do
+	// so within it.
+	Goroutines int64
+}
+
+// settleTime is how long a sample watches the goroutine and descriptor
+// counts for their lowest, after the barrier that makes the job
+// quiescent.
+const settleTime = 100 * time.Millisecond
+
+// ReadRankUsage samples this process, as RankUsage says.
+func ReadRankUsage() (RankUsage, error) {
+	// Two collections: the first moves what sync.Pools hold to their
+	// victim caches, the second (FreeOSMemory's) frees those, so that
+	// buffers pooled by the last steps do not count.
+	runtime.GC()
+	debug.FreeOSMemory()
+	var u RankUsage
+	u.FDs, u.Goroutines = -1, -1
+	for end := time.Now().Add(settleTime); ; {
+		fds, err := countFDs()
+		if err != nil {
+			return u, err
+		}
+		g := int64(runtime.NumGoroutine())
+		if u.FDs < 0 || fds < u.FDs {
+			u.FDs = fds
+		}
+		if u.Goroutines < 0 || g < u.Goroutines {
+			u.Goroutines = g
+		}
+		if time.Now().After(end) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return u, err
+	}
+	if err := parseKB("status", status, kBField{"VmRSS", &u.RSS}); err != nil {
+		return u, err
+	}
+	smaps, err := os.ReadFile("/proc/self/smaps")
+	if err != nil {
+		return u, err
+	}
+	if u.ShmMapped, err = ParseShmMapped(smaps); err != nil {
+		return u, err
+	}
+	return u, nil
+}
+
+// countFDs counts the entries of /proc/self/fd, less the one reading it.
+func countFDs() (int64, error) {
+	f, err := os.Open("/proc/self/fd")
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(-1)
+	return int64(len(names)) - 1, err
+}
+
+// shmDir is where the job's shared-memory files live.
+const shmDir = "/dev/shm/"
+
+// ParseShmMapped returns the bytes of the mappings of files under
+// /dev/shm in the text of /proc/PID/smaps: the Size of each mapping whose
+// path starts there (a removed file's path ends in " (deleted)").
+func ParseShmMapped(text []byte) (int64, error) {
+	var total int64
+	inShm := false
+	sc := bufio.NewScanner(bytes.NewReader(text))
+	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		f := strings.Fields(sc.Text())
+		if len(f) == 0 {
+			continue
+		}
+		// A mapping's first line starts with its address range, lo-hi in
+		// hex; its fields follow, "Name: value [kB]".
+		if !strings.HasSuffix(f[0], ":") {
+			if len(f) < 5 || !strings.Contains(f[0], "-") {
+				return 0, fmt.Errorf("smaps line %d %q: not a mapping", line, sc.Text())
+			}
+			inShm = len(f) >= 6 && strings.HasPrefix(f[5], shmDir)
+			continue
+		}
+		if f[0] != "Size:" || !inShm {
+			continue
+		}
+		if len(f) != 3 || f[2] != "kB" {
+			return 0, fmt.Errorf("smaps line %d %q: want Size: VALUE kB", line, sc.Text())
+		}
+		kb, err := strconv.ParseInt(f[1], 10, 64)
+		if err != nil || kb < 0 || kb > maxKB {
+			return 0, fmt.Errorf("smaps line %d %q: %q is not a size in kB", line, sc.Text(), f[1])
+		}
+		total += kb << 10
+	}
+	return total, sc.Err()
+}
+
+// JobShmFiles returns the total size of job's files in /dev/shm
+// (commtune-JOB-*: its ranks' segments, pipes and bells), 0 for no job.
+// Ranks remove those files as soon as they have them open, so in a sound
+// job this is 0 after start-up: it counts files left behind. Files
+// removed while it reads are left out.
+func JobShmFiles(job string) (int64, error) {
+	if job == "" {
+		return 0, nil
+	}
+	names, err := filepath.Glob(filepath.Join(shmDir, "commtune-"+job+"-*"))
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, n := range names {
+		if st, err := os.Stat(n); err == nil {
+			total += st.Size()
+		}
+	}
+	return total, nil
+}
