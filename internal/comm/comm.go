@@ -279,6 +279,7 @@ func (c *Comm) Close() error {
 	if c.world {
 		return c.ep.Close()
 	}
+	c.ep.Eng.ReleaseContexts(c.ctx, c.collCtx, mix(c.ctx, rmaSalt), mix(c.ctx, ftSalt))
 	return nil
 }
 

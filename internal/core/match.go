@@ -164,3 +164,24 @@ func removeList(head, tail **unexpected, u *unexpected) {
 	}
 	u.prev, u.next = nil, nil
 }
+
+// ReleaseContexts forgets the matching state of contexts whose
+// communicator this rank closed, where nothing waits: a program that makes
+// and frees communicators would otherwise keep two sequence numbers per
+// peer for each one it ever made. A context where messages wait, or are
+// held for their turn, stays. A message that still arrives for a released
+// context finds a new one, where it waits unmatched.
+func (e *Engine) ReleaseContexts(ids ...uint64) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for _, id := range ids {
+		c := e.ctxs[id]
+		if c == nil || c.postedHead != nil || c.unexpHead != nil || c.takenHead != nil || len(c.held) > 0 {
+			continue
+		}
+		delete(e.ctxs, id)
+		if e.last == c {
+			e.last = nil
+		}
+	}
+}
