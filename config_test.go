@@ -178,6 +178,9 @@ func TestBadSettingNamesIt(t *testing.T) {
 		// Read by a conformance case's ranks only; a bad value fails every
 		// rank naming it (internal/conformance/persistent.go).
 		"COMMTUNE_PERSISTENT_STARTS": "test-only count",
+		// Read by the examples' tests only, through their helper
+		// (internal/exampletest); a bad value fails the test naming it.
+		"COMMTUNE_EXAMPLE_RUNS": "test-only count",
 	}
 
 	// No variable of the outer environment (a launcher's, a user's) may
