@@ -34,8 +34,9 @@
 // tasks among them, over the survivors.
 //
 // -kill lists world ranks that end themselves with SIGKILL once they have
-// finished -kill-after tasks; the launcher must then let the others go on
-// (commtune run --keep-going).
+// finished -kill-after tasks, and -kill-in-recovery ranks that do so in
+// the first recovery, once it shrank the communicator with them in it; the
+// launcher must then let the others go on (commtune run --keep-going).
 package main
 
 import (
@@ -58,13 +59,18 @@ func main() {
 	batch := flag.Int("batch", 4, "tasks each rank computes between checkpoints")
 	kill := flag.String("kill", "", "world ranks that SIGKILL themselves, comma-separated (e.g. 3,5)")
 	killAfter := flag.Int("kill-after", 6, "tasks a -kill rank finishes before it dies")
+	killRecovering := flag.String("kill-in-recovery", "", "world ranks that SIGKILL themselves in the first recovery, right after it shrank the communicator")
 	flag.Parse()
 	victims, err := parseRanks(*kill)
+	var recoveryVictims []int
+	if err == nil {
+		recoveryVictims, err = parseRanks(*killRecovering)
+	}
 	if err != nil || *tasks < 1 || *work < 1 || *batch < 1 || *killAfter < 0 {
 		fmt.Fprintf(os.Stderr, "bagoftasks: want -tasks, -work, -batch ≥ 1, -kill-after ≥ 0 and -kill like 3,5 (%v)\n", err)
 		os.Exit(2)
 	}
-	cfg := config{tasks: *tasks, work: *work, batch: *batch, victims: victims, killAfter: *killAfter}
+	cfg := config{tasks: *tasks, work: *work, batch: *batch, victims: victims, killAfter: *killAfter, recoveryVictims: recoveryVictims}
 	if err := initAndRun(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "bagoftasks:", err)
 		os.Exit(1)
@@ -91,6 +97,7 @@ type config struct {
 	tasks, work, batch int
 	victims            []int // world ranks that kill themselves
 	killAfter          int   // … after this many tasks
+	recoveryVictims    []int // world ranks that kill themselves in the first recovery
 }
 
 func initAndRun(cfg config) error {
@@ -100,7 +107,7 @@ func initAndRun(cfg config) error {
 		return err
 	}
 	defer world.Close()
-	for _, v := range cfg.victims {
+	for _, v := range slices.Concat(cfg.victims, cfg.recoveryVictims) {
 		if v >= world.Size() {
 			return fmt.Errorf("-kill %d: the job has %d ranks", v, world.Size())
 		}
@@ -155,6 +162,7 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 	cur := world
 	compute := true
 	recovered := false // the last checkpoint failed
+	shrinks := 0
 	for round := 0; ; round++ {
 		if compute {
 			for _, i := range dealt(table, cur.Rank(), cur.Size(), cfg.batch) {
@@ -211,6 +219,9 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 			cur.Close()
 		}
 		cur, compute, recovered = d, false, true
+		if shrinks++; shrinks == 1 && slices.Contains(cfg.recoveryVictims, world.Rank()) {
+			syscall.Kill(os.Getpid(), syscall.SIGKILL) // the others are about to merge tables with this rank
+		}
 	}
 	if cur.Rank() == 0 {
 		var total, want uint64

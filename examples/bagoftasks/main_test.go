@@ -55,7 +55,9 @@ func TestDealt(t *testing.T) {
 }
 
 // TestKilledRanks runs the bag as a job of 8 processes over TCP and
-// shared memory with no rank, one and two ranks killed partway: the
+// shared memory with no rank, one and two ranks killed partway, and one
+// killed there with another killed in the recovery (the survivors
+// shrink twice): the
 // printed total must be the one computed here serially, the lost ranks
 // the victims and the survivors the rest. COMMTUNE_EXAMPLE_RUNS repeats
 // each job.
@@ -69,19 +71,21 @@ func TestKilledRanks(t *testing.T) {
 	recovered := regexp.MustCompile(`(?m)^\[\d+\] round \d+: recovered on (\d+) ranks .*$`)
 	runs := exampletest.Runs(t)
 	for _, tr := range conformance.Transports {
-		for _, victims := range [][]int{nil, {3}, {0, 5}} {
-			t.Run(fmt.Sprintf("%s/kill=%v", tr.Name, victims), func(t *testing.T) {
-				args := []string{"-tasks", strconv.Itoa(tasks), "-work", strconv.Itoa(work), "-batch", "4", "-kill-after", "6"}
-				if len(victims) > 0 {
-					args = append(args, "-kill", strings.Trim(strings.ReplaceAll(fmt.Sprint(victims), " ", ","), "[]"))
-				}
+		for _, tc := range []struct{ kill, inRecovery []int }{
+			{nil, nil}, {[]int{3}, nil}, {[]int{0, 5}, nil}, {[]int{3}, []int{6}},
+		} {
+			victims := slices.Concat(tc.kill, tc.inRecovery)
+			slices.Sort(victims)
+			t.Run(fmt.Sprintf("%s/kill=%v/in-recovery=%v", tr.Name, tc.kill, tc.inRecovery), func(t *testing.T) {
+				args := []string{"-tasks", strconv.Itoa(tasks), "-work", strconv.Itoa(work), "-batch", "4", "-kill-after", "6",
+					"-kill", list(tc.kill), "-kill-in-recovery", list(tc.inRecovery)}
 				for run := range runs {
 					out, err := exampletest.Job(n, args, tr.Env)
 					var re *launch.RankError
 					switch {
 					case len(victims) == 0 && err != nil:
 						t.Fatalf("run %d: %v\n%s", run, err, out)
-					case len(victims) > 0 && (!errors.As(err, &re) || !slices.Contains(victims, re.Rank) || re.Signal != syscall.SIGKILL):
+					case len(victims) > 0 && (!errors.As(err, &re) || !slices.Contains(tc.kill, re.Rank) || re.Signal != syscall.SIGKILL):
 						t.Fatalf("run %d: launcher error %v, want a victim killed by SIGKILL\n%s", run, err, out)
 					}
 					m := line.FindAllStringSubmatch(out, -1)
@@ -114,4 +118,9 @@ func TestKilledRanks(t *testing.T) {
 			})
 		}
 	}
+}
+
+// list writes ranks as a -kill flag takes them: "3,5".
+func list(ranks []int) string {
+	return strings.Trim(strings.ReplaceAll(fmt.Sprint(ranks), " ", ","), "[]")
 }

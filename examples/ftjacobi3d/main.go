@@ -37,8 +37,10 @@
 // survivors then say which blocks were lost and exit non-zero.
 //
 // -kill lists world ranks that end themselves with SIGKILL at the start of
-// iteration -kill-at (or earlier, as soon as they see another rank lost);
-// the launcher must then let the others go on (commtune run --keep-going).
+// iteration -kill-at (or earlier, as soon as they see another rank lost),
+// and -kill-in-recovery ranks that do so in the first recovery, once it
+// shrank the communicator with them in it; the launcher must then let the
+// others go on (commtune run --keep-going).
 package main
 
 import (
@@ -65,20 +67,24 @@ func main() {
 	buddies := flag.Int("buddies", 2, "ranks that keep a copy of each rank's block")
 	kill := flag.String("kill", "", "world ranks that SIGKILL themselves, comma-separated (e.g. 2,3)")
 	killAt := flag.Int("kill-at", 25, "iteration at whose start the -kill ranks die")
+	killRecovering := flag.String("kill-in-recovery", "", "world ranks that SIGKILL themselves in the first recovery, right after it shrank the communicator")
 	flag.Parse()
 	grid, err := parseGrid(*gridFlag)
 	if err == nil {
 		err = checkFlags(*iters, *every, *buddies)
 	}
-	var victims []int
+	var victims, recoveryVictims []int
 	if err == nil {
 		victims, err = parseRanks(*kill)
+	}
+	if err == nil {
+		recoveryVictims, err = parseRanks(*killRecovering)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ftjacobi3d:", err)
 		os.Exit(2)
 	}
-	cfg := config{grid: grid, iters: *iters, every: *every, buddies: *buddies, victims: victims, killAt: *killAt}
+	cfg := config{grid: grid, iters: *iters, every: *every, buddies: *buddies, victims: victims, killAt: *killAt, recoveryVictims: recoveryVictims}
 	if err := initAndRun(cfg); err != nil {
 		fmt.Fprintln(os.Stderr, "ftjacobi3d:", err)
 		os.Exit(1)
@@ -135,6 +141,7 @@ type config struct {
 	iters, every, buddies int
 	victims               []int // world ranks that kill themselves
 	killAt                int   // … at the start of this iteration
+	recoveryVictims       []int // world ranks that kill themselves in the first recovery
 }
 
 func initAndRun(cfg config) error {
@@ -144,7 +151,7 @@ func initAndRun(cfg config) error {
 		return err
 	}
 	defer world.Close()
-	for _, v := range cfg.victims {
+	for _, v := range slices.Concat(cfg.victims, cfg.recoveryVictims) {
 		if v >= world.Size() {
 			return fmt.Errorf("-kill %d: the job has %d ranks", v, world.Size())
 		}
@@ -179,6 +186,9 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 		}
 		cart.Comm().Close()
 		cur = d
+		if recovery == 0 && slices.Contains(cfg.recoveryVictims, world.Rank()) {
+			s.die() // the others are about to restore the checkpoint with this rank
+		}
 	}
 }
 

@@ -77,7 +77,8 @@ func reference(grid [3]int, iters int) uint64 {
 // TestKilledRanks runs the solver as a job of 8 processes over TCP and
 // shared memory with no rank, one and two ranks (neighbours, each the
 // other's buddy) killed at iteration 25, between the checkpoints of 20
-// and 30: the checksum must be the one of the same iteration on the whole
+// and 30, and one killed there with another killed in the recovery
+// (the survivors shrink twice): the checksum must be the one of the same iteration on the whole
 // grid here, bit for bit, the lost ranks the victims and the survivors
 // the rest. Three consecutive ranks killed lose a block with both its
 // copies: the survivors must say so and fail. COMMTUNE_EXAMPLE_RUNS
@@ -90,19 +91,20 @@ func TestKilledRanks(t *testing.T) {
 	recovered := regexp.MustCompile(`(?m)^\[\d+\] recovered on (\d+) ranks .*: back to iteration (\d+)$`)
 	runs := exampletest.Runs(t)
 	for _, tr := range conformance.Transports {
-		for _, victims := range [][]int{nil, {3}, {2, 3}, {2, 3, 4}} {
-			t.Run(fmt.Sprintf("%s/kill=%v", tr.Name, victims), func(t *testing.T) {
-				args := []string{"-grid", "24x24x24", "-iters", strconv.Itoa(iters), "-checkpoint", "10", "-buddies", "2", "-kill-at", "25"}
-				if len(victims) > 0 {
-					args = append(args, "-kill", strings.Trim(strings.ReplaceAll(fmt.Sprint(victims), " ", ","), "[]"))
-				}
+		for _, tc := range []struct{ kill, inRecovery []int }{
+			{nil, nil}, {[]int{3}, nil}, {[]int{2, 3}, nil}, {[]int{3}, []int{6}}, {[]int{2, 3, 4}, nil},
+		} {
+			victims := slices.Concat(tc.kill, tc.inRecovery)
+			t.Run(fmt.Sprintf("%s/kill=%v/in-recovery=%v", tr.Name, tc.kill, tc.inRecovery), func(t *testing.T) {
+				args := []string{"-grid", "24x24x24", "-iters", strconv.Itoa(iters), "-checkpoint", "10", "-buddies", "2", "-kill-at", "25",
+					"-kill", list(tc.kill), "-kill-in-recovery", list(tc.inRecovery)}
 				for run := range runs {
 					out, err := exampletest.Job(n, args, tr.Env, "COMMTUNE_HALO_STATE=off")
 					var re *launch.RankError
 					switch {
 					case len(victims) == 0 && err != nil:
 						t.Fatalf("run %d: %v\n%s", run, err, out)
-					case len(victims) > 0 && (!errors.As(err, &re) || !slices.Contains(victims, re.Rank) || re.Signal != syscall.SIGKILL):
+					case len(victims) > 0 && (!errors.As(err, &re) || !slices.Contains(tc.kill, re.Rank) || re.Signal != syscall.SIGKILL):
 						t.Fatalf("run %d: launcher error %v, want a victim killed by SIGKILL\n%s", run, err, out)
 					}
 					if len(victims) == 3 {
@@ -143,4 +145,9 @@ func TestKilledRanks(t *testing.T) {
 			})
 		}
 	}
+}
+
+// list writes ranks as a -kill flag takes them: "2,3".
+func list(ranks []int) string {
+	return strings.Trim(strings.ReplaceAll(fmt.Sprint(ranks), " ", ","), "[]")
 }
