@@ -181,6 +181,9 @@ func TestBadSettingNamesIt(t *testing.T) {
 		// Read by TestBenchSoak only (cmd/commtune/bench_soak_test.go),
 		// which fails naming it on a bad value.
 		"COMMTUNE_SOAK": "test-only duration",
+		// Read by the examples' tests only, through their helper
+		// (internal/exampletest); a bad value fails the test naming it.
+		"COMMTUNE_EXAMPLE_RUNS": "test-only count",
 	}
 
 	// No variable of the outer environment (a launcher's, a user's) may
