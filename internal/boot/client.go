@@ -33,7 +33,7 @@ type client struct {
 	byeID   uint32 // the BYE's request id, 0 before Close
 	watchID uint32 // the WATCH's request id, 0 before WatchLosses
 	onLost  func(rank int)
-	closing bool   // BYE acknowledged or Close done: the end of the stream is expected
+	closing bool // BYE acknowledged or Close done: the end of the stream is expected
 	done    chan struct{}
 
 	closeOnce sync.Once
