@@ -13,6 +13,7 @@ func TestMain(m *testing.M) {
 	programs := conformance.Programs()
 	programs["kill"] = conformance.WithArg(killRing)
 	programs["killcoll"] = conformance.WithArg(killCollective)
+	programs["survive"] = conformance.WithArg(conformance.Survive)
 	conformance.RankMain(programs)
 	os.Exit(m.Run())
 }
