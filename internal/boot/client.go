@@ -32,8 +32,8 @@ type client struct {
 	err     error  // why the connection is unusable; set once
 	byeID   uint32 // the BYE's request id, 0 before Close
 	watchID uint32 // the WATCH's request id, 0 before WatchLosses
-	onLost  func(rank int)
-	closing bool // BYE acknowledged or Close done: the end of the stream is expected
+	onLost  func(rank int) // called with each LOST, from readLoop
+	closing bool           // BYE acknowledged or Close done: the end of the stream is expected
 	done    chan struct{}
 
 	closeOnce sync.Once
