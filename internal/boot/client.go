@@ -28,10 +28,10 @@ type client struct {
 	mu      sync.Mutex
 	pending map[uint32]chan message // request id → where its reply goes
 	nextID  uint32
-	epoch   uint64 // the last fence epoch entered
-	err     error  // why the connection is unusable; set once
-	byeID   uint32 // the BYE's request id, 0 before Close
-	watchID uint32 // the WATCH's request id, 0 before WatchLosses
+	epoch   uint64         // the last fence epoch entered
+	err     error          // why the connection is unusable; set once
+	byeID   uint32         // the BYE's request id, 0 before Close
+	watchID uint32         // the WATCH's request id, 0 before WatchLosses
 	onLost  func(rank int) // called with each LOST, from readLoop
 	closing bool           // BYE acknowledged or Close done: the end of the stream is expected
 	done    chan struct{}
