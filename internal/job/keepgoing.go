@@ -2,6 +2,7 @@ package job
 
 import (
 	"context"
+	"time"
 
 	"github.com/commtune/commtune/internal/boot"
 )
@@ -18,8 +19,27 @@ func watchLosses(ctx context.Context, ep *Endpoint, job *boot.Job) error {
 		return nil
 	}
 	return w.WatchLosses(ctx, func(rank int) {
-		if rank != job.Rank {
-			ep.Eng.PeerLost(rank, boot.ErrRankLost)
+		if rank == job.Rank {
+			return
 		}
+		lost := func() {
+			if !ep.Closed() {
+				ep.Eng.PeerLost(rank, boot.ErrRankLost)
+			}
+		}
+		if reportDelay <= 0 {
+			lost()
+			return
+		}
+		time.AfterFunc(reportDelay, lost)
 	})
 }
+
+// reportDelay is how long a rank holds a launcher's report of a loss
+// before it fails what needs the lost peer. The report comes out of band:
+// it can overtake messages the peer sent before it died that a transport
+// still carries (a collective's last step, seen failing without it), and
+// a transport that sees the death itself delivers those first. The report
+// is for a peer no transport would notice soon, where a second matters
+// little.
+var reportDelay = time.Second

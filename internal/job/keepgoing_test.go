@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/commtune/commtune/internal/boot"
 	"github.com/commtune/commtune/internal/config"
@@ -30,6 +31,8 @@ func (k *reportingKV) WatchLosses(_ context.Context, lost func(int)) error {
 // a report of the rank itself is ignored, and without keep-going nothing
 // is watched.
 func TestWatchLosses(t *testing.T) {
+	defer func(d time.Duration) { reportDelay = d }(reportDelay)
+	reportDelay = 0 // the delay is a timer's; the rule is what is tested
 	for _, keep := range []bool{false, true} {
 		ep, err := NewEndpoint(1, 4, config.Config{})
 		if err != nil {
@@ -55,6 +58,26 @@ func TestWatchLosses(t *testing.T) {
 			if err := ep.Eng.Lost(r); err != nil {
 				t.Errorf("keep-going %t: rank %d lost: %v", keep, r, err)
 			}
+		}
+	}
+}
+
+// TestWatchLossesDelayed: with the delay, the report still becomes the
+// loss, later.
+func TestWatchLossesDelayed(t *testing.T) {
+	defer func(d time.Duration) { reportDelay = d }(reportDelay)
+	reportDelay = 10 * time.Millisecond
+	ep, err := NewEndpoint(0, 3, config.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := &boot.Job{Rank: 0, Size: 3, KV: &reportingKV{report: []int{1}}, KeepGoing: true}
+	if err := watchLosses(context.Background(), ep, job); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); ep.Eng.Lost(1) == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the report never became a loss")
 		}
 	}
 }
