@@ -154,6 +154,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 		{name: boot.EnvKey, value: "zz", with: job, want: []string{`COMMTUNE_KEY: want the job secret in hex`}},
 		{name: boot.EnvNode, value: "a b", with: job, want: []string{`COMMTUNE_NODE="a b": want a node name`}},
 		{name: boot.EnvPMIVersion, value: "3", want: []string{`COMMTUNE_PMI="3": want 1, 2 or auto`}},
+		{name: boot.EnvKeepGoing, value: "yes", want: []string{`COMMTUNE_KEEP_GOING="yes": want 1 (the job survives a lost rank) or 0`}},
 		{name: boot.EnvPMIVersion, value: "2", with: map[string]string{boot.EnvPMIPort: "127.0.0.1:1", boot.EnvPMIID: "0"},
 			want: []string{`COMMTUNE_PMI="2" with PMI_PORT="127.0.0.1:1": want PMI_FD`}},
 		{name: boot.EnvPMIxEncoding, value: "v2", want: []string{`COMMTUNE_PMIX="v2": want v41, v4, v3 or auto`}},
@@ -207,7 +208,7 @@ func TestBadSettingNamesIt(t *testing.T) {
 			}
 			t.Setenv(r.name, r.value)
 			var err error
-			if boot.IsLauncherVar(r.name) || r.name == boot.EnvPMIVersion || r.name == boot.EnvPMIxEncoding {
+			if boot.IsLauncherVar(r.name) || r.name == boot.EnvPMIVersion || r.name == boot.EnvPMIxEncoding || r.name == boot.EnvKeepGoing {
 				var j *boot.Job
 				if j, err = boot.Discover(t.Context()); err == nil {
 					j.Close()

@@ -9,7 +9,8 @@
 # With SLURM_E2E_ALSO set to a command, it also runs
 # `srun -n ranks --mpi=MPI $SLURM_E2E_ALSO` (its environment passed on)
 # for each MPI plugin SLURM_E2E_ALSO_MPI lists (default "pmi2"), and
-# prints "slurm-e2e: also (MPI): exit status N at NS" whatever N is.
+# prints "slurm-e2e: also (MPI): exit status N at NS" whatever N is;
+# SLURM_E2E_ALSO_ONLY=1 runs that alone, without the example.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ranks=${1:-4}
@@ -83,27 +84,31 @@ for _ in $(seq 1 30); do
 	sleep 1
 done
 sinfo
-bin=$work/allreduce
-go build -o "$bin" ./examples/allreduce
+# example runs examples/allreduce under each plugin, then without PMI.
+example() {
+	bin=$work/allreduce
+	go build -o "$bin" ./examples/allreduce
+	for mpi in $plugins; do
+		echo "+ srun -n $ranks --mpi=$mpi $bin"
+		COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=$mpi "$bin"
+	done
+	if [ "$plugins" != pmi2 ]; then
+		echo "+ COMMTUNE_PMIX=v3 srun -n $ranks --mpi=pmix $bin"
+		COMMTUNE_PMIX=v3 COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmix "$bin"
+	fi
+	echo "+ srun -n $ranks $bin   (no PMI: each task must refuse to run alone)"
+	if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
+		echo "slurm-e2e: tasks without PMI ran" >&2
+		exit 1
+	fi
+}
 plugins=pmi2
 if srun --mpi=list 2>&1 | grep -qw pmix; then
 	plugins="pmi2 pmix"
 else
 	echo "slurm-e2e: this Slurm has no pmix plugin: --mpi=pmix not run"
 fi
-for mpi in $plugins; do
-	echo "+ srun -n $ranks --mpi=$mpi $bin"
-	COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=$mpi "$bin"
-done
-if [ "$plugins" != pmi2 ]; then
-	echo "+ COMMTUNE_PMIX=v3 srun -n $ranks --mpi=pmix $bin"
-	COMMTUNE_PMIX=v3 COMMTUNE_PROFILE=off srun -n "$ranks" --mpi=pmix "$bin"
-fi
-echo "+ srun -n $ranks $bin   (no PMI: each task must refuse to run alone)"
-if COMMTUNE_PROFILE=off srun -n "$ranks" "$bin"; then
-	echo "slurm-e2e: tasks without PMI ran" >&2
-	exit 1
-fi
+[ -n "${SLURM_E2E_ALSO_ONLY:-}" ] || example
 if [ -n "${SLURM_E2E_ALSO:-}" ]; then
 	for mpi in ${SLURM_E2E_ALSO_MPI:-pmi2}; do
 		if [ "$mpi" = pmix ] && [ "$plugins" = pmi2 ]; then

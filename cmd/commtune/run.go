@@ -18,17 +18,20 @@ func init() {
 	register(command{name: "run", summary: "start N ranks of a program on this node", run: runMain})
 }
 
-// runMain is `commtune run -n N [--nodes K] [--prefix] [--kill-grace 1s] [--env K=V
-// ...] -- prog args...` (docs/launcher.md). It exits 0 when every rank
-// did, with the failing rank's status (128+signal for a signal) when one
+// runMain is `commtune run -n N [--nodes K] [--prefix] [--kill-grace 1s]
+// [--keep-going] [--env K=V ...] -- prog args...` (docs/launcher.md). It
+// exits 0 when every rank did (with --keep-going, every rank not lost),
+// with the failing rank's status (128+signal for a signal) when one
 // failed, 2 on a bad invocation and 1 on any other error.
 func runMain(args []string) int {
-	fs := newFlagSet("run", "-n N [--nodes K] [--prefix] [--kill-grace 1s] [--env NAME=value ...] -- prog [args...]")
+	fs := newFlagSet("run", "-n N [--nodes K] [--prefix] [--kill-grace 1s] [--keep-going] [--env NAME=value ...] -- prog [args...]")
 	n := fs.Int("n", 0, "number of ranks to start (required, at least 1)")
 	nodes := fs.Int("nodes", 1, "split the ranks into this many pretend nodes: blocks of consecutive ranks, each on its share of the processors, reaching the other blocks over TCP as separate hosts would (to try a job of several nodes on one machine)")
 	prefix := fs.Bool("prefix", false, `start each output line with "[rank] "`)
 	grace := fs.Duration("kill-grace", launch.DefaultKillGrace,
 		"after the first rank fails, how long the others may run before SIGTERM, and then before SIGKILL")
+	keepGoing := fs.Bool("keep-going", false,
+		"a rank that ends without saying goodbye (killed, crashed, exited before finalizing) is lost: the others are told and go on, and the job ends when every rank has exited")
 	var env envFlag
 	fs.Var(&env, "env", "set NAME=value in every rank's environment (repeatable)")
 	if code, ok := parseFlags(fs, args); !ok {
@@ -62,6 +65,10 @@ func runMain(args []string) int {
 		KillGrace: *grace,
 		Signals:   sigs,
 		Logger:    slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})),
+		KeepGoing: *keepGoing,
+		OnLost: func(e *launch.RankError) {
+			fmt.Fprintf(os.Stderr, "commtune run: %v; the job goes on without it\n", e)
+		},
 	})
 	var re *launch.RankError
 	switch {
@@ -87,6 +94,8 @@ func (e *envFlag) Set(kv string) error {
 		return fmt.Errorf("%q is not NAME=value", kv)
 	case boot.IsLauncherVar(name):
 		return fmt.Errorf("%s is set by the launcher for each rank", name)
+	case name == boot.EnvKeepGoing:
+		return fmt.Errorf("%s is set by the launcher for each rank: use --keep-going", name)
 	}
 	*e = append(*e, kv)
 	return nil

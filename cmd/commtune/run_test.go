@@ -51,6 +51,12 @@ func TestRunCommand(t *testing.T) {
 			3, "", "commtune run: rank 1 exited with status 3\n"},
 		{"a rank is killed", append([]string{"run", "-n", "2", "--kill-grace", "100ms", "--"}, failing("kill -9 $$")...),
 			128 + 9, "", "commtune run: rank 1 killed by signal 9 (killed)\n"},
+		{"--env of the keep-going variable", []string{"run", "-n", "1", "--env", "COMMTUNE_KEEP_GOING=1", "true"}, 2, "", "use --keep-going"},
+		{"keep going after a killed rank", []string{"run", "-n", "3", "--keep-going", "--", "sh", "-c",
+			`if [ "$COMMTUNE_RANK" = 1 ]; then kill -9 $$; fi; sleep 0.2; echo "rank $COMMTUNE_RANK keep=$COMMTUNE_KEEP_GOING"`},
+			0, "rank 2 keep=1\n", "commtune run: rank 1 killed by signal 9 (killed); the job goes on without it\n"},
+		{"keep going, every rank lost", []string{"run", "-n", "2", "--keep-going", "--", "sh", "-c", `exit 3`},
+			3, "", "exited with status 3\n"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -28,10 +28,12 @@ type client struct {
 	mu      sync.Mutex
 	pending map[uint32]chan message // request id → where its reply goes
 	nextID  uint32
-	epoch   uint64 // the last fence epoch entered
-	err     error  // why the connection is unusable; set once
-	byeID   uint32 // the BYE's request id, 0 before Close
-	closing bool   // BYE acknowledged or Close done: the end of the stream is expected
+	epoch   uint64         // the last fence epoch entered
+	err     error          // why the connection is unusable; set once
+	byeID   uint32         // the BYE's request id, 0 before Close
+	watchID uint32         // the WATCH's request id, 0 before WatchLosses
+	onLost  func(rank int) // called with each LOST, from readLoop
+	closing bool           // BYE acknowledged or Close done: the end of the stream is expected
 	done    chan struct{}
 
 	closeOnce sync.Once
@@ -193,6 +195,38 @@ func (c *client) register(m *message) (chan message, error) {
 		c.byeID = m.id
 	}
 	return ch, nil
+}
+
+// WatchLosses implements LossWatcher: after it returns, lost is called
+// with each rank the launcher reports lost — those reported before, then
+// the others as they come — from the goroutine that reads the connection,
+// one call at a time; it must not wait on this client. Once per client.
+func (c *client) WatchLosses(ctx context.Context, lost func(rank int)) error {
+	m := &message{op: opWatch}
+	c.mu.Lock()
+	watching := c.onLost != nil
+	if !watching {
+		c.onLost = lost
+	}
+	c.mu.Unlock()
+	if watching {
+		return fmt.Errorf("kvs watch: already watching: %w", ErrRefused)
+	}
+	ch, err := c.register(m)
+	if err == nil {
+		c.mu.Lock()
+		c.watchID = m.id // before the OK can arrive: the LOSTs follow it
+		c.mu.Unlock()
+		if err = c.send(ctx, m); err != nil {
+			c.forget(m.id)
+		} else {
+			_, err = c.await(ctx, m, ch, opOK)
+		}
+	}
+	if err != nil {
+		return fmt.Errorf("kvs watch: %w", err)
+	}
+	return nil
 }
 
 // await waits for the reply to m, sent, on ch.
@@ -373,6 +407,17 @@ func (c *client) readLoop() {
 			c.fail(fmt.Errorf("kvs server dropped the connection: %s: %w", m.text, ErrProtocol))
 			return
 		}
+		if m.op == opLost {
+			c.mu.Lock()
+			lost, watchID := c.onLost, c.watchID
+			c.mu.Unlock()
+			if watchID == 0 || m.id != watchID {
+				c.fail(fmt.Errorf("kvs server sent LOST under id %d, not a WATCH's: %w", m.id, ErrProtocol))
+				return
+			}
+			lost(int(m.rank))
+			continue
+		}
 		c.mu.Lock()
 		ch := c.pending[m.id]
 		delete(c.pending, m.id)
@@ -419,4 +464,5 @@ func (w *writeDeadline) end() {
 var _ interface {
 	KV
 	Aborter
+	LossWatcher
 } = (*client)(nil)

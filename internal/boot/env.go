@@ -49,9 +49,10 @@ const (
 
 // Env returns the launcher variables, as "NAME=value", that tell a rank it
 // belongs to j and where the KVS listens (boot, host:port). It reads j's
-// Rank, Size, LocalRank, LocalSize, ID, Secret and Node.
+// Rank, Size, LocalRank, LocalSize, ID, Secret and Node, and KeepGoing,
+// which adds EnvKeepGoing=1.
 func Env(j *Job, boot string) []string {
-	return []string{
+	env := []string{
 		EnvRank + "=" + strconv.Itoa(j.Rank),
 		EnvSize + "=" + strconv.Itoa(j.Size),
 		EnvLocalRank + "=" + strconv.Itoa(j.LocalRank),
@@ -61,6 +62,10 @@ func Env(j *Job, boot string) []string {
 		EnvKey + "=" + auth.EncodeSecret(j.Secret),
 		EnvNode + "=" + j.Node,
 	}
+	if j.KeepGoing {
+		env = append(env, EnvKeepGoing+"=1")
+	}
+	return env
 }
 
 // ValidJobID reports whether id may name a job: 1 to 64 characters from

@@ -24,6 +24,10 @@ var (
 	ErrRankGone = errors.New("a rank has left the job")
 	// ErrServerLost reports that the connection to the KVS broke.
 	ErrServerLost = errors.New("connection to the launcher's kvs lost")
+	// ErrRankLost is why a rank of a keep-going job sees a peer lost when
+	// the launcher reports it (KV LOST): the peer ended without saying
+	// goodbye.
+	ErrRankLost = errors.New("the launcher saw it end without saying goodbye")
 	// ErrClosed reports an operation on a KV client after Close.
 	ErrClosed = errors.New("kvs client closed")
 )

@@ -37,6 +37,9 @@ type Job struct {
 	// Iface is the network interface the launcher was told to use (Hydra's
 	// -iface), or "".
 	Iface string
+	// KeepGoing says the job survives the loss of a rank
+	// (COMMTUNE_KEEP_GOING=1): its launcher does not end it then.
+	KeepGoing bool
 }
 
 // KV is the job-wide key-value store the ranks exchange addresses through.
@@ -78,6 +81,14 @@ func GetAll(ctx context.Context, kv KV, keys []string) ([]string, error) {
 		out[i] = v
 	}
 	return out, nil
+}
+
+// LossWatcher is implemented by a KV whose launcher reports lost ranks
+// (the commtune launcher's KVS, docs/kvs.md): a rank of a keep-going job
+// hands each report to its engine as a lost peer. lost is called for each
+// rank reported lost, those before the call included.
+type LossWatcher interface {
+	WatchLosses(ctx context.Context, lost func(rank int)) error
 }
 
 // Aborter is implemented by a KV that can ask the launcher to end the whole
@@ -154,12 +165,17 @@ func discover(ctx context.Context, lookup func(string) (string, bool)) (*Job, er
 	if _, err := pmixSetting(lookup); err != nil {
 		return nil, fmt.Errorf("boot: %w", err)
 	}
+	keepGoing, err := keepGoingSetting(lookup)
+	if err != nil {
+		return nil, fmt.Errorf("boot: %w", err)
+	}
 	for _, d := range detectors {
 		j, ok, err := d.detect(ctx, lookup)
 		if err != nil {
 			return nil, fmt.Errorf("boot (%s): %w", d.name, err)
 		}
 		if ok {
+			j.KeepGoing = keepGoing
 			return j, nil
 		}
 	}

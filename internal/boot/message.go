@@ -29,16 +29,18 @@ const (
 	opBye    op = 0x05 // (empty)
 	opAbort  op = 0x06 // code i32, mlen u16, message
 	opCancel op = 0x07 // (empty); id names the GET to forget; no reply
+	opWatch  op = 0x08 // (empty); answered OK, then LOSTs under its id
 	opOK     op = 0x81 // (empty)
 	opValue  op = 0x82 // vlen u32, value
 	opFenced op = 0x83 // epoch u64
 	opErr    op = 0x84 // code u16, mlen u16, message
+	opLost   op = 0x85 // rank u32; sent unasked, under the WATCH's id
 )
 
 var opNames = map[op]string{
 	opHello: "HELLO", opPut: "PUT", opGet: "GET", opFence: "FENCE", opBye: "BYE",
-	opAbort: "ABORT", opCancel: "CANCEL", opOK: "OK", opValue: "VALUE",
-	opFenced: "FENCED", opErr: "ERR",
+	opAbort: "ABORT", opCancel: "CANCEL", opWatch: "WATCH", opOK: "OK", opValue: "VALUE",
+	opFenced: "FENCED", opErr: "ERR", opLost: "LOST",
 }
 
 func (o op) String() string {
@@ -80,7 +82,7 @@ const (
 type message struct {
 	op    op
 	id    uint32
-	rank  uint32 // HELLO
+	rank  uint32 // HELLO, LOST
 	size  uint32 // HELLO
 	key   string // PUT, GET
 	value string // PUT, VALUE
@@ -100,6 +102,8 @@ func appendFrame(b []byte, m *message) []byte {
 	case opHello:
 		b = binary.LittleEndian.AppendUint32(b, m.rank)
 		b = binary.LittleEndian.AppendUint32(b, m.size)
+	case opLost:
+		b = binary.LittleEndian.AppendUint32(b, m.rank)
 	case opPut:
 		b = appendString16(b, m.key)
 		b = appendString32(b, m.value)
@@ -179,7 +183,9 @@ func decodeMessage(f []byte) (message, error) {
 		m.key = c.string16()
 	case opFence, opFenced:
 		m.epoch = c.u64()
-	case opBye, opCancel, opOK:
+	case opLost:
+		m.rank = c.u32()
+	case opBye, opCancel, opWatch, opOK:
 	case opAbort:
 		m.code = int32(c.u32())
 		m.text = c.string16()

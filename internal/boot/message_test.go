@@ -22,6 +22,8 @@ func sampleMessages() map[string]message {
 		"bye":           {op: opBye, id: 7},
 		"abort":         {op: opAbort, id: 8, code: -3, text: "out of memory"},
 		"cancel":        {op: opCancel, id: 9},
+		"watch":         {op: opWatch, id: 13},
+		"lost":          {op: opLost, id: 13, rank: 1<<32 - 1},
 		"ok":            {op: opOK, id: 10},
 		"value":         {op: opValue, id: 11, value: "x\x00y"},
 		"fenced":        {op: opFenced, id: 12, epoch: 2},

@@ -162,7 +162,25 @@ func (s *Server) emit(ev *Event) {
 	}
 }
 
-// apply runs fn on the store and routes what it produced.
+// ReportLost tells every other rank still connected that watches for
+// losses (WATCH, sent by ranks of a keep-going job) that rank is lost: the
+// launcher calls it when rank ends without saying goodbye and the job goes
+// on (docs/kvs.md). A rank is reported once; later calls do nothing.
+func (s *Server) ReportLost(rank int) {
+	s.apply(nil, func(st *store) outcome { return st.reportLost(rank) })
+}
+
+// Left reports whether rank said BYE. A rank's Close waits for the BYE's
+// answer, so once its process has exited this is final: the launcher asks
+// it to tell an error exit after goodbye from a loss.
+func (s *Server) Left(rank int) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.st.left(rank)
+}
+
+// apply runs fn on the store and routes what it produced; c is the
+// connection whose request it was, nil for the launcher's own calls.
 func (s *Server) apply(c *conn, fn func(*store) outcome) outcome {
 	s.mu.Lock()
 	defer s.mu.Unlock()

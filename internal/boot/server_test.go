@@ -523,3 +523,64 @@ func TestGetMany(t *testing.T) {
 		s.waitFor(t, "the GETs cancelled on the server", func(st *store) bool { return st.nwaiting[1] == 0 })
 	})
 }
+
+// TestWatchLosses: ranks that watch hear of every rank the launcher
+// reports lost — those reported before they asked, then the others — and
+// a rank not watching hears nothing and keeps working.
+func TestWatchLosses(t *testing.T) {
+	s := startServer(t, 4, defaultLimits)
+	ctx := testCtx(t)
+	c := make([]*client, 4)
+	for r := range c {
+		c[r] = s.dial(t, r)
+	}
+	s.ReportLost(3)
+	heard := make([]chan int, 2)
+	for r := range heard {
+		heard[r] = make(chan int, 4)
+		if err := c[r].WatchLosses(ctx, func(l int) { heard[r] <- l }); err != nil {
+			t.Fatalf("rank %d: WatchLosses: %v", r, err)
+		}
+	}
+	if err := c[0].WatchLosses(ctx, func(int) {}); !errors.Is(err, ErrRefused) {
+		t.Fatalf("second WatchLosses = %v, want ErrRefused", err)
+	}
+	s.ReportLost(2)
+	s.ReportLost(2)
+	for r := range heard {
+		for _, want := range []int{3, 2} {
+			select {
+			case got := <-heard[r]:
+				if got != want {
+					t.Fatalf("rank %d heard rank %d lost, want %d", r, got, want)
+				}
+			case <-ctx.Done():
+				t.Fatalf("rank %d never heard of rank %d", r, want)
+			}
+		}
+	}
+	// Rank 1 goes on using its connection; rank 2 never asked and heard
+	// nothing that broke it.
+	if err := c[1].Put(ctx, "after", "loss"); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := c[2].Get(ctx, "after"); err != nil || v != "loss" {
+		t.Fatalf("Get after the reports = %q, %v", v, err)
+	}
+	for r := range heard {
+		select {
+		case l := <-heard[r]:
+			t.Fatalf("rank %d heard of rank %d twice", r, l)
+		default:
+		}
+	}
+	if s.Left(3) || s.Left(0) {
+		t.Fatal("Left before any BYE")
+	}
+	if err := c[3].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Left(3) {
+		t.Fatal("Left(3) false after its BYE was answered")
+	}
+}

@@ -82,6 +82,8 @@ type store struct {
 	nwaiting []int               // per rank
 	phase    []rankPhase
 	aborted  []bool
+	watchID  []uint32 // each rank's WATCH request id, 0 if it has none
+	reported []bool   // the launcher reported the rank lost (ReportLost)
 
 	// The fence being collected. Epochs count from 1; a FENCE names the
 	// epoch it enters so that a rank that lost count is told, not matched
@@ -103,6 +105,8 @@ func newStore(size int, lim limits) *store {
 		nwaiting: make([]int, size),
 		phase:    make([]rankPhase, size),
 		aborted:  make([]bool, size),
+		watchID:  make([]uint32, size),
+		reported: make([]bool, size),
 		epoch:    1,
 		fenceID:  make([]uint32, size),
 		inFence:  make([]bool, size),
@@ -157,6 +161,8 @@ func (s *store) handle(rank int, joined bool, m *message) outcome {
 		o := s.leave(rank)
 		o.reply, o.bye = okReply(m.id), true
 		return o
+	case opWatch:
+		return s.watch(rank, m)
 	case opAbort:
 		o := outcome{reply: okReply(m.id)}
 		if !s.aborted[rank] {
@@ -322,4 +328,46 @@ func (s *store) leave(rank int) outcome {
 		s.resetFence()
 	}
 	return o
+}
+
+// watch subscribes rank to the losses the launcher reports: OK, then a
+// LOST for each rank reported so far, and later ones as they come
+// (reportLost). Once per connection: the id is the subscription's.
+func (s *store) watch(rank int, m *message) outcome {
+	switch {
+	case m.id == 0:
+		return outcome{reply: errReply(m.id, codeRefused, "WATCH with id 0")}
+	case s.watchID[rank] != 0:
+		return outcome{reply: errReply(m.id, codeRefused, "rank %d is already watching", rank)}
+	}
+	s.watchID[rank] = m.id
+	o := outcome{reply: okReply(m.id)}
+	for r, lost := range s.reported {
+		if lost && r != rank {
+			o.out = append(o.out, delivery{rank, message{op: opLost, id: m.id, rank: uint32(r)}})
+		}
+	}
+	return o
+}
+
+// reportLost: the launcher says rank is lost (commtune run --keep-going).
+// Every other rank that watches and is still joined gets one LOST; a rank
+// reported twice is told once.
+func (s *store) reportLost(rank int) outcome {
+	if rank < 0 || rank >= s.size || s.reported[rank] {
+		return outcome{}
+	}
+	s.reported[rank] = true
+	var o outcome
+	for r, id := range s.watchID {
+		if id != 0 && r != rank && s.phase[r] == phaseJoined {
+			o.out = append(o.out, delivery{r, message{op: opLost, id: id, rank: uint32(rank)}})
+		}
+	}
+	return o
+}
+
+// left reports whether rank said BYE.
+func (s *store) left(rank int) bool {
+	return rank >= 0 && rank < s.size && s.phase[rank] == phaseLeft
 }

@@ -6,15 +6,17 @@ import (
 	"testing"
 )
 
-// storeStep is one event in a store scenario: a request from rank, or (lost)
-// the end of rank's connection. fresh sends the request on a new connection
-// that has not said HELLO, whatever the rank's earlier connection did.
+// storeStep is one event in a store scenario: a request from rank, (lost)
+// the end of rank's connection, or (report) the launcher reporting rank
+// lost. fresh sends the request on a new connection that has not said
+// HELLO, whatever the rank's earlier connection did.
 type storeStep struct {
-	rank  int
-	m     message
-	lost  bool
-	fresh bool
-	want  string // renderOutcome of the result
+	rank   int
+	m      message
+	lost   bool
+	report bool
+	fresh  bool
+	want   string // renderOutcome of the result
 }
 
 func hello(rank, size int) message {
@@ -44,6 +46,8 @@ func renderMsg(m message) string {
 		return fmt.Sprintf("FENCED#%d@%d", m.id, m.epoch)
 	case opErr:
 		return fmt.Sprintf("ERR#%d %s", m.id, codeNames[m.code])
+	case opLost:
+		return fmt.Sprintf("LOST#%d %d", m.id, m.rank)
 	}
 	return fmt.Sprintf("%v#%d", m.op, m.id)
 }
@@ -165,6 +169,27 @@ func TestStore(t *testing.T) {
 		{"a reply sent as a request", 1, defaultLimits, append(joinAll(1),
 			storeStep{rank: 0, m: message{op: opOK, id: 2}, want: "ERR#2 malformed"},
 		)},
+		{"losses go to the watching ranks still joined", 4, defaultLimits, append(joinAll(4),
+			storeStep{rank: 0, m: message{op: opWatch, id: 2}, want: "OK#2"},
+			storeStep{rank: 1, m: message{op: opWatch, id: 3}, want: "OK#3"},
+			storeStep{rank: 1, m: message{op: opWatch, id: 4}, want: "ERR#4 refused"}, // once
+			storeStep{rank: 2, lost: true, want: "event lost 2 code 0"},
+			storeStep{rank: 2, report: true, want: "→0 LOST#2 2; →1 LOST#3 2"},
+			storeStep{rank: 2, report: true, want: ""}, // told once
+			storeStep{rank: 1, m: message{op: opBye, id: 5}, want: "OK#5"},
+			storeStep{rank: 3, report: true, want: "→0 LOST#2 3"}, // rank 1 left, rank 3 is not told of itself
+			storeStep{rank: 7, report: true, want: ""},            // out of range
+		)},
+		{"a late watch hears of the losses before it", 3, defaultLimits, append(joinAll(3),
+			storeStep{rank: 2, report: true, want: ""},
+			storeStep{rank: 0, report: true, want: ""},
+			storeStep{rank: 0, m: message{op: opWatch, id: 9}, want: "OK#9; →0 LOST#9 2"},
+			storeStep{rank: 1, m: message{op: opWatch, id: 0}, want: "ERR#0 refused"},
+			storeStep{rank: 1, m: message{op: opWatch, id: 3}, want: "OK#3; →1 LOST#3 0; →1 LOST#3 2"},
+		)},
+		{"watch before hello", 1, defaultLimits, []storeStep{
+			{rank: 0, m: message{op: opWatch, id: 1}, want: "ERR#1 refused"},
+		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -174,6 +199,8 @@ func TestStore(t *testing.T) {
 				var o outcome
 				if st.lost {
 					o = s.lost(st.rank)
+				} else if st.report {
+					o = s.reportLost(st.rank)
 				} else {
 					o = s.handle(st.rank, joined[st.rank] && !st.fresh, &st.m)
 				}

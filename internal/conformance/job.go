@@ -155,17 +155,27 @@ func RunJob(n int, mode, arg string, env ...string) (string, error) {
 // RunJobGrace is RunJob with the launcher's kill grace (0: its default):
 // how long the other ranks may run after one fails.
 func RunJobGrace(n int, grace time.Duration, mode, arg string, env ...string) (string, error) {
-	return launchJob(n, 1, grace, mode, arg, env)
+	return launchJob(n, 1, grace, mode, arg, env, nil)
+}
+
+// RunJobKeepGoing is RunJob with the launcher's KeepGoing: a rank lost
+// leaves the others running. It also returns the losses the launcher
+// reported (launch.Options.OnLost).
+func RunJobKeepGoing(n int, mode, arg string, env ...string) (string, []launch.RankError, error) {
+	var lost []launch.RankError
+	out, err := launchJob(n, 1, 0, mode, arg, env, func(e *launch.RankError) { lost = append(lost, *e) })
+	return out, lost, err
 }
 
 // RunJobNodes is RunJobGrace on pretend nodes (launch.Options.Nodes):
 // the ranks in nodes blocks that reach each other over TCP, shared memory
 // within each.
 func RunJobNodes(n, nodes int, grace time.Duration, mode, arg string, env ...string) (string, error) {
-	return launchJob(n, nodes, grace, mode, arg, env)
+	return launchJob(n, nodes, grace, mode, arg, env, nil)
 }
 
-func launchJob(n, nodes int, grace time.Duration, mode, arg string, env []string) (string, error) {
+// launchJob runs the job; onLost, when not nil, makes it keep going.
+func launchJob(n, nodes int, grace time.Duration, mode, arg string, env []string, onLost func(*launch.RankError)) (string, error) {
 	var out bytes.Buffer
 	err := launch.Run(context.Background(), launch.Options{
 		N:     n,
@@ -181,6 +191,8 @@ func launchJob(n, nodes int, grace time.Duration, mode, arg string, env []string
 			"COMMTUNE_PROFILE=off", "COMMTUNE_TUNE_STATE=off",
 		}, env...),
 		KillGrace: grace,
+		KeepGoing: onLost != nil,
+		OnLost:    onLost,
 		Prefix:    true,
 		Stdout:    &out,
 		Stderr:    &out,

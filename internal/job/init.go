@@ -53,6 +53,9 @@ func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
 	if err := ep.Ready(cfg); err != nil {
 		return nil, errors.Join(err, ep.Close())
 	}
+	if err := watchLosses(ctx, ep, job); err != nil {
+		return nil, errors.Join(fmt.Errorf("commtune: init: %w", err), ep.Close())
+	}
 	if job.LocalSize > runtime.NumCPU() {
 		// Connecting left megabytes of garbage (the key-value exchange,
 		// the topology, the profile's decoding) that the collector's

@@ -37,6 +37,12 @@ func TestMain(m *testing.M) {
 //	           the others wait forever
 //	abort      rank 1 aborts with code 7; the others wait forever
 //	nobye      connect and exit 0 without goodbye
+//	survive    create shared-memory files of the job, exchange; rank
+//	           $FAIL_RANK kills itself with SIGKILL, the others watch for
+//	           losses (keep-going), print "rank R told rank V is lost" for
+//	           each, say goodbye and exit 0 once told of the victim
+//	byefail    exchange; rank $FAIL_RANK says goodbye and exits 3, the
+//	           others wait forever
 //	shmcrash   create shared-memory files of the job, then rank 1 is killed
 //	wait       print "ready", then wait forever (for signals)
 //	echo       print two lines and an unterminated one; no KVS
@@ -118,6 +124,18 @@ func helper(mode string) int {
 		return waitForever()
 	case "nobye":
 		return 0
+	case "survive":
+		return survive(ctx, job, failRank)
+	case "byefail":
+		if err := exchange(ctx, job); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			return 12
+		}
+		if job.Rank == failRank {
+			job.Close()
+			return 3
+		}
+		return waitForever()
 	case "wait":
 		fmt.Println("ready")
 		select {}
@@ -152,4 +170,46 @@ func exchange(ctx context.Context, job *boot.Job) error {
 	}
 	fmt.Printf("rank %d of %d (local %d of %d) saw every address\n", job.Rank, job.Size, job.LocalRank, job.LocalSize)
 	return job.KV.Fence(ctx)
+}
+
+// survive is the helper's survive mode.
+func survive(ctx context.Context, job *boot.Job, victim int) int {
+	if !job.KeepGoing {
+		fmt.Fprintln(os.Stderr, "helper: survive without COMMTUNE_KEEP_GOING=1")
+		return 16
+	}
+	name := fmt.Sprintf("commtune-%s-%d", job.ID, job.Rank)
+	if err := os.WriteFile(filepath.Join(shm.DefaultDir, name), nil, 0o600); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 14
+	}
+	fmt.Printf("created %s\n", name)
+	if err := exchange(ctx, job); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 12
+	}
+	if job.Rank == victim {
+		killSelf()
+	}
+	told := make(chan int, job.Size)
+	w, ok := job.KV.(boot.LossWatcher)
+	if !ok {
+		fmt.Fprintln(os.Stderr, "helper: the KV does not report losses")
+		return 17
+	}
+	if err := w.WatchLosses(ctx, func(r int) { told <- r }); err != nil {
+		fmt.Fprintln(os.Stderr, "helper:", err)
+		return 18
+	}
+	for r := range told {
+		fmt.Printf("rank %d told rank %d is lost\n", job.Rank, r)
+		if r == victim {
+			break
+		}
+	}
+	if err := job.Close(); err != nil {
+		fmt.Fprintln(os.Stderr, "helper: close:", err)
+		return 13
+	}
+	return 0
 }

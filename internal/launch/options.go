@@ -3,7 +3,8 @@
 //
 // Run hands each rank the COMMTUNE_* environment (internal/boot), serves
 // the job's key-value service, forwards output and signals, and ends the
-// whole job when one rank fails, leaving no process behind. Its failure
+// whole job when one rank fails (or, with KeepGoing, lets it go on without
+// a rank that is lost), leaving no process behind. Its failure
 // policy is a state machine without I/O (policy.go); the process plumbing
 // is in proc_linux.go.
 package launch
@@ -65,6 +66,21 @@ type Options struct {
 	Cleanup func()
 	// Logger receives the launcher's own diagnostics; nil discards them.
 	Logger *slog.Logger
+	// KeepGoing lets the job go on when a rank is lost: killed by a
+	// signal the launcher did not send, or ending (its process or its KVS
+	// connection) without saying goodbye. The launcher tells the other
+	// ranks (boot.Server.ReportLost; they run with COMMTUNE_KEEP_GOING=1)
+	// and signals nobody; the job ends when every rank has exited. Run
+	// then returns nil if every rank that was not lost exited 0, and the
+	// first loss if every rank was lost. A rank that said goodbye and
+	// exited with an error, an abort, a forwarded signal and ctx ending
+	// stop the job as without KeepGoing.
+	KeepGoing bool
+	// OnLost, if not nil, is called with each rank lost under KeepGoing,
+	// once its cause is known (how it exited), from Run's goroutine
+	// before Run returns: it is how a caller learns of losses in a job
+	// whose result is nil. `commtune run` prints one line for each.
+	OnLost func(*RankError)
 }
 
 // withDefaults checks o and fills in its defaults.
@@ -86,6 +102,8 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("launch: environment entry %q is not NAME=value", kv)
 		case boot.IsLauncherVar(name):
 			return o, fmt.Errorf("launch: environment entry %q sets %s, which the launcher sets for each rank", kv, name)
+		case name == boot.EnvKeepGoing:
+			return o, fmt.Errorf("launch: environment entry %q sets %s, which the launcher sets for each rank with KeepGoing", kv, name)
 		}
 	}
 	if o.KillGrace == 0 {

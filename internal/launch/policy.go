@@ -28,6 +28,13 @@ const (
 type action struct {
 	signal syscall.Signal // send to every running rank's process group, then report sent
 	timer  time.Duration  // arm the escalation timer
+	// tell: keep-going, rank is lost: tell every other rank still
+	// connected to the KVS (boot.Server.ReportLost).
+	tell bool
+	rank int
+	// report: keep-going, a loss whose cause is now known, for
+	// Options.OnLost.
+	report *RankError
 }
 
 // policy decides when and how to end a job and who is to blame. It does no
@@ -54,6 +61,14 @@ type policy struct {
 	first    *RankError
 	lostRank int   // the rank whose loss is first, awaiting its exit; -1
 	canceled error // ctx ended: the job was stopped from outside
+
+	// Keep-going (Options.KeepGoing) state; see keepgoing.go.
+	keepGoing bool
+	byes      []bool       // the rank said BYE before it exited
+	losses    []*RankError // each lost rank's loss, nil for the others
+	settled   []bool       // the loss's cause is known and was reported
+	nlost     int          // ranks lost so far
+	firstLoss *RankError   // the first loss, Run's error if every rank is lost
 }
 
 func newPolicy(n int, grace time.Duration) *policy {
@@ -65,6 +80,9 @@ func newPolicy(n int, grace time.Duration) *policy {
 		status:   make([]exitStatus, n),
 		signaled: make([]bool, n),
 		lostRank: -1,
+		byes:     make([]bool, n),
+		losses:   make([]*RankError, n),
+		settled:  make([]bool, n),
 	}
 	for i := range p.running {
 		p.running[i] = true
@@ -76,13 +94,15 @@ func newPolicy(n int, grace time.Duration) *policy {
 func (p *policy) done() bool { return p.nrunning == 0 }
 
 // result is Run's error: the first failure, else the cancellation, else
-// nil.
+// the first loss if every rank was lost (keep-going), else nil.
 func (p *policy) result() error {
 	switch {
 	case p.first != nil:
 		return p.first
 	case p.canceled != nil:
 		return fmt.Errorf("launch: job stopped: %w", p.canceled)
+	case p.nlost > 0 && p.nlost == len(p.running):
+		return p.firstLoss
 	}
 	return nil
 }
@@ -115,6 +135,12 @@ func (p *policy) exit(r int, st exitStatus) []action {
 	}
 	p.running[r], p.exited[r], p.status[r] = false, true, st
 	p.nrunning--
+	if p.losses[r] != nil {
+		return p.settle(r, st) // lost while running: its exit says how
+	}
+	if p.goesOn() && !st.ok() && !p.byes[r] {
+		return p.lose(r, statusError(r, st), true)
+	}
 	if p.lostRank == r {
 		p.lostRank = -1
 		if !p.signaled[r] {
@@ -147,6 +173,14 @@ func statusError(r int, st exitStatus) *RankError {
 
 // lost: rank r's KVS connection ended without BYE.
 func (p *policy) lost(r int) []action {
+	switch {
+	case p.losses[r] != nil:
+		return nil // lost already, by its exit
+	case p.goesOn() && !p.signaled[r] && !p.exited[r]:
+		return p.lose(r, &RankError{Rank: r, ExitCode: -1, Cause: CauseLost}, false)
+	case p.goesOn() && p.exited[r] && p.status[r].ok():
+		return p.lose(r, &RankError{Rank: r, ExitCode: 0, Cause: CauseLost}, true)
+	}
 	if p.signaled[r] {
 		return nil // the launcher told it to stop; its exit says how
 	}

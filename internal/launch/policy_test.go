@@ -12,7 +12,7 @@ import (
 
 // applyStep feeds one line of a scenario to p and renders the actions:
 //
-//	exit R CODE | exit R sigN | lost R | abort R CODE | forward N | cancel | timer
+//	exit R CODE | exit R sigN | lost R | bye R | abort R CODE | forward N | cancel | timer
 //
 // "zombie R" says rank R's process has exited but Run has not handled it
 // yet: signals no longer reach it.
@@ -36,6 +36,8 @@ func applyStep(t *testing.T, p *policy, zombies map[int]bool, step string) strin
 		acts = p.exit(num(1), st)
 	case "lost":
 		acts = p.lost(num(1))
+	case "bye":
+		p.bye(num(1))
 	case "abort":
 		acts = p.abort(num(1), num(2), "gave up")
 	case "forward":
@@ -61,6 +63,12 @@ func applyStep(t *testing.T, p *policy, zombies map[int]bool, step string) strin
 		}
 		if a.timer != 0 {
 			out = append(out, "timer")
+		}
+		if a.tell {
+			out = append(out, fmt.Sprintf("tell %d", a.rank))
+		}
+		if a.report != nil {
+			out = append(out, "report "+a.report.Error())
 		}
 	}
 	return strings.Join(out, ", ")

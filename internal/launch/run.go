@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -16,9 +18,10 @@ import (
 
 // Run starts opt.N ranks of opt.Args on this node and waits for all of
 // them. It returns nil iff every rank exited 0 (and each that connected to
-// the KVS said goodbye); *RankError naming the first rank that failed; or
-// an error wrapping ctx's if ctx ended first. docs/launcher.md describes
-// the environment, signals, failure policy and cleanup.
+// the KVS said goodbye) — with opt.KeepGoing, every rank that was not lost
+// (opt.OnLost hears of those); *RankError naming the first rank that
+// failed; or an error wrapping ctx's if ctx ended first. docs/launcher.md
+// describes the environment, signals, failure policy and cleanup.
 func Run(ctx context.Context, opt Options) error {
 	opt, err := opt.withDefaults()
 	if err != nil {
@@ -58,7 +61,7 @@ func Run(ctx context.Context, opt Options) error {
 	}
 	cpus := allowedCPUs()
 	for r := range opt.N {
-		spec := boot.Job{Rank: r, Size: opt.N, LocalRank: r, LocalSize: opt.N, ID: id, Secret: secret, Node: node}
+		spec := boot.Job{Rank: r, Size: opt.N, LocalRank: r, LocalSize: opt.N, ID: id, Secret: secret, Node: node, KeepGoing: opt.KeepGoing}
 		if opt.Nodes > 1 {
 			i, first, size := nodeBlock(r, opt.N, opt.Nodes)
 			spec.Node, spec.LocalRank, spec.LocalSize = fmt.Sprintf("%s/%d", node, i), r-first, size
@@ -124,7 +127,7 @@ func (j *job) start(r int, prog string, spec *boot.Job) error {
 	cmd.Args[0] = j.opt.Args[0] // what the program sees as its name, as a shell does
 	// Later entries win: the launcher's variables cannot be shadowed by a
 	// stale outer job's, nor by Options.Env (rejected in withDefaults).
-	cmd.Env = append(append(os.Environ(), j.opt.Env...), boot.Env(spec, j.srv.Addr())...)
+	cmd.Env = append(append(launcherEnv(os.Environ()), j.opt.Env...), boot.Env(spec, j.srv.Addr())...)
 	stdout, err := j.out.pipe(r, j.opt.Stdout)
 	if err != nil {
 		return err
@@ -167,6 +170,7 @@ func (j *job) abandon() {
 // result.
 func (j *job) supervise(ctx context.Context) error {
 	j.pol = newPolicy(j.opt.N, j.opt.KillGrace)
+	j.pol.keepGoing = j.opt.KeepGoing
 	events := j.srv.Events()
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
@@ -187,6 +191,14 @@ func (j *job) supervise(ctx context.Context) error {
 			if a.timer != 0 {
 				timer.Reset(a.timer)
 				timerC = timer.C
+			}
+			if a.tell {
+				j.opt.Logger.Info("launch: telling the other ranks a rank is lost", "rank", a.rank)
+				j.srv.ReportLost(a.rank)
+			}
+			if a.report != nil && j.opt.OnLost != nil {
+				e := *a.report
+				j.opt.OnLost(&e)
 			}
 		}
 	}
@@ -220,6 +232,9 @@ func (j *job) supervise(ctx context.Context) error {
 		case ex := <-j.exits:
 			drain()
 			j.logExit(ex)
+			if j.srv.Left(ex.rank) {
+				j.pol.bye(ex.rank)
+			}
 			do(j.pol.exit(ex.rank, ex.status))
 		case sig, ok := <-signals:
 			if !ok {
@@ -248,9 +263,25 @@ func (j *job) supervise(ctx context.Context) error {
 		j.opt.Logger.Warn("launch: stopping the kvs", "err", err)
 	}
 	for ev := range events {
-		j.event(ev)
+		// No rank is left to signal or tell; a loss may still be reported.
+		for _, a := range j.event(ev) {
+			if a.report != nil && j.opt.OnLost != nil {
+				e := *a.report
+				j.opt.OnLost(&e)
+			}
+		}
 	}
 	return j.pol.result()
+}
+
+// launcherEnv is the launcher's environment as ranks inherit it: without
+// boot.EnvKeepGoing, which only Options.KeepGoing may give them, so that
+// a value left in a shell does not make ranks of an ordinary job wait for
+// reports that never come.
+func launcherEnv(env []string) []string {
+	return slices.DeleteFunc(slices.Clone(env), func(kv string) bool {
+		return strings.HasPrefix(kv, boot.EnvKeepGoing+"=")
+	})
 }
 
 func (j *job) event(ev boot.Event) []action {

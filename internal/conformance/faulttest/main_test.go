@@ -14,6 +14,7 @@ func TestMain(m *testing.M) {
 	programs["kill"] = conformance.WithArg(killRing)
 	programs["killcoll"] = conformance.WithArg(killCollective)
 	programs["recover"] = conformance.WithArg(recoverJob)
+	programs["survive"] = conformance.WithArg(conformance.Survive)
 	conformance.RankMain(programs)
 	os.Exit(m.Run())
 }
