@@ -11,9 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/launch"
@@ -55,17 +55,14 @@ func Runs(t testing.TB) int {
 	return conformance.CountFromEnv(t, RunsEnv, 1, 1)
 }
 
-// Grace is how long the launcher lets the other ranks run after one
-// fails: long enough for the survivors of a killed rank to recover and
-// finish, the failure being the point of the test.
-const Grace = 60 * time.Second
-
 // Job runs n ranks of the test binary with the example's arguments args
-// and the extra environment env, and returns their output, each line
-// prefixed with "[rank] ", and the launcher's error (a *launch.RankError
-// for the first rank that failed).
-func Job(n int, args []string, env ...string) (string, error) {
+// and the extra environment env, as `commtune run --keep-going` does: a
+// rank that dies leaves the others running. It returns their output, each
+// line prefixed with "[rank] ", the ranks the launcher reported lost, in
+// the order it did, and its error (nil when every rank not lost exited 0).
+func Job(n int, args []string, env ...string) (string, []launch.RankError, error) {
 	var out bytes.Buffer
+	var lost []launch.RankError
 	err := launch.Run(context.Background(), launch.Options{
 		N:    n,
 		Args: append([]string{os.Args[0]}, args...),
@@ -76,10 +73,29 @@ func Job(n int, args []string, env ...string) (string, error) {
 			// Defaults, not this machine's tuning nor earlier jobs' learning.
 			"COMMTUNE_PROFILE=off", "COMMTUNE_TUNE_STATE=off",
 		}, env...),
-		KillGrace: Grace,
+		KeepGoing: true,
+		OnLost:    func(e *launch.RankError) { lost = append(lost, *e) },
 		Prefix:    true,
 		Stdout:    &out,
 		Stderr:    &out,
 	})
-	return out.String(), err
+	return out.String(), lost, err
+}
+
+// CheckLost returns an error unless lost are exactly victims (in any
+// order), each killed by SIGKILL.
+func CheckLost(lost []launch.RankError, victims []int) error {
+	var got []int
+	for _, e := range lost {
+		if e.Signal != syscall.SIGKILL {
+			return fmt.Errorf("rank %d lost: %v, want killed by SIGKILL", e.Rank, &e)
+		}
+		got = append(got, e.Rank)
+	}
+	slices.Sort(got)
+	want := slices.Sorted(slices.Values(victims))
+	if !slices.Equal(got, want) {
+		return fmt.Errorf("launcher reported ranks %v lost, want %v", got, want)
+	}
+	return nil
 }
