@@ -336,6 +336,12 @@ func (c *Comm) explain(st *CallState, err error) error {
 		if failed != nil {
 			return failed
 		}
+		if withdrawn && c.revoked.Load() {
+			// The peer withdrew because it revoked the communicator
+			// (after a loss): its note, on a revoked context, cannot
+			// be read any more.
+			return c.revokedErr()
+		}
 		if !withdrawn || time.Now().After(deadline) {
 			return err
 		}
