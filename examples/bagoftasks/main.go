@@ -41,16 +41,14 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
-	"strings"
 	"syscall"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/examples/internal/ftkit"
 )
 
 func main() {
@@ -61,10 +59,10 @@ func main() {
 	killAfter := flag.Int("kill-after", 6, "tasks a -kill rank finishes before it dies")
 	killRecovering := flag.String("kill-in-recovery", "", "world ranks that SIGKILL themselves in the first recovery, right after it shrank the communicator")
 	flag.Parse()
-	victims, err := parseRanks(*kill)
+	victims, err := ftkit.ParseRanks(*kill)
 	var recoveryVictims []int
 	if err == nil {
-		recoveryVictims, err = parseRanks(*killRecovering)
+		recoveryVictims, err = ftkit.ParseRanks(*killRecovering)
 	}
 	if err != nil || *tasks < 1 || *work < 1 || *batch < 1 || *killAfter < 0 {
 		fmt.Fprintf(os.Stderr, "bagoftasks: want -tasks, -work, -batch ≥ 1, -kill-after ≥ 0 and -kill like 3,5 (%v)\n", err)
@@ -75,22 +73,6 @@ func main() {
 		fmt.Fprintln(os.Stderr, "bagoftasks:", err)
 		os.Exit(1)
 	}
-}
-
-// parseRanks reads "3,5" into ranks; "" is none.
-func parseRanks(s string) ([]int, error) {
-	var rs []int
-	if s == "" {
-		return rs, nil
-	}
-	for _, f := range strings.Split(s, ",") {
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || r < 0 {
-			return nil, fmt.Errorf("rank %q is not a rank", f)
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
 }
 
 type config struct {
@@ -180,11 +162,11 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 		ok := uint64(0)
 		if err == nil {
 			ok = 1
-		} else if !lost(err) {
+		} else if !ftkit.Lost(err) {
 			return fmt.Errorf("round %d: checkpoint: %w", round, err)
 		}
 		v, err := cur.Agree(ctx, ok)
-		if err != nil && !lost(err) {
+		if err != nil && !ftkit.Lost(err) {
 			return fmt.Errorf("round %d: agreeing on the checkpoint: %w", round, err)
 		}
 		if err == nil && v == 1 {
@@ -192,7 +174,7 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 			copy(table, merged)
 			if recovered && cur.Rank() == 0 {
 				fmt.Printf("round %d: recovered on %d ranks (world %v), %d tasks left\n",
-					round, cur.Size(), members(cur), countZero(table))
+					round, cur.Size(), ftkit.Members(cur), countZero(table))
 			}
 			recovered = false
 			if !slices.Contains(table, 0) {
@@ -231,7 +213,7 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 		}
 		var lostRanks []int
 		for r := range world.Size() {
-			if !slices.ContainsFunc(members(cur), func(w int) bool { return w == r }) {
+			if !slices.ContainsFunc(ftkit.Members(cur), func(w int) bool { return w == r }) {
 				lostRanks = append(lostRanks, r)
 			}
 		}
@@ -241,21 +223,6 @@ func run(ctx context.Context, world *commtune.Comm, cfg config) error {
 		}
 	}
 	return nil
-}
-
-// lost reports whether err comes from a lost rank: the peer itself, or a
-// survivor's revocation after it.
-func lost(err error) bool {
-	return errors.Is(err, commtune.ErrPeerLost) || errors.Is(err, commtune.ErrRevoked)
-}
-
-// members returns the world ranks of c's members, in c's order.
-func members(c *commtune.Comm) []int {
-	ws := make([]int, c.Size())
-	for r := range ws {
-		ws[r] = c.WorldRank(r)
-	}
-	return ws
 }
 
 // countZero returns how many tasks of table are not finished.

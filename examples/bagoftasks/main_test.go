@@ -6,9 +6,9 @@ import (
 	"regexp"
 	"slices"
 	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/commtune/commtune/examples/internal/ftkit"
 	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/exampletest"
 )
@@ -75,7 +75,7 @@ func TestKilledRanks(t *testing.T) {
 			slices.Sort(victims)
 			t.Run(fmt.Sprintf("%s/kill=%v/in-recovery=%v", tr.Name, tc.kill, tc.inRecovery), func(t *testing.T) {
 				args := []string{"-tasks", strconv.Itoa(tasks), "-work", strconv.Itoa(work), "-batch", "4", "-kill-after", "6",
-					"-kill", list(tc.kill), "-kill-in-recovery", list(tc.inRecovery)}
+					"-kill", ftkit.FormatRanks(tc.kill), "-kill-in-recovery", ftkit.FormatRanks(tc.inRecovery)}
 				for run := range runs {
 					out, lostRanks, err := exampletest.Job(n, args, tr.Env)
 					// The survivors go on: the job succeeds.
@@ -115,9 +115,4 @@ func TestKilledRanks(t *testing.T) {
 			})
 		}
 	}
-}
-
-// list writes ranks as a -kill flag takes them: "3,5".
-func list(ranks []int) string {
-	return strings.Trim(strings.ReplaceAll(fmt.Sprint(ranks), " ", ","), "[]")
 }

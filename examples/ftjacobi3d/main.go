@@ -58,6 +58,7 @@ import (
 	"syscall"
 
 	"github.com/commtune/commtune"
+	"github.com/commtune/commtune/examples/internal/ftkit"
 )
 
 func main() {
@@ -75,10 +76,10 @@ func main() {
 	}
 	var victims, recoveryVictims []int
 	if err == nil {
-		victims, err = parseRanks(*kill)
+		victims, err = ftkit.ParseRanks(*kill)
 	}
 	if err == nil {
-		recoveryVictims, err = parseRanks(*killRecovering)
+		recoveryVictims, err = ftkit.ParseRanks(*killRecovering)
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "ftjacobi3d:", err)
@@ -118,22 +119,6 @@ func parseGrid(s string) ([3]int, error) {
 		g[i] = n
 	}
 	return g, nil
-}
-
-// parseRanks reads "2,3" into ranks; "" is none.
-func parseRanks(s string) ([]int, error) {
-	var rs []int
-	if s == "" {
-		return rs, nil
-	}
-	for _, f := range strings.Split(s, ",") {
-		r, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || r < 0 {
-			return nil, fmt.Errorf("-kill: %q is not a rank", f)
-		}
-		rs = append(rs, r)
-	}
-	return rs, nil
 }
 
 type config struct {
@@ -246,7 +231,7 @@ func (s *solver) die() {
 // others (Revoke) and joining the pending agreement with 0, so that every
 // survivor recovers; any other error is returned as it is.
 func (s *solver) fail(ctx context.Context, c *commtune.Comm, what string, err error) error {
-	if !lost(err) {
+	if !ftkit.Lost(err) {
 		return fmt.Errorf("%s: %w", what, err)
 	}
 	if s.victim {
@@ -255,7 +240,7 @@ func (s *solver) fail(ctx context.Context, c *commtune.Comm, what string, err er
 	if err := c.Revoke(); err != nil {
 		return err
 	}
-	if _, err := c.Agree(ctx, 0); err != nil && !lost(err) {
+	if _, err := c.Agree(ctx, 0); err != nil && !ftkit.Lost(err) {
 		return fmt.Errorf("%s: agreeing after a loss: %w", what, err)
 	}
 	return errLost
@@ -265,7 +250,7 @@ func (s *solver) fail(ctx context.Context, c *commtune.Comm, what string, err er
 // did not or was lost.
 func (s *solver) agree(ctx context.Context, c *commtune.Comm, what string) error {
 	v, err := c.Agree(ctx, 1)
-	if err != nil && !lost(err) {
+	if err != nil && !ftkit.Lost(err) {
 		return fmt.Errorf("%s: agreeing: %w", what, err)
 	}
 	if err == nil && v == 1 {
@@ -278,12 +263,6 @@ func (s *solver) agree(ctx context.Context, c *commtune.Comm, what string) error
 		return err
 	}
 	return errLost
-}
-
-// lost reports whether err comes from a lost rank: the peer itself, or a
-// survivor's revocation after it.
-func lost(err error) bool {
-	return errors.Is(err, commtune.ErrPeerLost) || errors.Is(err, commtune.ErrRevoked)
 }
 
 // epoch runs the iteration on cart's communicator from the start, or
@@ -305,7 +284,7 @@ func (s *solver) epoch(ctx context.Context, cart *commtune.Cart, restore bool) e
 		b.unpack(u, r.Grid, cfg.grid)
 		t = r.Iter
 		if c.Rank() == 0 {
-			fmt.Printf("recovered on %d ranks (world %v) as %v blocks: back to iteration %d\n", c.Size(), members(c), cart.Dims(), t)
+			fmt.Printf("recovered on %d ranks (world %v) as %v blocks: back to iteration %d\n", c.Size(), ftkit.Members(c), cart.Dims(), t)
 		}
 	}
 	hu, err := commtune.NewHalo(cart, u, b.ext[:], 1, 1)
@@ -353,7 +332,7 @@ func (s *solver) epoch(ctx context.Context, cart *commtune.Cart, restore bool) e
 		}
 		var lostRanks []int
 		for w := range s.world.Size() {
-			if !slices.Contains(members(c), w) {
+			if !slices.Contains(ftkit.Members(c), w) {
 				lostRanks = append(lostRanks, w)
 			}
 		}
@@ -436,15 +415,6 @@ func assemble(held []Held, grid [3]int) Restored {
 		}
 	}
 	return r
-}
-
-// members returns the world ranks of c's members, in c's order.
-func members(c *commtune.Comm) []int {
-	ws := make([]int, c.Size())
-	for r := range ws {
-		ws[r] = c.WorldRank(r)
-	}
-	return ws
 }
 
 // checksum is FNV-1a over the bits of every value of the grid in global

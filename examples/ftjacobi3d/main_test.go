@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/commtune/commtune/examples/internal/ftkit"
 	"github.com/commtune/commtune/internal/conformance"
 	"github.com/commtune/commtune/internal/exampletest"
 )
@@ -94,7 +95,7 @@ func TestKilledRanks(t *testing.T) {
 			victims := slices.Concat(tc.kill, tc.inRecovery)
 			t.Run(fmt.Sprintf("%s/kill=%v/in-recovery=%v", tr.Name, tc.kill, tc.inRecovery), func(t *testing.T) {
 				args := []string{"-grid", "24x24x24", "-iters", strconv.Itoa(iters), "-checkpoint", "10", "-buddies", "2", "-kill-at", "25",
-					"-kill", list(tc.kill), "-kill-in-recovery", list(tc.inRecovery)}
+					"-kill", ftkit.FormatRanks(tc.kill), "-kill-in-recovery", ftkit.FormatRanks(tc.inRecovery)}
 				for run := range runs {
 					out, lostRanks, err := exampletest.Job(n, args, tr.Env, "COMMTUNE_HALO_STATE=off")
 					// The survivors go on: the job succeeds, unless the lost
@@ -143,9 +144,4 @@ func TestKilledRanks(t *testing.T) {
 			})
 		}
 	}
-}
-
-// list writes ranks as a -kill flag takes them: "2,3".
-func list(ranks []int) string {
-	return strings.Trim(strings.ReplaceAll(fmt.Sprint(ranks), " ", ","), "[]")
 }
