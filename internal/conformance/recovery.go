@@ -66,12 +66,12 @@ func ParseRecoveryPlan(s string) (RecoveryPlan, error) {
 // must be the same on every survivor of a job.
 type RecoveryReport struct {
 	Rank    int
-	Shrinks []string // phase shrink: the members of each Shrink's communicator
-	Agrees  []string // phase agree: each Agree's value and failed ranks
-	Tries   int      // shrinks the recovery took
-	Final   []int    // world ranks of the communicator it ended on
-	Calls   int      // collective calls of the matrix on it
-	Done    time.Time
+	Shrinks []string  // phase shrink: the members of each Shrink's communicator
+	Agrees  []string  // phase agree: each Agree's value and failed ranks
+	Tries   int       // shrinks the recovery took
+	Final   []int     // world ranks of the communicator it ended on
+	Calls   int       // collective calls of the matrix on it
+	Done    time.Time // when the Shrink that made that communicator returned
 }
 
 // String is the report on one line, as ParseRecoveryReport reads it.
@@ -160,6 +160,7 @@ func Recover(ctx context.Context, c *commtune.Comm, plan RecoveryPlan, crash fun
 		if err != nil {
 			return rep, err
 		}
+		shrunk := time.Now()
 		calls, merr := CheckCollectives(ctx, d, recoveryMatrix)
 		ok := uint64(1)
 		if merr != nil {
@@ -171,7 +172,7 @@ func Recover(ctx context.Context, c *commtune.Comm, plan RecoveryPlan, crash fun
 			for r := range d.Size() {
 				rep.Final = append(rep.Final, d.WorldRank(r))
 			}
-			rep.Done = time.Now()
+			rep.Done = shrunk
 			return rep, d.Close()
 		}
 		var fe *commtune.FailedRanksError

@@ -23,7 +23,9 @@ import (
 )
 
 // recoveryBound is how long after the last victim died every survivor
-// must have its working communicator.
+// must have the communicator it ends on (the Shrink that made it
+// returned; the collective matrix it then runs is not counted: under the
+// race detector it alone takes seconds).
 const recoveryBound = 2 * time.Second
 
 // recoverJob is the rank program of a process recovery job. arg is
