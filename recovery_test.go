@@ -161,3 +161,60 @@ func TestCrashThenShrink(t *testing.T) {
 		})
 	}
 }
+
+// TestAckFailed: after a crash, an any-source receive fails until the
+// rank acknowledges the loss; then it works, and Agree no longer reports
+// the acknowledged rank (before, it names it, the same on every survivor).
+func TestAckFailed(t *testing.T) {
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	const n, victim = 4, 3
+	var tap control.Tap
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		if err := c.Barrier(ctx); err != nil {
+			return err
+		}
+		if c.Rank() == victim {
+			tap.Of(victim).Crash(errors.New("killed by the test"))
+			return nil
+		}
+		for {
+			failed, err := c.FailedRanks()
+			if err != nil {
+				return err
+			}
+			if slices.Equal(failed, []int{victim}) {
+				break
+			}
+			if ctx.Err() != nil {
+				return fmt.Errorf("FailedRanks never named rank %d: %v", victim, failed)
+			}
+			time.Sleep(time.Millisecond)
+		}
+		if _, err := c.Recv(ctx, make([]byte, 1), commtune.AnySource, 0); !errors.Is(err, commtune.ErrPeerLost) {
+			return fmt.Errorf("any-source receive before AckFailed: %v, want ErrPeerLost", err)
+		}
+		var fe *commtune.FailedRanksError
+		if _, err := c.Agree(ctx, 1); !errors.As(err, &fe) || !slices.Equal(fe.Ranks, []int{victim}) {
+			return fmt.Errorf("Agree before AckFailed: %v, want ranks [%d] failed", err, victim)
+		}
+		acked, err := c.AckFailed()
+		if err != nil || !slices.Equal(acked, []int{victim}) {
+			return fmt.Errorf("AckFailed: %v, %v", acked, err)
+		}
+		// A ring among the survivors through any-source receives.
+		next, prev := (c.Rank()+1)%victim, (c.Rank()+victim-1)%victim
+		got := make([]byte, 1)
+		st, err := c.Sendrecv(ctx, []byte{byte(c.Rank())}, next, 5, got, commtune.AnySource, 5)
+		if err != nil || st.Source != prev || got[0] != byte(prev) {
+			return fmt.Errorf("any-source receive after AckFailed: from %d (%d), %v; want from %d", st.Source, got[0], err, prev)
+		}
+		if v, err := c.Agree(ctx, 1); err != nil || v != 1 {
+			return fmt.Errorf("Agree after AckFailed: %d, %v", v, err)
+		}
+		return nil
+	}, config.WithTap(&tap))
+	if err != nil && !errors.Is(err, commtune.ErrClosed) {
+		t.Fatal(err)
+	}
+}
