@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -116,7 +117,10 @@ func (c *conn) serve() {
 	switch {
 	case bye:
 		c.finish() // send the BYE's OK, then close
-	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed):
+	// A reset is how a killed rank's connection ends, like an EOF: its
+	// loss is reported (the launcher says how it ended), not a protocol
+	// fault to warn about.
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !errors.Is(err, syscall.ECONNRESET):
 		c.s.log.Warn("kvs: dropping connection", "rank", c.rank, "remote", remote, "err", err)
 		c.finish() // send the ERR that says why, then close
 	default:
