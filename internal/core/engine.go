@@ -69,6 +69,7 @@ type Engine struct {
 	// of those a peer revoked (SetRevokeHandler). Both under mu.
 	revokedKeys map[uint64]struct{}
 	onRevoke    func(key uint64)
+	released    releasedRing // contexts closed here: what still arrives for them is dropped (match.go)
 }
 
 // SetAbortHandler makes f what a peer's abort (AbortPeers) calls, with

@@ -166,22 +166,87 @@ func removeList(head, tail **unexpected, u *unexpected) {
 }
 
 // ReleaseContexts forgets the matching state of contexts whose
-// communicator this rank closed, where nothing waits: a program that makes
-// and frees communicators would otherwise keep two sequence numbers per
-// peer for each one it ever made. A context where messages wait, or are
-// held for their turn, stays. A message that still arrives for a released
-// context finds a new one, where it waits unmatched.
+// communicator this rank closed: a program that makes and frees
+// communicators would otherwise keep, for each one it ever made, two
+// sequence numbers per peer and whatever its peers sent it that it never
+// received — the lottery's choices drawn ahead for a next call that never
+// came, notes about calls. Those eager messages are dropped (their bytes
+// credited back to their senders, whose eager credit would otherwise
+// shrink for good), and so are those that arrive for a released context
+// later, while it is among the last releasedKept. A context with a
+// receive posted, a message held for its turn, or a rendezvous whose
+// sender waits for an answer, stays.
 func (e *Engine) ReleaseContexts(ids ...uint64) {
+	var out outbox
 	e.mu.Lock()
-	defer e.mu.Unlock()
 	for _, id := range ids {
 		c := e.ctxs[id]
-		if c == nil || c.postedHead != nil || c.unexpHead != nil || c.takenHead != nil || len(c.held) > 0 {
+		if c == nil || c.postedHead != nil || c.takenHead != nil || len(c.held) > 0 {
 			continue
+		}
+		waits := false
+		for u := c.unexpHead; u != nil && !waits; u = u.next {
+			waits = u.rts || u.post
+		}
+		if waits {
+			continue
+		}
+		for u := c.unexpHead; u != nil; {
+			next := u.next
+			e.dropLocked(u, &out)
+			u = next
 		}
 		delete(e.ctxs, id)
 		if e.last == c {
 			e.last = nil
 		}
+		e.released.add(id)
 	}
+	e.mu.Unlock()
+	out.flush(e)
+}
+
+// dropLocked discards the eager message u, crediting its bytes back.
+func (e *Engine) dropLocked(u *unexpected, out *outbox) {
+	e.stats.UnexpectedBytes -= int64(u.size)
+	e.creditLocked(u.peer, u.size, out)
+	putBuf(u.data)
+	*u = unexpected{}
+	unexpectedPool.Put(u)
+}
+
+// releasedKept is how many released contexts an engine remembers, to drop
+// what is still on its way to them: a message arrives within moments of
+// its communicator's close, and a ring of this many covers a thousand
+// communicators closed meanwhile.
+const releasedKept = 4096
+
+// releasedRing remembers the last releasedKept released contexts.
+type releasedRing struct {
+	ids  []uint64
+	next int
+	set  map[uint64]struct{}
+}
+
+func (r *releasedRing) add(id uint64) {
+	if r.set == nil {
+		r.set = make(map[uint64]struct{}, releasedKept)
+		r.ids = make([]uint64, 0, releasedKept)
+	}
+	if _, ok := r.set[id]; ok {
+		return
+	}
+	if len(r.ids) < releasedKept {
+		r.ids = append(r.ids, id)
+	} else {
+		delete(r.set, r.ids[r.next])
+		r.ids[r.next] = id
+		r.next = (r.next + 1) % releasedKept
+	}
+	r.set[id] = struct{}{}
+}
+
+func (r *releasedRing) has(id uint64) bool {
+	_, ok := r.set[id]
+	return ok
 }
