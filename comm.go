@@ -105,10 +105,11 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 }
 
 // Close releases c: messages that arrived for it and were never received
-// are dropped, and so are those still on their way. Closing the world communicator finalizes the rank:
-// queued messages are sent, connections are closed in an orderly way (peers
-// see ErrPeerLost wrapping an orderly close for anything still pending with
-// this rank), and every communicator derived from it stops working.
+// are dropped, and so are those still on their way. Closing the world
+// communicator finalizes the rank: queued messages are sent, connections
+// are closed in an orderly way (peers see ErrPeerLost wrapping an orderly
+// close for anything still pending with this rank), and every
+// communicator derived from it stops working.
 func (c *Comm) Close() error {
 	if c == nil {
 		return nil
