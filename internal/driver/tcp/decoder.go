@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"sync"
 
 	"github.com/commtune/commtune/internal/driver"
 )
@@ -50,9 +51,31 @@ type decoder struct {
 	putLen    int // Put: the payload's length
 	placed    int // Put: payload bytes in the region's earlier pieces
 
-	body []byte // Packet bodies, reused; grows up to maxPacket
-	bye  bool   // a Bye arrived: only EOF may follow
-	err  error  // sticky: the stream is over (io.EOF) or broken
+	body []byte  // Packet bodies up to keptBody, reused
+	big  *[]byte // the body of a larger Packet, pooled: back to bigBodies once delivered
+	bye  bool    // a Bye arrived: only EOF may follow
+	err  error   // sticky: the stream is over (io.EOF) or broken
+}
+
+// keptBody is the largest Packet body a connection keeps a buffer for
+// between frames. A larger one (an aggregate of eager messages, up to
+// maxPacket) takes a pooled buffer it gives back once delivered: a buffer
+// kept at the size of the largest Packet ever seen grew, connection by
+// connection, as rarer sizes came, and stayed resident (8 ranks over TCP
+// for 30 minutes: 181 to 197 MiB of RSS in all).
+const keptBody = 64 << 10
+
+// bigBodies holds buffers for Packets larger than keptBody; the garbage
+// collector empties it when they go unused.
+var bigBodies sync.Pool
+
+// getBigBody returns a pooled buffer of at least size bytes.
+func getBigBody(size int) *[]byte {
+	if b, ok := bigBodies.Get().(*[]byte); ok && cap(*b) >= size {
+		return b
+	}
+	b := make([]byte, size)
+	return &b
 }
 
 // directReadMin is the payload remainder from which the decoder reads
@@ -221,9 +244,14 @@ func (d *decoder) header() error {
 	switch d.kind {
 	case kindPacket:
 		// The reserved u64 after the prefix is ignored.
+		if size > keptBody {
+			d.big = getBigBody(size)
+			d.dst = (*d.big)[:size]
+			break
+		}
 		if cap(d.body) < size {
-			// Double to amortize growth, but never past maxPacket.
-			d.body = make([]byte, min(max(size, 2*cap(d.body)), d.maxPacket))
+			// Double to amortize growth, but never past keptBody.
+			d.body = make([]byte, min(max(size, 2*cap(d.body)), keptBody))
 		}
 		d.dst = d.body[:size]
 	case kindPut:
@@ -267,7 +295,12 @@ func (d *decoder) deliver() error {
 	d.have, d.need = 0, prefixSize
 	switch d.kind {
 	case kindPacket:
-		if err := d.h.Packet(d.peer, dst); err != nil {
+		err := d.h.Packet(d.peer, dst)
+		if d.big != nil {
+			bigBodies.Put(d.big) // the handler keeps no part of a body
+			d.big = nil
+		}
+		if err != nil {
 			return fmt.Errorf("%w: handler rejected a %d-byte Packet: %w", driver.ErrProtocol, len(dst), err)
 		}
 	case kindPut:
