@@ -17,7 +17,8 @@ const envSoak = "COMMTUNE_SOAK"
 
 // TestBenchSoak runs `commtune bench soak` on 4 ranks over each transport
 // for a third of COMMTUNE_SOAK (default 60s), sampling four times, and
-// fails on a payload error or a failed verdict.
+// fails on a payload error or a failed verdict, but for resident memory,
+// which a run this short cannot judge.
 func TestBenchSoak(t *testing.T) {
 	testenv.SkipReduced(t, "processes of the CLI for a minute")
 	total := time.Minute
@@ -42,8 +43,20 @@ func TestBenchSoak(t *testing.T) {
 			if n := len(rep.Samples); n == 0 || rep.Samples[n-1].PayloadErrors != 0 || len(rep.Errors) != 0 {
 				t.Errorf("payload errors: %q", rep.Errors)
 			}
-			if !rep.Verdict.Pass || r.code != 0 {
-				t.Errorf("exit %d, verdict %+v", r.code, rep.Verdict)
+			// Resident memory is not judged here: in a run of seconds the
+			// first samples are the warm-up (buffers, the lottery's keys) —
+			// the 30-minute run judges it (docs/soak.md). Everything else
+			// of the verdict is.
+			var failures []string
+			for _, f := range rep.Verdict.Failures {
+				if strings.HasPrefix(f, "RSS ") {
+					t.Logf("not judged in a short run: %s", f)
+					continue
+				}
+				failures = append(failures, f)
+			}
+			if len(failures) > 0 || r.code != 0 && rep.Verdict.Pass {
+				t.Errorf("exit %d, verdict failures %q", r.code, failures)
 			}
 		})
 	}
