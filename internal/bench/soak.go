@@ -137,7 +137,7 @@ func Soak(ctx context.Context, c *commtune.Comm, cfg SoakConfig) (*SoakReport, e
 }
 
 // usageFields is how many figures a rank contributes to a sample.
-const usageFields = 7
+const usageFields = 11
 
 // sample takes a sample: the derived communicators closed and a barrier,
 // so that no step is under way on any rank; each rank reads its usage; a
@@ -158,6 +158,7 @@ func (s *soakRank) sample(ctx context.Context, elapsed time.Duration) (SoakSampl
 			return SoakSample{}, err
 		}
 		mine[0], mine[1], mine[2], mine[3] = u.RSS, u.ShmMapped, u.FDs, u.Goroutines
+		mine[7], mine[8], mine[9], mine[10] = u.RSSAnon, u.RSSFile, u.RSSShmem, u.GoHeap
 	}
 	if c.Rank() == 0 {
 		f, err := JobShmFiles(s.cfg.Job)
@@ -189,6 +190,10 @@ func (s *soakRank) sample(ctx context.Context, elapsed time.Duration) (SoakSampl
 		sm.Goroutines += u[3]
 		sm.ShmFiles += u[4]
 		sm.PayloadErrors += u[6]
+		sm.RSSAnon += u[7]
+		sm.RSSFile += u[8]
+		sm.RSSShmem += u[9]
+		sm.GoHeap += u[10]
 	}
 	return sm, nil
 }

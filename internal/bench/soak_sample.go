@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"strconv"
 	"strings"
 	"time"
@@ -21,6 +22,15 @@ type RankUsage struct {
 	// heap handed back to the system, so that it counts what is live and
 	// not what the collector has yet to return.
 	RSS int64
+	// RSSAnon, RSSFile and RSSShmem split RSS as the kernel counts it
+	// (RssAnon, RssFile, RssShmem of /proc/self/status): the heap, stacks
+	// and the runtime's own memory; pages of the program's files (its
+	// code, which the ranks share and which grows as rarer paths first
+	// run); shared memory touched.
+	RSSAnon, RSSFile, RSSShmem int64
+	// GoHeap is the heap the collector found live (runtime/metrics
+	// /gc/heap/live:bytes) at the collection before the sample.
+	GoHeap int64
 	// ShmMapped is the size of the shared-memory files the process maps
 	// (/dev/shm mappings in /proc/self/smaps, removed files included):
 	// the rings, node segments and windows it holds, whether or not their
@@ -72,8 +82,14 @@ func ReadRankUsage() (RankUsage, error) {
 	if err != nil {
 		return u, err
 	}
-	if err := parseKB("status", status, kBField{"VmRSS", &u.RSS}); err != nil {
+	if err := parseKB("status", status, kBField{"VmRSS", &u.RSS}, kBField{"RssAnon", &u.RSSAnon},
+		kBField{"RssFile", &u.RSSFile}, kBField{"RssShmem", &u.RSSShmem}); err != nil {
 		return u, err
+	}
+	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(live)
+	if live[0].Value.Kind() == metrics.KindUint64 {
+		u.GoHeap = int64(live[0].Value.Uint64())
 	}
 	smaps, err := os.ReadFile("/proc/self/smaps")
 	if err != nil {

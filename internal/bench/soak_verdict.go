@@ -12,6 +12,10 @@ type SoakSample struct {
 	Steps         int64         `json:"steps"`          // steps run so far
 	RSSSum        int64         `json:"rss_sum"`        // bytes, summed over ranks
 	RSSMax        int64         `json:"rss_max"`        // bytes, the largest rank's
+	RSSAnon       int64         `json:"rss_anon"`       // bytes of RSSSum that are anonymous memory (heap, stacks, runtime)
+	RSSFile       int64         `json:"rss_file"`       // bytes of RSSSum that are the program's file pages (code)
+	RSSShmem      int64         `json:"rss_shmem"`      // bytes of RSSSum that are shared memory touched
+	GoHeap        int64         `json:"go_heap"`        // bytes of Go heap found live, summed over ranks
 	ShmMapped     int64         `json:"shm_mapped"`     // bytes of /dev/shm files mapped, summed over ranks
 	ShmFiles      int64         `json:"shm_files"`      // bytes of the job's /dev/shm files
 	FDs           int64         `json:"fds"`            // open descriptors, summed over ranks
@@ -21,8 +25,9 @@ type SoakSample struct {
 
 // String is the sample's progress line.
 func (s SoakSample) String() string {
-	return fmt.Sprintf("%8s  steps %8d  rss sum %s max %s  shm mapped %s files %s  fds %5d  goroutines %5d  payload errors %d",
-		s.Elapsed.Round(time.Second), s.Steps, mib(s.RSSSum), mib(s.RSSMax), mib(s.ShmMapped), mib(s.ShmFiles), s.FDs, s.Goroutines, s.PayloadErrors)
+	return fmt.Sprintf("%8s  steps %8d  rss sum %s max %s (anon %s file %s shmem %s; go heap %s)  shm mapped %s files %s  fds %5d  goroutines %5d  payload errors %d",
+		s.Elapsed.Round(time.Second), s.Steps, mib(s.RSSSum), mib(s.RSSMax), mib(s.RSSAnon), mib(s.RSSFile), mib(s.RSSShmem), mib(s.GoHeap),
+		mib(s.ShmMapped), mib(s.ShmFiles), s.FDs, s.Goroutines, s.PayloadErrors)
 }
 
 // SoakGrowthLimit is how much a memory figure may grow over a soak: the
