@@ -69,7 +69,9 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := config{tasks: *tasks, work: *work, batch: *batch, victims: victims, killAfter: *killAfter, recoveryVictims: recoveryVictims}
-	if err := initAndRun(cfg); err != nil {
+	if err := ftkit.InitAndRun(slices.Concat(cfg.victims, cfg.recoveryVictims), func(ctx context.Context, world *commtune.Comm) error {
+		return run(ctx, world, cfg)
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, "bagoftasks:", err)
 		os.Exit(1)
 	}
@@ -80,21 +82,6 @@ type config struct {
 	victims            []int // world ranks that kill themselves
 	killAfter          int   // … after this many tasks
 	recoveryVictims    []int // world ranks that kill themselves in the first recovery
-}
-
-func initAndRun(cfg config) error {
-	ctx := context.Background()
-	world, err := commtune.Init(ctx)
-	if err != nil {
-		return err
-	}
-	defer world.Close()
-	for _, v := range slices.Concat(cfg.victims, cfg.recoveryVictims) {
-		if v >= world.Size() {
-			return fmt.Errorf("-kill %d: the job has %d ranks", v, world.Size())
-		}
-	}
-	return run(ctx, world, cfg)
 }
 
 // task is the work of task i: a chain of rounds of a 64-bit mixer (the

@@ -86,7 +86,9 @@ func main() {
 		os.Exit(2)
 	}
 	cfg := config{grid: grid, iters: *iters, every: *every, buddies: *buddies, victims: victims, killAt: *killAt, recoveryVictims: recoveryVictims}
-	if err := initAndRun(cfg); err != nil {
+	if err := ftkit.InitAndRun(slices.Concat(cfg.victims, cfg.recoveryVictims), func(ctx context.Context, world *commtune.Comm) error {
+		return run(ctx, world, cfg)
+	}); err != nil {
 		fmt.Fprintln(os.Stderr, "ftjacobi3d:", err)
 		os.Exit(1)
 	}
@@ -127,21 +129,6 @@ type config struct {
 	victims               []int // world ranks that kill themselves
 	killAt                int   // … at the start of this iteration
 	recoveryVictims       []int // world ranks that kill themselves in the first recovery
-}
-
-func initAndRun(cfg config) error {
-	ctx := context.Background()
-	world, err := commtune.Init(ctx)
-	if err != nil {
-		return err
-	}
-	defer world.Close()
-	for _, v := range slices.Concat(cfg.victims, cfg.recoveryVictims) {
-		if v >= world.Size() {
-			return fmt.Errorf("-kill %d: the job has %d ranks", v, world.Size())
-		}
-	}
-	return run(ctx, world, cfg)
 }
 
 // errLost says that the communicator lost a rank and the survivors agreed

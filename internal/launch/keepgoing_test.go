@@ -21,7 +21,6 @@ import (
 // is lost — the others are told at once, the loss is reported once its
 // cause is known — and the job goes on; everything else is as without.
 func TestPolicyKeepGoing(t *testing.T) {
-	type step struct{ in, want string }
 	tests := []struct {
 		name   string
 		n      int
@@ -100,22 +99,7 @@ func TestPolicyKeepGoing(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPolicy(tc.n, time.Second)
 			p.keepGoing = true
-			zombies := map[int]bool{}
-			for i, s := range tc.steps {
-				if got := applyStep(t, p, zombies, s.in); got != s.want {
-					t.Fatalf("step %d %q: actions %q, want %q", i, s.in, got, s.want)
-				}
-			}
-			if !p.done() {
-				t.Fatalf("policy not done after every rank exited")
-			}
-			got := ""
-			if err := p.result(); err != nil {
-				got = err.Error()
-			}
-			if got != tc.result {
-				t.Fatalf("result %q, want %q", got, tc.result)
-			}
+			runSteps(t, p, tc.steps, tc.result)
 			if p.nlost != tc.lost {
 				t.Fatalf("%d ranks lost, want %d", p.nlost, tc.lost)
 			}

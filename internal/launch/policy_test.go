@@ -16,6 +16,31 @@ import (
 //
 // "zombie R" says rank R's process has exited but Run has not handled it
 // yet: signals no longer reach it.
+// step is an event fed to a policy and the actions it must answer.
+type step struct{ in, want string }
+
+// runSteps feeds steps to p, checks each answer, then that every rank
+// ended and the job's result (an error's text, "" for success).
+func runSteps(t *testing.T, p *policy, steps []step, result string) {
+	t.Helper()
+	zombies := map[int]bool{}
+	for i, s := range steps {
+		if got := applyStep(t, p, zombies, s.in); got != s.want {
+			t.Fatalf("step %d %q: actions %q, want %q", i, s.in, got, s.want)
+		}
+	}
+	if !p.done() {
+		t.Fatalf("policy not done after every rank exited")
+	}
+	got := ""
+	if err := p.result(); err != nil {
+		got = err.Error()
+	}
+	if got != result {
+		t.Fatalf("result %q, want %q", got, result)
+	}
+}
+
 func applyStep(t *testing.T, p *policy, zombies map[int]bool, step string) string {
 	t.Helper()
 	f := strings.Fields(step)
@@ -75,7 +100,6 @@ func applyStep(t *testing.T, p *policy, zombies map[int]bool, step string) strin
 }
 
 func TestPolicy(t *testing.T) {
-	type step struct{ in, want string }
 	tests := []struct {
 		name   string
 		n      int
@@ -198,22 +222,7 @@ func TestPolicy(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			p := newPolicy(tc.n, time.Second)
-			zombies := map[int]bool{}
-			for i, s := range tc.steps {
-				if got := applyStep(t, p, zombies, s.in); got != s.want {
-					t.Fatalf("step %d %q: actions %q, want %q", i, s.in, got, s.want)
-				}
-			}
-			if !p.done() {
-				t.Fatalf("policy not done after every rank exited")
-			}
-			got := ""
-			if err := p.result(); err != nil {
-				got = err.Error()
-			}
-			if got != tc.result {
-				t.Fatalf("result %q, want %q", got, tc.result)
-			}
+			runSteps(t, p, tc.steps, tc.result)
 		})
 	}
 }

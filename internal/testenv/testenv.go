@@ -6,7 +6,11 @@
 // "Tests").
 package testenv
 
-import "testing"
+import (
+	"os"
+	"os/exec"
+	"testing"
+)
 
 // Reduced reports a reduced run: a race-detector build, whose processes
 // run 5 to 20 times slower, or -short. Tests call it, not package
@@ -43,5 +47,21 @@ func SkipReduced(t testing.TB, why string) {
 		t.Skipf("not under the race detector (%s): the run without it covers this", why)
 	case testing.Short():
 		t.Skipf("skipped with -short (%s)", why)
+	}
+}
+
+// NeedSlurm skips t where the single-node Slurm of scripts/slurm-e2e.sh
+// cannot start: in a reduced run (it starts Slurm's daemons and jobs),
+// without slurmctld, slurmd, munged and srun, or without root.
+func NeedSlurm(t testing.TB) {
+	t.Helper()
+	SkipReduced(t, "Slurm's daemons and srun starting jobs")
+	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
+		if _, err := exec.LookPath(p); err != nil {
+			t.Skipf("%s not installed (apt-get install slurm-wlm munge); .ci/run installs it", p)
+		}
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("needs root to start the Slurm daemons")
 	}
 }

@@ -4,8 +4,10 @@
 package ftkit
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -46,4 +48,19 @@ func Members(c *commtune.Comm) []int {
 		ws[r] = c.WorldRank(r)
 	}
 	return ws
+}
+
+// InitAndRun joins the job, checks that every rank the command line tells
+// to die is one of its ranks, and runs run on the world communicator.
+func InitAndRun(victims []int, run func(context.Context, *commtune.Comm) error) error {
+	ctx := context.Background()
+	world, err := commtune.Init(ctx)
+	if err != nil {
+		return err
+	}
+	defer world.Close()
+	if i := slices.IndexFunc(victims, func(v int) bool { return v >= world.Size() }); i >= 0 {
+		return fmt.Errorf("-kill %d: the job has %d ranks", victims[i], world.Size())
+	}
+	return run(ctx, world)
 }

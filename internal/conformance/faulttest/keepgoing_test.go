@@ -167,15 +167,7 @@ func TestKeepGoingOpenMPI(t *testing.T) {
 // srun exits 137, its worst task's), while under --mpi=pmix Slurm's PMIx
 // plugin cancels the step a moment after a task dies, whatever the flag.
 func TestKeepGoingSlurm(t *testing.T) {
-	testenv.SkipReduced(t, "Slurm's daemons and srun starting jobs")
-	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not installed (apt-get install slurm-wlm munge); .ci/run installs it", p)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start the Slurm daemons")
-	}
+	testenv.NeedSlurm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "../../../scripts/slurm-e2e.sh", "4")

@@ -177,15 +177,7 @@ exec ip netns exec "$host" sh -c "$*"
 // which aborts (abortOne): it ends with the code, the reason printed once,
 // no task left. .ci/run installs slurm-wlm and munge.
 func TestSlurm(t *testing.T) {
-	testenv.SkipReduced(t, "Slurm's daemons and srun starting jobs")
-	for _, p := range []string{"slurmctld", "slurmd", "munged", "srun"} {
-		if _, err := exec.LookPath(p); err != nil {
-			t.Skipf("%s not installed (apt-get install slurm-wlm munge); .ci/run installs it", p)
-		}
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("needs root to start the Slurm daemons")
-	}
+	testenv.NeedSlurm(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	token := fmt.Sprintf("abort-slurm-%d", os.Getpid())
