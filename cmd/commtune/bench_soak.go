@@ -9,6 +9,8 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime"
 	"strconv"
 	"syscall"
 	"time"
@@ -33,7 +35,7 @@ const soakSamples = 10
 // shm|tcp|inproc|all] [--duration 30m] [--every 1m] [--seed S]
 // [--max-size 4M] [--json]`.
 func soakMain(args []string) int {
-	fs := newFlagSet("bench soak", "[-n 8] [--transport shm|tcp|inproc|all] [--duration 30m] [--every 1m] [--seed S] [--max-size 4M] [--json]")
+	fs := newFlagSet("bench soak", "[-n 8] [--transport shm|tcp|inproc|all] [--duration 30m] [--every 1m] [--seed S] [--max-size 4M] [--heap-profiles DIR] [--json]")
 	ranks := fs.Int("n", 8, "ranks")
 	transport := fs.String("transport", "all", "shm (processes, shared memory), tcp (processes), inproc (goroutine ranks), or all (shm, then tcp)")
 	duration := fs.Duration("duration", 30*time.Minute, "how long each transport runs")
@@ -41,6 +43,7 @@ func soakMain(args []string) int {
 	seed := fs.Uint64("seed", 0, "seed of every step, size and payload (0: a random one, printed)")
 	maxSizeFlag := fs.String("max-size", units.FormatSize(bench.SoakMaxSize), "largest message and collective vector")
 	asJSON := fs.Bool("json", false, "print each transport's report (samples, verdict, payload errors) as one JSON object; progress goes to stderr")
+	heapProfiles := fs.String("heap-profiles", "", "directory where each rank writes its heap profile at each sample (heap-rank-R-K.pb.gz), for go tool pprof -base")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
@@ -85,6 +88,16 @@ func soakMain(args []string) int {
 		fmt.Fprintf(progress, "soak %s: %d ranks for %v, a sample every %v (the first a warm-up), seed %d\n", tr, *ranks, cfg.Duration, cfg.Every, cfg.Seed)
 		c := cfg
 		c.Progress = func(s bench.SoakSample) { fmt.Fprintf(progress, "soak %s %s\n", tr, s) }
+		if *heapProfiles != "" {
+			c.HeapProfiles = filepath.Join(*heapProfiles, tr)
+			if err := os.MkdirAll(c.HeapProfiles, 0o755); err != nil {
+				fmt.Fprintf(os.Stderr, "commtune bench soak: --heap-profiles: %v\n", err)
+				return 1
+			}
+			if tr == "inproc" {
+				runtime.MemProfileRate = heapProfileRate
+			}
+		}
 		rep, err := soakRun(ctx, c, *ranks, tr)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "commtune bench soak: %s: %v\n", tr, err)
@@ -136,7 +149,7 @@ func soakRun(ctx context.Context, cfg bench.SoakConfig, n int, transport string)
 		return rep, err
 	}
 	argv, err := launch.Self("bench-rank", "soak", "--duration", cfg.Duration.String(), "--every", cfg.Every.String(),
-		"--seed", strconv.FormatUint(cfg.Seed, 10), "--max-size", strconv.Itoa(cfg.MaxSize))
+		"--seed", strconv.FormatUint(cfg.Seed, 10), "--max-size", strconv.Itoa(cfg.MaxSize), "--heap-profiles", cfg.HeapProfiles)
 	if err != nil {
 		return nil, err
 	}
@@ -165,6 +178,11 @@ func soakRun(ctx context.Context, cfg bench.SoakConfig, n int, transport string)
 	return &rep, nil
 }
 
+// heapProfileRate samples one allocation per 64 KiB for --heap-profiles:
+// fine enough to find a slow leak, coarse enough that the sampler's own
+// tables barely move the resident memory the soak reads.
+const heapProfileRate = 64 << 10
+
 // soakProgress is the line rank 0 of a soak writes at each sample.
 type soakProgress struct {
 	Sample bench.SoakSample `json:"soak_sample"`
@@ -178,12 +196,16 @@ func soakRankMain(args []string) int {
 	every := fs.Duration("every", 10*time.Second, "sample interval")
 	seed := fs.Uint64("seed", 1, "seed")
 	maxSize := fs.Int("max-size", bench.SoakMaxSize, "largest message, bytes")
+	heapProfiles := fs.String("heap-profiles", "", "directory for heap profiles")
 	if code, ok := parseFlags(fs, args); !ok {
 		return code
 	}
+	if *heapProfiles != "" {
+		runtime.MemProfileRate = heapProfileRate
+	}
 	out := json.NewEncoder(os.Stdout)
 	cfg := bench.SoakConfig{Duration: *duration, Every: *every, Seed: *seed, MaxSize: *maxSize, Job: os.Getenv(boot.EnvJob),
-		Progress: func(s bench.SoakSample) { out.Encode(soakProgress{s}) }}
+		HeapProfiles: *heapProfiles, Progress: func(s bench.SoakSample) { out.Encode(soakProgress{s}) }}
 	return runRank(func(ctx context.Context, c *commtune.Comm, _ control.Endpoint) (any, error) {
 		rep, err := bench.Soak(ctx, c, cfg)
 		if rep == nil || err != nil {

@@ -33,6 +33,12 @@ type SoakConfig struct {
 	Job string
 	// Progress, if set, is called on rank 0 with each sample.
 	Progress func(SoakSample)
+	// HeapProfiles, if set, is a directory where each rank writes its heap
+	// profile at each sample (heap-rank-R-K.pb.gz, K counting samples from
+	// 0), for `go tool pprof -base` between two samples: where memory that
+	// grows was allocated. The process must sample allocations
+	// (runtime.MemProfileRate, set before the job starts).
+	HeapProfiles string
 }
 
 // SoakReport is what a soak found, on rank 0; `commtune bench soak
@@ -160,6 +166,12 @@ func (s *soakRank) sample(ctx context.Context, elapsed time.Duration) (SoakSampl
 		mine[0], mine[1], mine[2], mine[3] = u.RSS, u.ShmMapped, u.FDs, u.Goroutines
 		mine[7], mine[8], mine[9], mine[10] = u.RSSAnon, u.RSSFile, u.RSSShmem, u.GoHeap
 	}
+	if s.cfg.HeapProfiles != "" && (!s.cfg.OneProcess || c.Rank() == 0) {
+		if err := writeHeapProfile(s.cfg.HeapProfiles, c.Rank(), s.samples); err != nil {
+			return SoakSample{}, err
+		}
+	}
+	s.samples++
 	if c.Rank() == 0 {
 		f, err := JobShmFiles(s.cfg.Job)
 		if err != nil {
@@ -203,9 +215,11 @@ type soakRank struct {
 	world *commtune.Comm
 	cfg   SoakConfig
 	step  int64
-	ctx   context.Context // the step's
-	errs  soakErrors
-	ops   map[string]int64
+	// samples counts the samples taken.
+	samples int
+	ctx     context.Context // the step's
+	errs    soakErrors
+	ops     map[string]int64
 	// derived are the communicators made from the world by Dup and Split
 	// and not yet closed, the same list on every rank; nil where this rank
 	// is not a member.

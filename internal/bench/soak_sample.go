@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"runtime/debug"
 	"runtime/metrics"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -172,4 +173,27 @@ func JobShmFiles(job string) (int64, error) {
 		}
 	}
 	return total, nil
+}
+
+// writeHeapProfile writes this process's heap profile, after the
+// collections ReadRankUsage made, as dir/heap-rank-RANK-K.pb.gz, through a
+// temporary file so that no reader sees half of one.
+func writeHeapProfile(dir string, rank, k int) error {
+	path := filepath.Join(dir, fmt.Sprintf("heap-rank-%d-%d.pb.gz", rank, k))
+	tmp, err := os.CreateTemp(dir, ".heap-*")
+	if err != nil {
+		return fmt.Errorf("heap profile: %w", err)
+	}
+	err = pprof.Lookup("heap").WriteTo(tmp, 0)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("heap profile %s: %w", path, err)
+	}
+	return nil
 }
