@@ -3,7 +3,9 @@ package bench
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -176,15 +178,45 @@ func JobShmFiles(job string) (int64, error) {
 }
 
 // writeHeapProfile writes this process's heap profile, after the
-// collections ReadRankUsage made, as dir/heap-rank-RANK-K.pb.gz, through a
-// temporary file so that no reader sees half of one.
+// collections ReadRankUsage made, as dir/heap-rank-RANK-K.pb.gz, and the
+// runtime's memory classes (every /memory/classes/ metric, bytes) as
+// dir/mem-rank-RANK-K.json: the heap's live objects, its unused and
+// released spans, stacks and the runtime's own, which together make the
+// anonymous part of RSS.
 func writeHeapProfile(dir string, rank, k int) error {
-	path := filepath.Join(dir, fmt.Sprintf("heap-rank-%d-%d.pb.gz", rank, k))
-	tmp, err := os.CreateTemp(dir, ".heap-*")
+	err := writeAtomically(dir, fmt.Sprintf("heap-rank-%d-%d.pb.gz", rank, k), func(w io.Writer) error {
+		return pprof.Lookup("heap").WriteTo(w, 0)
+	})
 	if err != nil {
-		return fmt.Errorf("heap profile: %w", err)
+		return err
 	}
-	err = pprof.Lookup("heap").WriteTo(tmp, 0)
+	return writeAtomically(dir, fmt.Sprintf("mem-rank-%d-%d.json", rank, k), func(w io.Writer) error {
+		var samples []metrics.Sample
+		for _, d := range metrics.All() {
+			if strings.HasPrefix(d.Name, "/memory/classes/") {
+				samples = append(samples, metrics.Sample{Name: d.Name})
+			}
+		}
+		metrics.Read(samples)
+		classes := map[string]uint64{}
+		for _, s := range samples {
+			if s.Value.Kind() == metrics.KindUint64 {
+				classes[s.Name] = s.Value.Uint64()
+			}
+		}
+		return json.NewEncoder(w).Encode(classes)
+	})
+}
+
+// writeAtomically writes dir/name through a temporary file, so that no
+// reader sees half of one.
+func writeAtomically(dir, name string, write func(io.Writer) error) error {
+	path := filepath.Join(dir, name)
+	tmp, err := os.CreateTemp(dir, "."+name+"-*")
+	if err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	err = write(tmp)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -193,7 +225,7 @@ func writeHeapProfile(dir string, rank, k int) error {
 	}
 	if err != nil {
 		os.Remove(tmp.Name())
-		return fmt.Errorf("heap profile %s: %w", path, err)
+		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	return nil
 }
