@@ -179,18 +179,13 @@ func JobShmFiles(job string) (int64, error) {
 
 // writeHeapProfile writes this process's heap profile, after the
 // collections ReadRankUsage made, as dir/heap-rank-RANK-K.pb.gz, and the
-// runtime's memory classes (every /memory/classes/ metric, bytes) as
+// runtime's memory classes (every /memory/classes/ metric, bytes; read
+// first, before the profile's encoding allocates) as
 // dir/mem-rank-RANK-K.json: the heap's live objects, its unused and
 // released spans, stacks and the runtime's own, which together make the
 // anonymous part of RSS.
 func writeHeapProfile(dir string, rank, k int) error {
-	err := writeAtomically(dir, fmt.Sprintf("heap-rank-%d-%d.pb.gz", rank, k), func(w io.Writer) error {
-		return pprof.Lookup("heap").WriteTo(w, 0)
-	})
-	if err != nil {
-		return err
-	}
-	return writeAtomically(dir, fmt.Sprintf("mem-rank-%d-%d.json", rank, k), func(w io.Writer) error {
+	err := writeAtomically(dir, fmt.Sprintf("mem-rank-%d-%d.json", rank, k), func(w io.Writer) error {
 		var samples []metrics.Sample
 		for _, d := range metrics.All() {
 			if strings.HasPrefix(d.Name, "/memory/classes/") {
@@ -205,6 +200,12 @@ func writeHeapProfile(dir string, rank, k int) error {
 			}
 		}
 		return json.NewEncoder(w).Encode(classes)
+	})
+	if err != nil {
+		return err
+	}
+	return writeAtomically(dir, fmt.Sprintf("heap-rank-%d-%d.pb.gz", rank, k), func(w io.Writer) error {
+		return pprof.Lookup("heap").WriteTo(w, 0)
 	})
 }
 
