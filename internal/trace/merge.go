@@ -117,7 +117,7 @@ func encodeMerged(w io.Writer, j *Job) error {
 		b = append(b, "\n"...)
 		b = appendRankData(b, &info)
 	}
-	b = append(b, "]"+fileEnd...)
+	b = append(b, "]}"+fileEnd...)
 	_, err := w.Write(b)
 	return err
 }

@@ -8,6 +8,7 @@ import (
 	"math"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -39,14 +40,14 @@ const maxSize = 1 << 24
 
 // eventJSON is one event of traceEvents as decoded.
 type eventJSON struct {
-	Name string      `json:"name"`
-	Cat  string      `json:"cat"`
-	Ph   string      `json:"ph"`
-	Ts   json.Number `json:"ts"`
-	Dur  json.Number `json:"dur"`
-	Pid  int64       `json:"pid"`
-	Tid  int64       `json:"tid"`
-	Args argsJSON    `json:"args"`
+	Name string          `json:"name"`
+	Cat  string          `json:"cat"`
+	Ph   string          `json:"ph"`
+	Ts   json.RawMessage `json:"ts"`
+	Dur  json.RawMessage `json:"dur"`
+	Pid  int64           `json:"pid"`
+	Tid  int64           `json:"tid"`
+	Args argsJSON        `json:"args"`
 }
 
 // argsJSON is an event's args: a span's, or a metadata event's name and
@@ -67,10 +68,12 @@ type argsJSON struct {
 // emptyEvent is the value each event is decoded over.
 var emptyEvent = eventJSON{Pid: absent, Tid: absent, Args: argsJSON{Bytes: absent, Peer: absent, Root: absent, SortIndex: absent}}
 
-// headerJSON is what otherData says of itself, whichever the format.
+// headerJSON is what otherData says of itself, whichever the format; raw,
+// so that a foreign otherData is told apart by its format before its
+// other fields are judged.
 type headerJSON struct {
-	Format  *string `json:"format"`
-	Version *int64  `json:"version"`
+	Format  json.RawMessage `json:"format"`
+	Version json.RawMessage `json:"version"`
 }
 
 // rankJSON is a rank's otherData: a rank file's, or one of a merged
@@ -203,6 +206,14 @@ func decodeError(err error, dec *json.Decoder, size int64) error {
 	return fmt.Errorf("%w: %v", ErrNotTrace, err)
 }
 
+// fatal reports whether a decoding error leaves the decoder unable to go
+// on: the input is not JSON or ends early. Others (a value of the wrong
+// type) come after the decoder has read the whole value.
+func fatal(err error) bool {
+	var syn *json.SyntaxError
+	return errors.As(err, &syn) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+}
+
 // readEvents reads the traceEvents array. An event that breaks the format
 // is remembered, not returned at once: if otherData then says the file is
 // not a commtune trace at all, that is the error to report.
@@ -218,11 +229,10 @@ func (c *content) readEvents(dec *json.Decoder, size int64) error {
 	for i := 0; dec.More(); i++ {
 		ev = emptyEvent
 		err := dec.Decode(&ev)
-		var typ *json.UnmarshalTypeError
-		if errors.As(err, &typ) {
-			// The decoder has read past the value: go on to the next.
+		if err != nil && !fatal(err) {
+			// The decoder has read the whole value: go on to the next.
 			if c.eventErr == nil {
-				c.eventErr = fmt.Errorf("%w: traceEvents[%d]: %s", ErrInvalid, i, typeError(typ))
+				c.eventErr = fmt.Errorf("%w: traceEvents[%d]: %s", ErrInvalid, i, otherError(err))
 			}
 			continue
 		}
@@ -247,8 +257,6 @@ func typeError(e *json.UnmarshalTypeError) string {
 	}
 	want := "a string"
 	switch {
-	case e.Type == reflect.TypeFor[json.Number]():
-		want = "a number"
 	case e.Type.Kind() == reflect.Int64:
 		want = "an integer"
 	case e.Type.Kind() == reflect.Struct:
@@ -290,13 +298,13 @@ func (c *content) addEvent(ev *eventJSON) error {
 	}
 	s := Span{Name: c.intern(ev.Name), Cat: c.intern(ev.Cat), Lane: int(ev.Tid), Bytes: -1, Peer: None, Root: None}
 	var err error
-	if ev.Ts == "" {
+	if isNull(ev.Ts) {
 		return errors.New("no ts")
 	}
 	if s.Start, err = parseMicros(ev.Ts); err != nil {
 		return fmt.Errorf("ts: %v", err)
 	}
-	if ev.Dur == "" {
+	if isNull(ev.Dur) {
 		return errors.New("no dur")
 	}
 	dur, err := parseMicros(ev.Dur)
@@ -350,11 +358,17 @@ func checkMeta(ev *eventJSON) error {
 	return nil
 }
 
-// parseMicros converts a number of microseconds to nanoseconds. The
+// isNull reports whether a raw value is absent or null.
+func isNull(raw json.RawMessage) bool { return len(raw) == 0 || string(raw) == "null" }
+
+// parseMicros converts a JSON number of microseconds to nanoseconds. The
 // three decimals commtune writes are read exactly; other spellings (more
 // decimals, an exponent) through a float, rounded to the nanosecond.
-func parseMicros(n json.Number) (int64, error) {
-	s := string(n)
+func parseMicros(raw []byte) (int64, error) {
+	s := string(raw)
+	if s == "" || s[0] != '-' && (s[0] < '0' || s[0] > '9') {
+		return 0, fmt.Errorf("%.40s: not a number", s)
+	}
 	neg := strings.HasPrefix(s, "-")
 	ip, frac, dot := strings.Cut(strings.TrimPrefix(s, "-"), ".")
 	if len(ip) > 0 && len(ip) <= 15 && digits(ip) && len(frac) <= 3 && digits(frac) && (!dot || frac != "") {
@@ -373,7 +387,7 @@ func parseMicros(n json.Number) (int64, error) {
 		}
 		return v, nil
 	}
-	f, err := n.Float64()
+	f, err := strconv.ParseFloat(s, 64)
 	if err != nil {
 		return 0, fmt.Errorf("%.40s: not a number", s)
 	}
@@ -403,17 +417,23 @@ func (c *content) readOther() error {
 	if err := json.Unmarshal(c.other, &h); err != nil {
 		return fmt.Errorf("%w: otherData: %v", ErrNotTrace, otherError(err))
 	}
+	var format string
+	var version int64
 	switch {
-	case h.Format == nil:
+	case isNull(h.Format):
 		return fmt.Errorf("%w: no otherData.format", ErrNotTrace)
-	case *h.Format != FormatRank && *h.Format != FormatMerged:
-		return fmt.Errorf("%w: otherData.format is %.60q, not %q or %q", ErrNotTrace, *h.Format, FormatRank, FormatMerged)
-	case h.Version == nil:
+	case json.Unmarshal(h.Format, &format) != nil:
+		return fmt.Errorf("%w: otherData.format is %.60s, not a string", ErrNotTrace, h.Format)
+	case format != FormatRank && format != FormatMerged:
+		return fmt.Errorf("%w: otherData.format is %.60q, not %q or %q", ErrNotTrace, format, FormatRank, FormatMerged)
+	case isNull(h.Version):
 		return fmt.Errorf("%w: no otherData.version", ErrInvalid)
-	case *h.Version != Version:
-		return fmt.Errorf("%w: version %d: this commtune reads version %d", ErrVersion, *h.Version, Version)
+	case json.Unmarshal(h.Version, &version) != nil:
+		return fmt.Errorf("%w: otherData.version is %.60s, not an integer", ErrInvalid, h.Version)
+	case version != Version:
+		return fmt.Errorf("%w: version %d: this commtune reads version %d", ErrVersion, version, Version)
 	}
-	c.format = *h.Format
+	c.format = format
 	if c.format == FormatRank {
 		var r rankJSON
 		if err := json.Unmarshal(c.other, &r); err != nil {
@@ -459,13 +479,13 @@ func (c *content) readOther() error {
 	return nil
 }
 
-// otherError shortens a decoding error of otherData.
+// otherError shortens a decoding error of an event or of otherData.
 func otherError(err error) string {
 	var typ *json.UnmarshalTypeError
 	if errors.As(err, &typ) {
 		return typeError(typ)
 	}
-	return err.Error()
+	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
 // info checks a rank's otherData, where names it in an error.

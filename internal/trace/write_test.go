@@ -179,18 +179,20 @@ func TestMicros(t *testing.T) {
 			t.Errorf("micros(%d) = %q, want %q", tc.ns, got, tc.text)
 		}
 		if tc.ns > -1e18 && tc.ns < 1e18 {
-			if back, err := parseMicros(json.Number(tc.text)); err != nil || back != tc.ns {
+			if back, err := parseMicros([]byte(tc.text)); err != nil || back != tc.ns {
 				t.Errorf("parseMicros(%q) = %d, %v; want %d", tc.text, back, err, tc.ns)
 			}
 		}
 	}
 	for text, want := range map[string]int64{"1": 1000, "1.5": 1500, "0.0004": 0, "0.0005": 1, "1e3": 1000000, "-2.25": -2250, "12.3456": 12346} {
-		if got, err := parseMicros(json.Number(text)); err != nil || got != want {
+		if got, err := parseMicros([]byte(text)); err != nil || got != want {
 			t.Errorf("parseMicros(%q) = %d, %v; want %d", text, got, err, want)
 		}
 	}
-	if _, err := parseMicros("1e300"); err == nil {
-		t.Error("parseMicros(1e300) succeeded")
+	for _, text := range []string{"1e300", `"1"`, "true", "[1]", ""} {
+		if _, err := parseMicros([]byte(text)); err == nil {
+			t.Errorf("parseMicros(%s) succeeded", text)
+		}
 	}
 }
 
