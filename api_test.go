@@ -18,7 +18,7 @@ import (
 // infoMethods are the methods of *Comm that return no error: on a nil
 // communicator they return the documented neutral value (checked in
 // TestNilAndClosedComm), never panic.
-var infoMethods = []string{"Close", "Group", "Rank", "Revoked", "Size", "Stats", "Transport", "WorldRank"}
+var infoMethods = []string{"Close", "Group", "Profile", "Rank", "Revoked", "Size", "Stats", "Transport", "WorldRank"}
 
 // exitMethods end the process by design and are not called here: the
 // conformance suite runs Abort in jobs (TestAbortCommtuneRun, …).
@@ -404,7 +404,7 @@ func checkInfo(t *testing.T, name string, c *Comm, out []reflect.Value) {
 	if c != nil {
 		return // a closed communicator still knows its rank and size
 	}
-	want := map[string]any{"Close": error(nil), "Group": (*Group)(nil), "Rank": -1, "Revoked": false, "Size": 0, "Stats": Stats{}, "Transport": "", "WorldRank": -1}[name]
+	want := map[string]any{"Close": error(nil), "Group": (*Group)(nil), "Profile": Profile{}, "Rank": -1, "Revoked": false, "Size": 0, "Stats": Stats{}, "Transport": "", "WorldRank": -1}[name]
 	if got := out[0].Interface(); !reflect.DeepEqual(got, want) {
 		t.Errorf("%s on a nil communicator = %v, want %v", name, got, want)
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/comm"
+	"github.com/commtune/commtune/internal/observe"
 )
 
 // Collective operations. Every rank of the communicator calls the same
@@ -555,12 +556,18 @@ func (c *Comm) checkBlocks(op string, counts, displs []int, n int, which string)
 // prepare may carry out at once, to run later (a nonblocking one), or for
 // a persistent request (initing), whose starts run it.
 type how struct {
-	ctx  context.Context
-	init bool
+	ctx   context.Context
+	init  bool
+	quiet bool // not observed (quietly)
 }
 
 // now is how a blocking function with ctx makes its call.
 func now(ctx context.Context) how { return how{ctx: ctx} }
+
+// quietly is how the library's own blocking collectives (a Halo's
+// selection agreeing on its choice …) make their call: unobserved, as part
+// of the observed call they serve.
+func quietly(ctx context.Context) how { return how{ctx: ctx, quiet: true} }
 
 // later is how a call that runs after its preparation is made.
 var later how
@@ -579,17 +586,36 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 	if err := c.check(); err != nil {
 		return nil, err
 	}
-	if h.ctx != nil && len(opts) == 0 {
-		if ran, err := c.in.RunOnSegment(h.ctx, op, l, in, out, red); ran {
-			return nil, err
-		}
-	}
 	if h.init {
 		return c.in.Persist(op, l, in, out, red, commutative, readOptions(opts))
+	}
+	blocking := h.ctx != nil
+	oop := comm.CollOp(op, blocking)
+	var t observe.Token
+	if !h.quiet {
+		t = c.begin(oop)
+	}
+	if blocking && len(opts) == 0 {
+		if ran, err := c.in.RunOnSegment(h.ctx, op, l, in, out, red); ran {
+			c.in.EndColl(h.ctx, t, oop, op, l, comm.SegmentName(op), comm.ChosenByTable, err)
+			return nil, err
+		}
 	}
 	var o comm.Options
 	if len(opts) > 0 {
 		o = readOptions(opts)
 	}
-	return c.in.Prepare(op, l, in, out, red, commutative, o)
+	k, err := c.in.Prepare(op, l, in, out, red, commutative, o)
+	switch {
+	case err != nil:
+		c.in.EndColl(h.ctx, t, oop, op, l, "", "", err)
+	case blocking:
+		k.Observe(t, oop) // ended when it has run
+	case c.in.Recorder().On(t):
+		// A nonblocking call's own time is its preparation; its Wait is
+		// observed apart.
+		alg, by := k.Path()
+		c.in.EndColl(nil, t, oop, op, l, alg, by, nil)
+	}
+	return k, err
 }

@@ -84,8 +84,9 @@ func start(ctx context.Context) func(*comm.Call, error) (*CollRequest, error) {
 		if err != nil {
 			return nil, err
 		}
-		q := &CollRequest{done: make(chan struct{})}
+		q := &CollRequest{done: make(chan struct{}), c: k.Comm()}
 		go func() {
+			q.c.Recorder().LabelGoroutine(k.Op())
 			q.err = k.Run(ctx, false)
 			close(q.done)
 		}()
@@ -97,6 +98,7 @@ func start(ctx context.Context) func(*comm.Call, error) (*CollRequest, error) {
 type CollRequest struct {
 	done chan struct{}
 	err  error
+	c    *comm.Comm
 }
 
 // Wait blocks until the call completes and returns its error, or until
@@ -106,12 +108,16 @@ func (q *CollRequest) Wait(ctx context.Context) error {
 	if q == nil {
 		return errNilRequest
 	}
+	t := q.c.Recorder().Begin(opCollWait)
+	var err error
 	select {
 	case <-q.done:
-		return q.err
+		err = q.err
 	case <-ctx.Done():
-		return ctx.Err()
+		err = ctx.Err()
 	}
+	endCall(ctx, q.c, t, opCollWait, "", "", err)
+	return err
 }
 
 // Test reports whether the call has completed and, if so, its error.

@@ -100,7 +100,9 @@ func (c *Comm) Split(ctx context.Context, color, key int) (*Comm, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
+	t := c.begin(opSplit)
 	d, err := c.in.Split(ctx, color, key)
+	endCall(ctx, c.in, t, opSplit, "", "", err)
 	return wrap(d), err
 }
 

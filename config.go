@@ -52,6 +52,9 @@ const (
 	EnvHaloState     = config.EnvHaloState
 	EnvSplit         = config.EnvSplit
 	EnvAggregate     = config.EnvAggregate
+	EnvCounters      = config.EnvCounters
+	EnvTrace         = config.EnvTrace
+	EnvPprofLabels   = config.EnvPprofLabels
 	EnvTransports    = config.EnvTransports
 	EnvShmEager      = config.EnvShmEager
 	EnvShmIovec      = config.EnvShmIovec

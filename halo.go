@@ -11,6 +11,7 @@ import (
 	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/halo"
+	"github.com/commtune/commtune/internal/observe"
 )
 
 // Halo is a persistent halo (ghost-cell) exchange of one array on a Cart,
@@ -263,6 +264,14 @@ func (h *Halo) Start(ctx context.Context) error {
 	if h == nil {
 		return errNilHalo
 	}
+	t := h.comm.begin(opHaloStart)
+	err := h.start(ctx)
+	h.end(ctx, t, opHaloStart, err)
+	return err
+}
+
+// start is Start, unobserved.
+func (h *Halo) start(ctx context.Context) error {
 	if h.err != nil {
 		return fmt.Errorf("commtune: Halo unusable after a failed exchange: %w", h.err)
 	}
@@ -304,6 +313,14 @@ func (h *Halo) Wait(ctx context.Context) error {
 	if h == nil {
 		return errNilHalo
 	}
+	t := h.comm.begin(opHaloWait)
+	err := h.finish(ctx)
+	h.end(ctx, t, opHaloWait, err)
+	return err
+}
+
+// finish is Wait, unobserved.
+func (h *Halo) finish(ctx context.Context) error {
 	if h.err != nil {
 		return fmt.Errorf("commtune: Halo unusable after a failed exchange: %w", h.err)
 	}
@@ -325,10 +342,26 @@ func (h *Halo) Wait(ctx context.Context) error {
 
 // Exchange carries out a whole exchange: Start, then Wait.
 func (h *Halo) Exchange(ctx context.Context) error {
-	if err := h.Start(ctx); err != nil {
-		return err
+	if h == nil {
+		return errNilHalo
 	}
-	return h.Wait(ctx)
+	t := h.comm.begin(opHaloExchange)
+	err := h.start(ctx)
+	if err == nil {
+		err = h.finish(ctx)
+	}
+	h.end(ctx, t, opHaloExchange, err)
+	return err
+}
+
+// end ends the observation of a Halo call: its path is the implementation
+// that ran, chosen by the run-time selection ("learned") or fixed.
+func (h *Halo) end(ctx context.Context, t observe.Token, op observe.Op, err error) {
+	by := "fixed"
+	if h.sel != nil {
+		by = "learned"
+	}
+	endCall(ctx, h.comm.in, t, op, h.ran, by, err)
 }
 
 // fail ends a failed exchange and returns its error: what a peer said

@@ -65,10 +65,12 @@ type agreement struct{ c *Comm }
 
 func (a agreement) Rank() int { return a.c.Rank() }
 
-func (a agreement) Bcast(ctx context.Context, v []float64) error { return Bcast(ctx, a.c, v, 0) }
+func (a agreement) Bcast(ctx context.Context, v []float64) error {
+	return runNow(ctx)(bcastCall[float64](quietly(ctx), a.c, v, 0, nil))
+}
 
 func (a agreement) Max(ctx context.Context, in, out []float64) error {
-	return Allreduce(ctx, a.c, in, out, Max)
+	return runNow(ctx)(allreduceCall[float64](quietly(ctx), a.c, in, out, Max, nil))
 }
 
 // HaloSelection describes where a Halo's choice of implementation stands.

@@ -22,5 +22,12 @@ func Init(ctx context.Context, opts ...Option) (*Comm, error) {
 	if err != nil {
 		return nil, err
 	}
-	return wrap(comm.NewWorld(ep, ep.Eng.Rank(), ep.Eng.Size())), nil
+	world := comm.NewWorld(ep, ep.Eng.Rank(), ep.Eng.Size())
+	if dir := ep.Cfg.Trace; dir != "" {
+		if err := world.StartTrace(ctx, dir); err != nil {
+			world.Close()
+			return nil, err
+		}
+	}
+	return wrap(world), nil
 }

@@ -1,6 +1,7 @@
 package commtune
 
 import (
+	"context"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -40,7 +41,13 @@ func Local(n int, fn func(c *Comm) error, opts ...Option) error {
 		wg.Add(1)
 		go func(r int) {
 			defer wg.Done()
-			err := runRank(fn, comms[r])
+			var err error
+			if dir := eps[r].Cfg.Trace; dir != "" {
+				err = comms[r].in.StartTrace(context.Background(), dir)
+			}
+			if err == nil {
+				err = runRank(fn, comms[r])
+			}
 			if err == nil {
 				err = comms[r].Close()
 			}

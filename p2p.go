@@ -2,7 +2,21 @@ package commtune
 
 import (
 	"context"
+
+	"github.com/commtune/commtune/internal/observe"
 )
+
+// sourceOf is the rank a receive got its message from: the status's
+// source once it matched, else the rank it asked for.
+func sourceOf(st Status, src int, err error) int {
+	if err != nil && src == AnySource {
+		return observe.NoRank
+	}
+	if err == nil {
+		return st.Source
+	}
+	return src
+}
 
 // The calls below check only for a nil communicator: the runtime's own
 // calls (comm.Comm.Check) refuse a closed one.
@@ -16,7 +30,10 @@ func (c *Comm) Send(ctx context.Context, buf []byte, dest, tag int) error {
 	if c == nil {
 		return errNilComm
 	}
-	return c.in.Send(ctx, buf, dest, tag)
+	t := c.begin(opSend)
+	err := c.in.Send(ctx, buf, dest, tag)
+	c.endP2P(ctx, t, opSend, len(buf), dest, true, err)
+	return err
 }
 
 // Recv receives into buf a message from rank src of c (or AnySource) with
@@ -27,7 +44,10 @@ func (c *Comm) Recv(ctx context.Context, buf []byte, src, tag int) (Status, erro
 	if c == nil {
 		return Status{}, errNilComm
 	}
-	return c.in.Recv(ctx, buf, src, tag)
+	t := c.begin(opRecv)
+	st, err := c.in.Recv(ctx, buf, src, tag)
+	c.endP2P(ctx, t, opRecv, st.Count, sourceOf(st, src, err), false, err)
+	return st, err
 }
 
 // Isend starts sending buf to rank dest with tag; buf must not change until
@@ -36,7 +56,9 @@ func (c *Comm) Isend(buf []byte, dest, tag int) (*Request, error) {
 	if c == nil {
 		return nil, errNilComm
 	}
+	t := c.begin(opIsend)
 	r, err := c.in.Isend(buf, dest, tag)
+	c.endP2P(nil, t, opIsend, len(buf), dest, true, err)
 	if err != nil {
 		return nil, err
 	}
@@ -50,7 +72,10 @@ func (c *Comm) Irecv(buf []byte, src, tag int) (*Request, error) {
 	if c == nil {
 		return nil, errNilComm
 	}
+	t := c.begin(opIrecv)
 	r, err := c.in.Irecv(buf, src, tag)
+	// The receive's bytes and source are known at its Wait: counted there.
+	c.endP2P(nil, t, opIrecv, -1, observe.NoRank, false, err)
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +92,10 @@ func (c *Comm) Ssend(ctx context.Context, buf []byte, dest, tag int) error {
 	if c == nil {
 		return errNilComm
 	}
-	return c.in.Ssend(ctx, buf, dest, tag)
+	t := c.begin(opSsend)
+	err := c.in.Ssend(ctx, buf, dest, tag)
+	c.endP2P(ctx, t, opSsend, len(buf), dest, true, err)
+	return err
 }
 
 // Issend starts a synchronous send (MPI_Issend): the request completes
@@ -78,7 +106,9 @@ func (c *Comm) Issend(buf []byte, dest, tag int) (*Request, error) {
 	if c == nil {
 		return nil, errNilComm
 	}
+	t := c.begin(opIssend)
 	r, err := c.in.Issend(buf, dest, tag)
+	c.endP2P(nil, t, opIssend, len(buf), dest, true, err)
 	if err != nil {
 		return nil, err
 	}
@@ -96,7 +126,10 @@ func (c *Comm) SendrecvReplace(ctx context.Context, buf []byte, dest, sendTag, s
 	}
 	// Sendrecv sends a copy of an overlapping send buffer: here the two
 	// are one.
-	return c.in.Sendrecv(ctx, buf, dest, sendTag, buf, src, recvTag)
+	t := c.begin(opSendrecvReplace)
+	st, err := c.in.Sendrecv(ctx, buf, dest, sendTag, buf, src, recvTag)
+	c.endP2P(ctx, t, opSendrecvReplace, len(buf), dest, true, err)
+	return st, err
 }
 
 // Sendrecv sends sendBuf to dest and receives into recvBuf from src at the
@@ -107,7 +140,10 @@ func (c *Comm) Sendrecv(ctx context.Context, sendBuf []byte, dest, sendTag int, 
 	if c == nil {
 		return Status{}, errNilComm
 	}
-	return c.in.Sendrecv(ctx, sendBuf, dest, sendTag, recvBuf, src, recvTag)
+	t := c.begin(opSendrecv)
+	st, err := c.in.Sendrecv(ctx, sendBuf, dest, sendTag, recvBuf, src, recvTag)
+	c.endP2P(ctx, t, opSendrecv, len(sendBuf), dest, true, err)
+	return st, err
 }
 
 // Probe waits until a message from src (or AnySource) with tag (or AnyTag)
@@ -116,7 +152,10 @@ func (c *Comm) Probe(ctx context.Context, src, tag int) (Status, error) {
 	if c == nil {
 		return Status{}, errNilComm
 	}
-	return c.in.Probe(ctx, src, tag)
+	t := c.begin(opProbe)
+	st, err := c.in.Probe(ctx, src, tag)
+	c.endP2P(ctx, t, opProbe, -1, observe.NoRank, false, err)
+	return st, err
 }
 
 // Iprobe reports whether a message from src (or AnySource) with tag (or

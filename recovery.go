@@ -43,7 +43,9 @@ func (c *Comm) Shrink(ctx context.Context) (*Comm, error) {
 	if c == nil {
 		return nil, errNilComm
 	}
+	t := c.begin(opShrink)
 	d, err := c.in.Shrink(ctx)
+	endCall(ctx, c.in, t, opShrink, "", "", err)
 	return wrap(d), err
 }
 
@@ -58,7 +60,10 @@ func (c *Comm) Agree(ctx context.Context, flag uint64) (uint64, error) {
 	if c == nil {
 		return 0, errNilComm
 	}
-	return c.in.Agree(ctx, flag)
+	t := c.begin(opAgree)
+	v, err := c.in.Agree(ctx, flag)
+	endCall(ctx, c.in, t, opAgree, "", "", err)
+	return v, err
 }
 
 // FailedRanks returns the ranks of c that this rank knows are lost —

@@ -6,6 +6,7 @@ import (
 
 	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/observe"
 )
 
 // Request is a nonblocking send or receive in progress.
@@ -24,8 +25,30 @@ func (q *Request) Wait(ctx context.Context) (Status, error) {
 	if q == nil {
 		return Status{}, errNilRequest
 	}
-	st, err := q.r.Wait(ctx)
-	return q.c.Status(st), err
+	t := q.c.Recorder().Begin(opWait)
+	raw, err := q.r.Wait(ctx)
+	st := q.c.Status(raw)
+	if q.c.Recorder().On(t) {
+		(&Comm{in: q.c}).endP2P(ctx, t, opWait, q.received(st, err), q.source(st, err), false, err)
+	}
+	return st, err
+}
+
+// received is what a completed receive counts at its Wait: its bytes; a
+// send counted its own at Isend (-1).
+func (q *Request) received(st Status, err error) int {
+	if err != nil || !q.r.IsRecv() {
+		return -1
+	}
+	return st.Count
+}
+
+// source is the peer a receive's Wait counts it against.
+func (q *Request) source(st Status, err error) int {
+	if err != nil || !q.r.IsRecv() {
+		return observe.NoRank
+	}
+	return st.Source
 }
 
 // Test reports whether the request has completed and, if so, its result.

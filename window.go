@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/commtune/commtune/internal/coll"
 	"os"
 	"reflect"
 	"runtime"
@@ -243,7 +244,9 @@ type windowKey struct {
 // barrierOf gives a window its communicator's Barrier.
 type barrierOf struct{ c *Comm }
 
-func (b barrierOf) Barrier(ctx context.Context) error { return b.c.Barrier(ctx) }
+func (b barrierOf) Barrier(ctx context.Context) error {
+	return runNow(ctx)(b.c.prepare(quietly(ctx), coll.OpBarrier, coll.Layout{Elem: 1}, nil, nil, nil, true, nil))
+}
 
 // release unmaps, unpins and forgets what the window holds.
 func (win *Window[T]) release() {

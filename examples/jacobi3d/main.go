@@ -33,13 +33,14 @@ func main() {
 	impl := flag.String("impl", "", "halo exchange implementation, or the selector learn, brute or hypothesis (default: the library's, "+commtune.EnvHaloSelect+"); implementations: "+strings.Join(commtune.HaloImpls(), ", "))
 	check := flag.Bool("check", true, "compare the answer with the same iteration on one rank")
 	explain := flag.Bool("explain", false, "print how the halo implementation was selected, one line per event")
+	timing := flag.Bool("timing", false, "each rank prints the time it measured around its halo exchanges and allreduces (to set beside a COMMTUNE_TRACE report)")
 	flag.Parse()
 	grid, err := parseGrid(*gridFlag)
 	if err != nil || *iters < 1 {
 		fmt.Fprintf(os.Stderr, "jacobi3d: want -grid like 32x32x32 and -iters ≥ 1 (%v)\n", err)
 		os.Exit(2)
 	}
-	if err := run(grid, *iters, *impl, *check, *explain); err != nil {
+	if err := run(grid, *iters, *impl, *check, *explain, *timing); err != nil {
 		fmt.Fprintln(os.Stderr, "jacobi3d:", err)
 		os.Exit(1)
 	}
@@ -62,7 +63,21 @@ func parseGrid(s string) ([3]int, error) {
 	return g, nil
 }
 
-func run(grid [3]int, iters int, impl string, check, explain bool) error {
+// callTimes is what a rank measured around its own calls (-timing).
+type callTimes struct {
+	exchanges, allreduces   int
+	inExchange, inAllreduce time.Duration
+}
+
+// timed runs f and adds its time to *total.
+func timed(total *time.Duration, f func() error) error {
+	t0 := time.Now()
+	err := f()
+	*total += time.Since(t0)
+	return err
+}
+
+func run(grid [3]int, iters int, impl string, check, explain, timing bool) error {
 	ctx := context.Background()
 	c, err := commtune.Init(ctx)
 	if err != nil {
@@ -116,16 +131,19 @@ func run(grid [3]int, iters int, impl string, check, explain bool) error {
 	src := source(grid)
 	start := time.Now()
 	var residual float64
+	var times callTimes
 	cur, next, hcur, hnext := u, v, hu, hv
 	for range iters {
 		timer.Start()
-		if err := hcur.Exchange(ctx); err != nil {
+		if err := timed(&times.inExchange, func() error { return hcur.Exchange(ctx) }); err != nil {
 			return err
 		}
+		times.exchanges++
 		local := []float64{sweep(b, cur, next, src)}
-		if err := commtune.Allreduce(ctx, c, local, local, commtune.Sum); err != nil {
+		if err := timed(&times.inAllreduce, func() error { return commtune.Allreduce(ctx, c, local, local, commtune.Sum) }); err != nil {
 			return err
 		}
+		times.allreduces++
 		if err := timer.Stop(ctx); err != nil {
 			return err
 		}
@@ -138,13 +156,18 @@ func run(grid [3]int, iters int, impl string, check, explain bool) error {
 	if check {
 		whole, want := reference(grid, iters, src)
 		diff := []int64{int64(compare(b, cur, whole, want))}
-		if err := commtune.Allreduce(ctx, c, diff, diff, commtune.Sum); err != nil {
+		if err := timed(&times.inAllreduce, func() error { return commtune.Allreduce(ctx, c, diff, diff, commtune.Sum) }); err != nil {
 			return err
 		}
+		times.allreduces++
 		if diff[0] != 0 {
 			return fmt.Errorf("%d cells differ from the one-rank answer", diff[0])
 		}
 		status = "same as one rank"
+	}
+	if timing {
+		fmt.Printf("jacobi3d timing: rank %d HaloExchange %d calls %d ns, Allreduce %d calls %d ns\n",
+			c.Rank(), times.exchanges, times.inExchange.Nanoseconds(), times.allreduces, times.inAllreduce.Nanoseconds())
 	}
 	if c.Rank() == 0 {
 		fmt.Printf("jacobi3d: %d ranks as %dx%dx%d blocks, grid %dx%dx%d, %d iterations in %v (halo %s): residual %.6e, %s\n",

@@ -15,6 +15,7 @@ import (
 	"github.com/commtune/commtune/internal/coll"
 	"github.com/commtune/commtune/internal/config"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/observe"
 )
 
 // Options are one collective call's options (commtune.CollOption).
@@ -228,6 +229,11 @@ type Call struct {
 	// persistent: the persistent call whose template this Call is
 	// (Persist); such a Call never runs.
 	persistent *Persistent
+	// obs and obsOp: the observation of the program's call that Run ends
+	// (Observe); drawn: the lottery chose the algorithm that ran.
+	obs   observe.Token
+	obsOp observe.Op
+	drawn bool
 }
 
 var callPool = sync.Pool{New: func() any { return new(Call) }}
@@ -440,6 +446,7 @@ func (k *Call) run(ctx context.Context) error {
 	}
 	k.x.call = &k.state
 	sel := k.selection()
+	k.drawn = sel != nil
 	sig := k.plan.sig
 	if sel != nil {
 		// Ranks learn the algorithm from rank 0's draw: they agree on the
@@ -538,8 +545,13 @@ var directNames = func() map[coll.Operation]string {
 // caller waits for it (a selector draws only for blocking calls).
 func (k *Call) Run(ctx context.Context, blocking bool) error {
 	k.blocking = blocking
-	k.x.c.makeSegment(ctx, k.seq)
+	c := k.x.c
+	c.makeSegment(ctx, k.seq)
 	err := k.run(ctx)
+	if c.ep.Obs.On(k.obs) {
+		alg, by := k.Path()
+		c.EndColl(ctx, k.obs, k.obsOp, k.op, k.layout, alg, by, err)
+	}
 	k.release()
 	return err
 }

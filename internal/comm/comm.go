@@ -18,6 +18,7 @@ import (
 
 	"github.com/commtune/commtune/internal/core"
 	"github.com/commtune/commtune/internal/job"
+	"github.com/commtune/commtune/internal/observe"
 )
 
 // Comm is one rank's view of a communicator. Methods are safe for
@@ -68,6 +69,9 @@ type Comm struct {
 	// groupCalls counts CreateGroup calls by set of members and tag
 	// (create.go), under mu: identical on all members of each set.
 	groupCalls map[groupCall]uint64
+
+	// counters count the calls made on c (observe.go), made on first use.
+	counters atomic.Pointer[observe.Counters]
 }
 
 // AnySource and AnyTag match any sender and any tag.
@@ -277,7 +281,8 @@ func (c *Comm) Close() error {
 		h.close()
 	}
 	if c.world {
-		return c.ep.Close()
+		terr := c.ep.Obs.StopTrace()
+		return errors.Join(terr, c.ep.Close())
 	}
 	c.ep.Eng.ReleaseContexts(c.ctx, c.collCtx, mix(c.ctx, rmaSalt), mix(c.ctx, ftSalt))
 	return nil

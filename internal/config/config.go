@@ -199,6 +199,20 @@ type Config struct {
 	// off. Env: COMMTUNE_AGGREGATE (bytes, K/M suffixes, or "off").
 	Aggregation int
 
+	// Counters says whether each communicator counts its calls, bytes,
+	// time and paths for Comm.Profile: "on" (the default) or "off". Env:
+	// COMMTUNE_COUNTERS.
+	Counters string
+	// Trace is a directory where each rank writes the timeline of its calls
+	// (docs/trace.md); "" for none. Env: COMMTUNE_TRACE.
+	Trace string
+	// PprofLabels says whether the goroutine making a library call carries
+	// the pprof labels {commtune: operation, rank: R} for its time ("on"),
+	// so that CPU profiles tell library time from the program's; "off" by
+	// default: two label switches a call. The library's own goroutines
+	// carry theirs always. Env: COMMTUNE_PPROF_LABELS.
+	PprofLabels string
+
 	collForced map[coll.Operation]coll.Algorithm // Collectives, parsed
 	envText    envText                           // the variables set, to name them in errors
 	yieldWait  bool                              // ranks outnumber processors: waiters yield between polls
@@ -243,6 +257,9 @@ const (
 	EnvSplit         = "COMMTUNE_SPLIT"
 	EnvBind          = "COMMTUNE_BIND"
 	EnvAggregate     = "COMMTUNE_AGGREGATE"
+	EnvCounters      = "COMMTUNE_COUNTERS"
+	EnvTrace         = "COMMTUNE_TRACE"
+	EnvPprofLabels   = "COMMTUNE_PPROF_LABELS"
 )
 
 // The collective lottery's TTL bounds (Config.LotteryMinTTL and

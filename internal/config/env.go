@@ -328,6 +328,15 @@ func (c *Config) applyEnv(lookup func(string) (string, bool)) error {
 	if n, ok := e.size(EnvAggregate, 1, MaxAggregation, "off"); ok {
 		c.Aggregation = int(n) // off: -1
 	}
+	if v, ok := e.oneOf(EnvCounters, "on", "off"); ok {
+		c.Counters = v
+	}
+	if v, ok := e.get(EnvTrace); ok {
+		c.Trace = v // a directory; made and checked when the job starts
+	}
+	if v, ok := e.oneOf(EnvPprofLabels, "on", "off"); ok {
+		c.PprofLabels = v
+	}
 	c.envText = e.text
 	return e.err
 }

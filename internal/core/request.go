@@ -196,6 +196,10 @@ func (r *Request) signal() {
 // Wait blocks until r completes or ctx ends; on ctx's end it returns
 // ctx.Err() and r stays pending (Wait again, or Cancel). It first polls
 // the network for the engine's spin budget (spinPolicy), then parks; a parked receive whose rendezvous matches is woken to receive the
+// IsRecv reports whether r is a receive (Recv, Irecv, a probe's), not a
+// send.
+func (r *Request) IsRecv() bool { return r.op == opRecv }
+
 // data itself, on its own processor.
 func (r *Request) Wait(ctx context.Context) (Status, error) {
 	st, _, err := r.WaitFor(ctx, 0)

@@ -17,6 +17,7 @@ import (
 	"github.com/commtune/commtune/internal/driver/inproc"
 	"github.com/commtune/commtune/internal/driver/shm"
 	"github.com/commtune/commtune/internal/halo"
+	"github.com/commtune/commtune/internal/observe"
 	"github.com/commtune/commtune/internal/profile"
 	"github.com/commtune/commtune/internal/sched"
 	"github.com/commtune/commtune/internal/topo"
@@ -48,6 +49,11 @@ type Endpoint struct {
 	// Shared is what the goroutine ranks of one process share (Local): the
 	// same value on each of their endpoints; nil for a process's rank.
 	Shared *Shared
+	// JobID names the job (boot.EnvJob; made up for a job without a
+	// launcher, and for goroutine ranks).
+	JobID string
+	// Obs counts the rank's calls and, when tracing, writes its timeline.
+	Obs *observe.Recorder
 
 	transports []driver.Transport
 	release    func() error         // boot resources (the key-value connection)
@@ -88,7 +94,8 @@ func NewEndpoint(rank, size int, cfg config.Config) (*Endpoint, error) {
 		return nil, fmt.Errorf("commtune: %w", err)
 	}
 	sc.AddRail(inproc.Self(rank, eng))
-	ep := &Endpoint{Eng: eng, Sched: sc, cpus: map[int][]int{}, Cfg: cfg}
+	ep := &Endpoint{Eng: eng, Sched: sc, cpus: map[int][]int{}, Cfg: cfg,
+		Obs: observe.NewRecorder(rank, cfg.Counters != "off", cfg.PprofLabels == "on")}
 	if cfg.Learns() {
 		if ep.Lottery, err = tune.NewLottery(cfg.LotteryConfig()); err != nil {
 			return nil, fmt.Errorf("commtune: %w", err)

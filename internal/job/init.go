@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"sync/atomic"
 
 	"github.com/commtune/commtune/internal/boot"
 	"github.com/commtune/commtune/internal/config"
@@ -36,6 +37,10 @@ func Init(ctx context.Context, cfg config.Config) (*Endpoint, error) {
 		return nil, err
 	}
 	ep.release = job.Close
+	ep.JobID = job.ID
+	if ep.JobID == "" {
+		ep.JobID = fmt.Sprintf("single-%d", os.Getpid())
+	}
 	ep.abortWith(job)
 	ep.Eng.SetAbortHandler(exitOnAbort)
 	if job.Size > 1 {
@@ -86,6 +91,10 @@ func shareProcessors(localRanks, cpus int, set bool) {
 	}
 }
 
+// localJobs numbers the jobs of goroutine ranks this process ran, for
+// their ids.
+var localJobs atomic.Int64
+
 // Local returns the endpoints of n ranks of this process (n ≥ 1), joined
 // by the in-process driver and ready.
 func Local(n int, cfg config.Config) ([]*Endpoint, error) {
@@ -93,12 +102,14 @@ func Local(n int, cfg config.Config) ([]*Endpoint, error) {
 	fabric := inproc.NewFabric(n)
 	shared := new(Shared)
 	eps := make([]*Endpoint, n)
+	id := fmt.Sprintf("local-%d-%d", os.Getpid(), localJobs.Add(1))
 	for r := range n {
 		ep, err := NewEndpoint(r, n, cfg)
 		if err != nil {
 			return nil, err
 		}
 		ep.Shared = shared
+		ep.JobID = id
 		ep.Attach(fabric.Attach(r, ep.Eng))
 		if err := ep.Ready(cfg); err != nil {
 			return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/commtune/commtune/internal/observe"
 	"log/slog"
 	"math/bits"
 	"os"
@@ -326,7 +327,7 @@ func (t *Transport) Unlink() {
 	}
 	if t.in != nil {
 		t.wg.Add(1)
-		go t.consume()
+		go observe.Label(t.cfg.Rank, "shm-consumer", t.consume)
 	}
 }
 

@@ -12,6 +12,7 @@ package tcp
 import (
 	"context"
 	"fmt"
+	"github.com/commtune/commtune/internal/observe"
 	"log/slog"
 	"net"
 	"sync"
@@ -205,8 +206,8 @@ func (t *Transport) register(nc *net.TCPConn, res handshakeResult, reserved bool
 	}
 	t.checkMeshedLocked()
 	t.wg.Add(2)
-	go r.readLoop()
-	go r.writeLoop()
+	go observe.Label(t.cfg.Rank, "tcp-reader", r.readLoop)
+	go observe.Label(t.cfg.Rank, "tcp-writer", r.writeLoop)
 	t.log.Debug("tcp: rail up", "rank", res.peer, "rail", res.rail, "remote", r.remote)
 	return nil
 }

@@ -1,0 +1,182 @@
+package observe
+
+import (
+	"context"
+	"fmt"
+	"runtime"
+	"runtime/pprof"
+	rtrace "runtime/trace"
+
+	"github.com/commtune/commtune/internal/trace"
+)
+
+// Recorder observes one rank's calls: it feeds the communicators'
+// counters and, when tracing, the rank's timeline. A nil Recorder, or one
+// with nothing on, costs a call one branch.
+type Recorder struct {
+	on     bool // counting or tracing: Begin reads the clock
+	count  bool
+	tr     *tracer
+	labels bool // a pprof label set for the time of each call
+	rank   int
+	// labelled holds, per operation, a context carrying the labels
+	// {commtune: op, rank: R}, made once.
+	labelled [maxOps]context.Context
+}
+
+// Token is what Begin gives End: when the call began, and its lane and
+// call site when traced.
+type Token struct {
+	active bool // the recorder observes this call (zero Token: it does not)
+	start  int64
+	lane   int32
+	traced bool
+	region *rtrace.Region
+	pcs    [sitePCs]uintptr
+}
+
+// sitePCs is how many return addresses a traced call keeps: enough to
+// climb out of the library's wrappers to the program's call.
+const sitePCs = 4
+
+// Call describes a finished call for End.
+type Call struct {
+	Op        Op
+	Bytes     int64 // this rank's payload; <0 none
+	Peer      int   // rank in the communicator (point-to-point), else -1
+	Send      bool  // Peer is the destination (a send), not the source
+	WorldPeer int   // the peer's world rank, observe.AnyPeer, or NoRank
+	WorldRoot int   // a rooted collective's root, world rank, or NoRank
+	Alg, By   string
+	Err       error
+}
+
+// NoRank marks a span's peer or root absent; AnyPeer is a receive from any
+// source.
+const (
+	NoRank  = -2
+	AnyPeer = -1
+)
+
+// Begin starts observing a call of op: skip is how many frames stand
+// between Begin and the public function the program called (0: Begin's
+// caller is it).
+func (r *Recorder) Begin(op Op) Token {
+	if r == nil || !r.on {
+		if rtrace.IsEnabled() {
+			return Token{region: rtrace.StartRegion(context.Background(), regionNames[op])}
+		}
+		return Token{}
+	}
+	t := Token{active: true, start: Now()}
+	if r.tr != nil {
+		t.traced = true
+		t.lane = r.tr.lanes.take()
+		runtime.Callers(3, t.pcs[:])
+	}
+	if r.labels {
+		pprof.SetGoroutineLabels(r.labelled[op])
+	}
+	if rtrace.IsEnabled() {
+		t.region = rtrace.StartRegion(context.Background(), regionNames[op])
+	}
+	return t
+}
+
+// Subject is what a call is made on: a communicator, whose counters
+// count it and whose label names it in the timeline.
+type Subject interface {
+	Counters() *Counters
+	Label() string
+}
+
+// On reports whether t observes anything: End has work to do.
+func (r *Recorder) On(t Token) bool { return t.active || t.region != nil }
+
+// End finishes observing the call Begin started, counting it on s's
+// counters and recording its span. ctx is the program's context for the
+// call, whose pprof labels the goroutine gets back.
+func (r *Recorder) End(ctx context.Context, t Token, s Subject, c Call) {
+	if t.region != nil {
+		t.region.End()
+	}
+	if !t.active {
+		return
+	}
+	d := Now() - t.start
+	if r.count {
+		cs := s.Counters()
+		cs.add(c.Op, c.Bytes, d, c.Alg, c.By)
+		if c.Peer >= 0 && c.Err == nil {
+			cs.addPeer(c.Peer, c.Send, c.Bytes)
+		}
+	}
+	if t.traced {
+		r.tr.record(&t, t.start+d, s.Label(), &c)
+	}
+	if r.labels {
+		if ctx == nil {
+			ctx = context.Background()
+		}
+		pprof.SetGoroutineLabels(ctx)
+	}
+}
+
+// LabelGoroutine gives the calling goroutine, one the library started to
+// run a call of op, the pprof labels {commtune: op, rank: R}.
+func (r *Recorder) LabelGoroutine(op Op) {
+	if r != nil {
+		pprof.SetGoroutineLabels(r.labelled[op])
+	}
+}
+
+// Counting reports whether the recorder counts calls.
+func (r *Recorder) Counting() bool { return r != nil && r.count }
+
+// Tracing reports whether the recorder writes a timeline.
+func (r *Recorder) Tracing() bool { return r != nil && r.tr != nil }
+
+// regionNames are the runtime/trace regions of each operation
+// ("commtune.Allreduce"), made once.
+var regionNames [maxOps]string
+
+// Label runs f with the pprof labels of the library's own goroutines
+// ({commtune: role, rank: R}): CPU profiles and execution traces tell the
+// library's background work from the program's.
+func Label(rank int, role string, f func()) {
+	pprof.Do(context.Background(), pprof.Labels("commtune", role, "rank", itoa(rank)), func(context.Context) { f() })
+}
+
+// NewRecorder returns rank's recorder: counting calls if count, switching
+// pprof labels around each call if labels. Tracing starts later
+// (StartTrace), once the job's clocks are aligned.
+func NewRecorder(rank int, count, labels bool) *Recorder {
+	r := &Recorder{rank: rank, count: count, labels: labels, on: count || labels}
+	for op := range numOps {
+		r.labelled[op] = pprof.WithLabels(context.Background(), pprof.Labels("commtune", op.Name(), "rank", itoa(rank)))
+	}
+	return r
+}
+
+// StartTrace starts writing the rank's timeline into dir (docs/trace.md),
+// before the rank makes any call: offset moves this rank's clock (Now) to
+// the job's.
+func (r *Recorder) StartTrace(dir string, info trace.RankInfo, offset int64) error {
+	w, err := trace.Create(dir, info)
+	if err != nil {
+		return fmt.Errorf("commtune: COMMTUNE_TRACE: %w", err)
+	}
+	r.tr = newTracer(w, r.rank, offset)
+	r.on = true
+	return nil
+}
+
+// StopTrace ends the timeline: the spans recorded are written and the file
+// takes its name. Calls after it are not traced (their spans count as
+// dropped if they were begun before).
+func (r *Recorder) StopTrace() error {
+	if r == nil || r.tr == nil {
+		return nil
+	}
+	return r.tr.close(Now() + r.tr.offset)
+}
