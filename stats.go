@@ -20,6 +20,7 @@ type Stats struct {
 	Puts            uint64 // one-sided puts into memory a peer exposed (the halo's Put implementations)
 	Reads           uint64 // one-sided reads of a peer's memory in place (the halo's Get implementations)
 	ReadBytes       uint64 // bytes those reads copied
+	BusyRailWaits   int64  // times messages queued for a peer while every rail to it was busy: they waited for a rail
 	// SharedMemory is the bytes of shared memory (/dev/shm) the rank holds
 	// for messages to it: a header page, and a ring for each peer on its
 	// node that has sent it something (pairs that never talk cost none).
@@ -53,6 +54,7 @@ func (c *Comm) Stats() Stats {
 		Puts:            s.Puts,
 		Reads:           s.Reads,
 		ReadBytes:       s.ReadBytes,
+		BusyRailWaits:   ep.Sched.BusyWaits(),
 		SharedMemory:    ep.SharedMemory(),
 	}
 }

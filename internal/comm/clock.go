@@ -22,7 +22,9 @@ const clockRounds = 8
 // alignClock measures this rank's clock (observe.Now) against rank 0's by
 // Cristian's method: rank 0 answers each rank's pings in turn with its
 // clock, and the ping with the shortest round trip gives the offset, with
-// half that round trip as its error. It returns skew, rank 0's clock less
+// half that round trip as its error. A rank on rank 0's node reads the
+// same clock (CLOCK_MONOTONIC is the system's): one ping tells it the
+// origin, and its skew is 0 exactly. It returns skew, rank 0's clock less
 // this rank's at one instant (0 for rank 0, near 0 for ranks that read
 // one clock), origin, rank 0's clock when the alignment began (the job
 // clock's 0), and the error bound. c must be the world.
@@ -33,7 +35,7 @@ func (c *Comm) alignClock(ctx context.Context) (skew, origin, errBound int64, er
 		var ping [8]byte
 		reply := make([]byte, 16)
 		for r := 1; r < n; r++ {
-			for range clockRounds {
+			for range c.clockRounds(c.group[r]) {
 				q, err := c.irecv(ping[:], r, tagClock, c.collCtx)
 				if err != nil {
 					return 0, 0, 0, err
@@ -57,7 +59,8 @@ func (c *Comm) alignClock(ctx context.Context) (skew, origin, errBound int64, er
 	var ping [8]byte
 	reply := make([]byte, 16)
 	best := int64(-1)
-	for range clockRounds {
+	rounds := c.clockRounds(c.group[c.rank])
+	for range rounds {
 		q, err := c.irecv(reply, 0, tagClock, c.collCtx)
 		if err != nil {
 			return 0, 0, 0, err
@@ -82,7 +85,19 @@ func (c *Comm) alignClock(ctx context.Context) (skew, origin, errBound int64, er
 			skew, origin = t0-(t1+t2)/2, start
 		}
 	}
+	if rounds == 1 {
+		return 0, origin, 0, nil
+	}
 	return skew, origin, best / 2, nil
+}
+
+// clockRounds is how many pings world rank w makes to rank 0: one on rank
+// 0's node, which only needs the origin.
+func (c *Comm) clockRounds(w int) int {
+	if c.ep.NodeOf(w) == c.ep.NodeOf(c.group[0]) {
+		return 1
+	}
+	return clockRounds
 }
 
 // StartTrace starts this rank's timeline in dir (COMMTUNE_TRACE): the job's

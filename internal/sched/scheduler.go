@@ -51,6 +51,9 @@ type dest struct {
 	// eagerFrames and eagerPackets count the Eager frames posted and the
 	// packets they carried: how much aggregation happened.
 	eagerFrames, eagerPackets int64
+	// busyWaits counts the times packets were queued with every rail to the
+	// peer busy: they waited for a rail to finish its frame.
+	busyWaits int64
 }
 
 // slot is one rail and the frame it has in flight.
@@ -412,6 +415,22 @@ func (s *Scheduler) EagerFrames(peer int) (frames, packets int64) {
 	return d.eagerFrames, d.eagerPackets
 }
 
+// BusyWaits returns how many times packets for any peer were queued while
+// every rail to that peer was busy, and so waited for a rail to finish its
+// frame.
+func (s *Scheduler) BusyWaits() int64 {
+	var n int64
+	for _, d := range s.dests {
+		if d == nil {
+			continue
+		}
+		d.mu.Lock()
+		n += d.busyWaits
+		d.mu.Unlock()
+	}
+	return n
+}
+
 // Rails returns the capabilities of the rails that reach peer.
 func (s *Scheduler) Rails(peer int) []driver.Caps {
 	d := s.dests[peer]
@@ -563,7 +582,11 @@ func (d *dest) run() {
 	}
 	d.running = true
 	for {
-		if d.failed != nil || d.corked > 0 || d.q.Len() == 0 || !d.anyIdleLocked() {
+		if d.failed != nil || d.corked > 0 || d.q.Len() == 0 {
+			break
+		}
+		if !d.anyIdleLocked() {
+			d.busyWaits++
 			break
 		}
 		var t int64
