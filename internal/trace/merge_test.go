@@ -198,7 +198,7 @@ func TestReadErrors(t *testing.T) {
 		kind error
 		msg  string
 	}{
-		{filepath.Join(dir, "absent"), "", fs.ErrNotExist, "absent: file does not exist"},
+		{filepath.Join(dir, "absent"), "", fs.ErrNotExist, "absent: no such file or directory"},
 		{tmp, "", ErrIncomplete, tmp + ": incomplete trace: the temporary file of rank 0 of job s: the rank did not close its communicator"},
 		{cut, "", ErrCutShort, cut + ": cut short: unexpected end of JSON input at byte 100 (the file of a rank that did not finish writing it?)"},
 		{foreign, "", ErrNotTrace, foreign + ": not a commtune trace: no otherData.format"},

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/commtune/commtune/internal/testenv"
 	"github.com/commtune/commtune/internal/trace"
 )
 
@@ -98,10 +99,11 @@ func manyOps() *trace.Job {
 // figure stays small: spans narrower than a pixel are merged, not drawn
 // one by one.
 func TestReportPlotLarge(t *testing.T) {
-	const ranks, perRank = 4, 250_000
+	const ranks = 4
+	perRank := testenv.Pick(250_000, 25_000)
 	j := &trace.Job{ID: "big"}
 	for r := range ranks {
-		j.Ranks = append(j.Ranks, trace.RankInfo{Job: "big", Rank: r, Size: ranks, EndNs: perRank * 1000})
+		j.Ranks = append(j.Ranks, trace.RankInfo{Job: "big", Rank: r, Size: ranks, EndNs: int64(perRank) * 1000})
 		spans := make([]trace.Span, perRank)
 		ops := []string{"Send", "Recv", "Allreduce"}
 		for i := range spans {
