@@ -52,7 +52,10 @@ func WriteMerged(path string, j *Job) error {
 	bw := bufio.NewWriterSize(f, writeBuffer)
 	err = encodeMerged(bw, j)
 	if err == nil {
-		err = commit(f, bw, path)
+		err = bw.Flush()
+	}
+	if err == nil {
+		err = install(f, path)
 	} else {
 		f.Close()
 	}

@@ -185,7 +185,7 @@ func TestReadErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	w.Write(span("Send", 1, 2, 0))
-	w.w.Flush()
+	w.flush()
 	tmp := filepath.Join(dir, ".commtune-trace-s-rank-0.json.tmp")
 	cut := filepath.Join(dir, "cut.json")
 	os.WriteFile(cut, readFileBytes(t, filepath.Join(dir, RankFileName("r", 0)))[:100], 0o644)
@@ -198,7 +198,7 @@ func TestReadErrors(t *testing.T) {
 		kind error
 		msg  string
 	}{
-		{filepath.Join(dir, "absent"), "", fs.ErrNotExist, "absent: file does not exist"},
+		{filepath.Join(dir, "absent"), "", fs.ErrNotExist, "absent: no such file or directory"},
 		{tmp, "", ErrIncomplete, tmp + ": incomplete trace: the temporary file of rank 0 of job s: the rank did not close its communicator"},
 		{cut, "", ErrCutShort, cut + ": cut short: unexpected end of JSON input at byte 100 (the file of a rank that did not finish writing it?)"},
 		{foreign, "", ErrNotTrace, foreign + ": not a commtune trace: no otherData.format"},
@@ -209,6 +209,9 @@ func TestReadErrors(t *testing.T) {
 		if err == nil || tc.kind != nil && !errors.Is(err, tc.kind) || !strings.Contains(err.Error(), tc.msg) {
 			t.Errorf("ReadJob(%s, %q): %v\nwant %v with %q", tc.path, tc.job, err, tc.kind, tc.msg)
 		}
+	}
+	if _, err := Merge(cut, ""); err == nil || !strings.Contains(err.Error(), cut+": not a directory") {
+		t.Errorf("Merge of a file: %v", err)
 	}
 	w.Abort()
 }

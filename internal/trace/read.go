@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 )
 
 // ErrSeveralJobs is returned by Read for a directory that holds the
@@ -35,10 +36,7 @@ func Read(path string) (*Job, error) {
 // jobs: it reads job's ("" is the only one there). For a file, job ""
 // accepts any job, and another must be the file's.
 func ReadJob(path, job string) (*Job, error) {
-	fi, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %w", path, fs.ErrNotExist)
-	}
+	fi, err := stat(path)
 	if err != nil {
 		return nil, err
 	}
@@ -53,6 +51,16 @@ func ReadJob(path, job string) (*Job, error) {
 		return nil, fmt.Errorf("%s: the trace of job %s, not %s", path, j.ID, job)
 	}
 	return j, nil
+}
+
+// stat is os.Stat with an error that names path once and says what is
+// missing.
+func stat(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %w", path, syscall.ENOENT) // "no such file or directory"; errors.Is fs.ErrNotExist
+	}
+	return fi, err
 }
 
 // readFile reads one rank or merged file.
@@ -104,6 +112,13 @@ type dirFiles struct {
 
 // listDir finds the trace files in dir, by job.
 func listDir(dir string) (map[string]*dirFiles, error) {
+	fi, err := stat(dir)
+	if err != nil {
+		return nil, err
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("%s: not a directory", dir)
+	}
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, err

@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -10,20 +9,36 @@ import (
 
 // RankWriter writes one rank's file as its spans end. It is not safe for
 // concurrent use: the caller serializes its spans.
+//
+// A write the file system refuses (a full disk) loses the spans buffered
+// since the last write that succeeded, not the file: the writer cuts the
+// file back to its last whole event, counts the lost spans as dropped and
+// goes on, so that the file a rank leaves still reads.
 type RankWriter struct {
-	info  RankInfo
-	dir   string
-	tmp   string // the file as written: dir/.commtune-trace-JOB-rank-R.json.tmp
-	f     *os.File
-	w     *bufio.Writer
-	buf   []byte // one event, reused
-	spans int64
-	err   error // the first write error: the file is lost after it
-	done  bool  // closed or aborted
+	info    RankInfo
+	dir     string
+	f       file
+	buf     []byte // events not yet written, whole ones
+	pending int64  // spans in buf
+	off     int64  // bytes of the file written whole
+	spans   int64  // spans in the file and buf
+	lost    int64  // spans lost to refused writes
+	broken  error  // the file could not be cut back: it is lost
+	done    bool   // closed or aborted
 }
 
-// writeBuffer is the writer's buffer: large enough that a busy rank
-// writes to the file system every few hundred spans, not every span.
+// file is what a RankWriter needs of its file; tests stand in a file
+// system that refuses writes.
+type file interface {
+	WriteAt(b []byte, off int64) (int, error)
+	Truncate(size int64) error
+	Sync() error
+	Close() error
+	Name() string
+}
+
+// writeBuffer is how much a writer gathers before writing: a busy rank
+// writes to the file system every few thousand spans, not every span.
 const writeBuffer = 256 << 10
 
 // errClosed is returned by a writer's methods after Close or Abort.
@@ -44,12 +59,12 @@ func Create(dir string, info RankInfo) (*RankWriter, error) {
 	if err != nil {
 		return nil, fmt.Errorf("trace: %w", err)
 	}
-	w := &RankWriter{info: info, dir: dir, tmp: tmp, f: f, w: bufio.NewWriterSize(f, writeBuffer)}
+	w := &RankWriter{info: info, dir: dir, f: f, buf: make([]byte, 0, writeBuffer+4096)}
 	w.buf = append(w.buf, fileHead...)
 	w.buf = appendMeta(w.buf, &w.info)
-	if _, err := w.w.Write(w.buf); err != nil {
+	if err := w.flush(); err != nil {
 		w.Abort()
-		return nil, fmt.Errorf("trace: %s: %w", tmp, err)
+		return nil, err
 	}
 	return w, nil
 }
@@ -57,14 +72,19 @@ func Create(dir string, info RankInfo) (*RankWriter, error) {
 // Write appends s to the file. Spans come in the order they end, not the
 // order they start; readers sort them. A span that could not be a call
 // (no name, End before Start, a negative lane) is refused and the file
-// stays whole. After a failed write every later one fails too: the
-// caller counts them as dropped.
+// stays whole.
+//
+// An error from the file system means that s and the spans written
+// since the last write that succeeded are lost; the writer counts them in
+// the file's dropped (see Close) and the caller should not count them
+// again. Later writes are tried anew.
 func (w *RankWriter) Write(s Span) error {
 	switch {
 	case w.done:
 		return errClosed
-	case w.err != nil:
-		return w.err
+	case w.broken != nil:
+		w.lost++
+		return w.broken
 	case s.Name == "":
 		return errors.New("trace: span without a name")
 	case s.End < s.Start:
@@ -72,62 +92,86 @@ func (w *RankWriter) Write(s Span) error {
 	case s.Lane < 0:
 		return fmt.Errorf("trace: span %s on lane %d", s.Name, s.Lane)
 	}
-	w.buf = append(w.buf[:0], eventSep...)
+	w.buf = append(w.buf, eventSep...)
 	w.buf = appendSpan(w.buf, w.info.Rank, &s)
-	if _, err := w.w.Write(w.buf); err != nil {
-		w.err = fmt.Errorf("trace: %s: %w", w.tmp, err)
-		return w.err
-	}
+	w.pending++
 	w.spans++
-	return nil
+	if len(w.buf) < writeBuffer {
+		return nil
+	}
+	return w.flush()
 }
 
-// Spans returns the number of spans written so far.
+// flush writes the buffered events. When the file system refuses them,
+// it cuts the file back to the events written before and counts the
+// buffered spans as lost.
+func (w *RankWriter) flush() error {
+	n, err := w.f.WriteAt(w.buf, w.off)
+	if err == nil {
+		w.off += int64(n)
+		w.buf, w.pending = w.buf[:0], 0
+		return nil
+	}
+	lost := w.pending
+	w.lost += lost
+	w.spans -= lost
+	w.buf, w.pending = w.buf[:0], 0
+	if terr := w.f.Truncate(w.off); terr != nil {
+		w.broken = fmt.Errorf("trace: %s: %w (and cutting back the file: %v)", w.f.Name(), err, terr)
+		return w.broken
+	}
+	return fmt.Errorf("trace: %s: %w (%d spans lost, counted as dropped)", w.f.Name(), err, lost)
+}
+
+// Spans returns the number of spans the file holds so far, the buffered
+// ones included and the lost ones not.
 func (w *RankWriter) Spans() int64 { return w.spans }
 
-// Close ends the file with the rank's otherData (endNs, dropped, and the
-// spans written), flushes it, syncs it to disk and renames it to its final
-// name, RankFileName in the writer's directory. A file under that name is
-// therefore always whole. On error the temporary file is removed.
+// Close ends the file with the rank's otherData, flushes it, syncs it to
+// disk and renames it to its final name, RankFileName in the writer's
+// directory; a file under that name is therefore always whole. otherData
+// gives endNs; spans, the spans the file holds; and dropped, the caller's
+// dropped (spans it did not hand to Write) plus those the writer lost to
+// refused writes. On error the temporary file is removed.
 func (w *RankWriter) Close(endNs, dropped int64) error {
 	if w.done {
 		return errClosed
 	}
-	if w.err != nil {
+	if w.broken != nil {
 		w.Abort()
-		return w.err
+		return w.broken
 	}
-	w.info.EndNs, w.info.Dropped, w.info.Spans = endNs, dropped, w.spans
-	w.buf = append(w.buf[:0], fileMiddle...)
+	if len(w.buf) > 0 {
+		w.flush() // a refusal is counted in w.lost and told in otherData
+		if w.broken != nil {
+			w.Abort()
+			return w.broken
+		}
+	}
+	w.info.EndNs, w.info.Dropped, w.info.Spans = endNs, dropped+w.lost, w.spans
+	w.buf = append(w.buf, fileMiddle...)
 	w.buf = appendRankData(w.buf, &w.info)
 	w.buf = append(w.buf, fileEnd...)
 	final := filepath.Join(w.dir, RankFileName(w.info.Job, w.info.Rank))
-	err := w.finish(final)
+	_, err := w.f.WriteAt(w.buf, w.off)
+	if err == nil {
+		err = install(w.f, final)
+	} else {
+		w.f.Close()
+	}
 	w.done = true
 	if err != nil {
-		os.Remove(w.tmp)
+		os.Remove(w.f.Name())
 		return fmt.Errorf("trace: %s: %w", final, err)
 	}
 	return nil
 }
 
-// finish writes the tail and puts the file in place.
-func (w *RankWriter) finish(final string) error {
-	if _, err := w.w.Write(w.buf); err != nil {
-		w.f.Close()
-		return err
-	}
-	return commit(w.f, w.w, final)
-}
-
-// commit flushes bw to f, syncs and closes f, renames it to final and
-// syncs the directory, so that after a crash the final name holds the
-// whole file or nothing.
-func commit(f *os.File, bw *bufio.Writer, final string) error {
-	err := bw.Flush()
-	if err == nil {
-		err = f.Sync()
-	}
+// install syncs and closes f, renames it to final and syncs the
+// directory, so that after a crash the final name holds the whole file or
+// nothing.
+func install(f file, final string) error {
+	err := f.Sync()
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -154,5 +198,5 @@ func (w *RankWriter) Abort() {
 	}
 	w.done = true
 	w.f.Close()
-	os.Remove(w.tmp)
+	os.Remove(w.f.Name())
 }

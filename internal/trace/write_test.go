@@ -2,12 +2,14 @@ package trace
 
 import (
 	"encoding/json"
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -208,5 +210,101 @@ func TestAppendString(t *testing.T) {
 		if got != want {
 			t.Errorf("appendString(%q) reads back as %q, encoding/json's as %q", s, got, want)
 		}
+	}
+}
+
+// refusing is a file whose file system refuses some writes, as a full
+// disk does: it writes half the bytes and fails.
+type refusing struct {
+	*os.File
+	fail     func(call int) bool // which WriteAt calls fail, from 0
+	calls    int
+	truncErr error
+}
+
+func (r *refusing) WriteAt(b []byte, off int64) (int, error) {
+	call := r.calls
+	r.calls++
+	if r.fail(call) {
+		n, _ := r.File.WriteAt(b[:len(b)/2], off)
+		return n, syscall.ENOSPC
+	}
+	return r.File.WriteAt(b, off)
+}
+
+func (r *refusing) Truncate(size int64) error {
+	if r.truncErr != nil {
+		return r.truncErr
+	}
+	return r.File.Truncate(size)
+}
+
+func TestWriteRefused(t *testing.T) {
+	const n = 5000 // a few buffers' worth
+	s := testSpans(0)[3]
+	never := func(int) bool { return false }
+	tests := []struct {
+		name     string
+		writing  func(call int) bool // the writes refused while spans are written
+		closing  int                 // the write of Close refused: 0 the last spans', 1 the tail's, -1 none
+		truncErr error
+		errors   bool // Write calls fail
+		lost     bool // some spans lost, the file whole
+		noFile   bool
+	}{
+		{"all written", never, -1, nil, false, false, false},
+		{"one buffer refused", func(call int) bool { return call == 1 }, -1, nil, true, true, false},
+		{"the last spans refused at Close", never, 0, nil, false, true, false},
+		{"the tail refused", never, 1, nil, false, false, true},
+		{"cannot cut back", func(call int) bool { return call == 1 }, -1, errors.New("read-only"), true, false, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			w, err := Create(dir, testInfo("full", 0, 1))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := &refusing{File: w.f.(*os.File), fail: tc.writing, truncErr: tc.truncErr}
+			w.f = r
+			failed := 0
+			for i := range n {
+				s.Start, s.End = int64(i)*100, int64(i)*100+50
+				if w.Write(s) != nil {
+					failed++
+				}
+			}
+			if (failed > 0) != tc.errors {
+				t.Fatalf("%d writes failed", failed)
+			}
+			if len(w.buf) == 0 && tc.truncErr == nil {
+				t.Fatal("nothing left to write at Close")
+			}
+			if tc.closing >= 0 {
+				at := r.calls + tc.closing
+				r.fail = func(call int) bool { return call == at }
+			}
+			err = w.Close(1e6, 2)
+			if tc.noFile {
+				if err == nil {
+					t.Fatal("Close succeeded")
+				}
+				if entries, _ := os.ReadDir(dir); len(entries) != 0 {
+					t.Fatalf("left %v", entries)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			j, err := Read(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			info := j.Ranks[0]
+			if info.Spans+info.Dropped != n+2 || (info.Dropped > 2) != tc.lost {
+				t.Fatalf("%d spans, %d dropped: want %d in all, lost %v", info.Spans, info.Dropped, n+2, tc.lost)
+			}
+		})
 	}
 }
