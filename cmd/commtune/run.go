@@ -7,11 +7,14 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
+	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/boot"
 	"github.com/commtune/commtune/internal/launch"
+	"github.com/commtune/commtune/internal/trace"
 )
 
 func init() {
@@ -56,7 +59,9 @@ func runMain(args []string) int {
 	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 	defer signal.Stop(sigs)
 
+	var jobID string
 	err := launch.Run(context.Background(), launch.Options{
+		OnJob:     func(id string) { jobID = id },
 		N:         *n,
 		Nodes:     *nodes,
 		Args:      fs.Args(),
@@ -70,6 +75,9 @@ func runMain(args []string) int {
 			fmt.Fprintf(os.Stderr, "commtune run: %v; the job goes on without it\n", e)
 		},
 	})
+	if dir := traceDir(env); dir != "" && jobID != "" {
+		mergeTimeline(dir, jobID, *n)
+	}
 	var re *launch.RankError
 	switch {
 	case err == nil:
@@ -80,6 +88,40 @@ func runMain(args []string) int {
 	}
 	fmt.Fprintf(os.Stderr, "commtune run: %v\n", err)
 	return 1
+}
+
+// traceDir is the COMMTUNE_TRACE the ranks get: --env's, else ours.
+func traceDir(env []string) string {
+	dir := os.Getenv(commtune.EnvTrace)
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, commtune.EnvTrace+"="); ok {
+			dir = v
+		}
+	}
+	return dir
+}
+
+// mergeTimeline joins the job's timeline files into one and says where it
+// is; with ranks missing (a rank that failed before closing its world
+// communicator writes none) it says which and merges nothing.
+func mergeTimeline(dir, job string, n int) {
+	var missing []int
+	for r := range n {
+		if _, err := os.Stat(filepath.Join(dir, trace.RankFileName(job, r))); err != nil {
+			missing = append(missing, r)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(os.Stderr, "commtune run: timeline: ranks %v wrote no file in %s; `commtune trace merge %s` joins the others\n", missing, dir, dir)
+		return
+	}
+	path, j, err := trace.MergeJob(dir, job, "")
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "commtune run: timeline: %v\n", err)
+		return
+	}
+	fmt.Fprintf(os.Stderr, "commtune run: timeline of %d ranks, %d calls: %s (Perfetto, chrome://tracing, or commtune report %s)\n",
+		len(j.Ranks), j.SpanCount(), path, path)
 }
 
 // envFlag collects repeated --env NAME=value flags.

@@ -81,6 +81,9 @@ type Options struct {
 	// before Run returns: it is how a caller learns of losses in a job
 	// whose result is nil. `commtune run` prints one line for each.
 	OnLost func(*RankError)
+	// OnJob, if set, is told the job's id (COMMTUNE_JOB) before any rank
+	// starts: what names the files the ranks write (COMMTUNE_TRACE).
+	OnJob func(id string)
 }
 
 // withDefaults checks o and fills in its defaults.

@@ -39,6 +39,9 @@ func Run(ctx context.Context, opt Options) error {
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
+	if opt.OnJob != nil {
+		opt.OnJob(id)
+	}
 	srv, err := boot.NewServer(opt.N, secret, opt.Logger)
 	if err != nil {
 		return fmt.Errorf("launch: %w", err)
