@@ -29,8 +29,10 @@ type CollChoice struct {
 	// Algorithm is the name of the algorithm that ran.
 	Algorithm string
 	// By says who chose it: ChosenByOption (WithAlgorithm), ChosenByEnv
-	// (COMMTUNE_COLL_<OP>), ChosenByTable (the fixed decision table) or
-	// ChosenByLottery (the lottery scheduler, COMMTUNE_COLL_SELECT).
+	// (COMMTUNE_COLL_<OP>), ChosenByTable (the fixed decision table),
+	// ChosenBySampled (the decision table `commtune sample` measured on
+	// this machine) or ChosenByLottery (the lottery scheduler,
+	// COMMTUNE_COLL_SELECT).
 	By string
 	// Leader is, under the lottery and on rank 0 (the rank that draws and
 	// records), the candidate with the best average for the call's key
@@ -44,6 +46,7 @@ const (
 	ChosenByOption  = comm.ChosenByOption
 	ChosenByEnv     = comm.ChosenByEnv
 	ChosenByTable   = comm.ChosenByTable
+	ChosenBySampled = comm.ChosenBySampled
 	ChosenByLottery = comm.ChosenByLottery
 )
 

@@ -21,7 +21,7 @@ import (
 )
 
 func init() {
-	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection), bench multirail (each rail alone against split messages), bench rate (small-message rate, default against aggregation), bench startup (launch time and memory per job size), bench rma (one-sided Put, Get and FetchAndOp, OSU-style), bench soak (a long run of mixed traffic: every payload checked, memory, shared memory, descriptors and goroutines sampled, a verdict on leaks)", run: benchMain})
+	register(command{name: "bench", summary: "measure commtune: bench pingpong, bench sweep (tuned against fixed thresholds), bench coll (collective algorithms), bench halo (halo exchange implementations and their run-time selection), bench multirail (each rail alone against split messages), bench rate (small-message rate, default against aggregation), bench startup (launch time and memory per job size), bench rma (one-sided Put, Get and FetchAndOp, OSU-style), bench soak (a long run of mixed traffic: every payload checked, memory, shared memory, descriptors and goroutines sampled, a verdict on leaks), bench overhead (what the counters and the timeline cost a small Allreduce)", run: benchMain})
 	register(command{name: "bench-rank", summary: "one rank of a benchmark (started by bench)", run: benchRankMain, hidden: true})
 }
 
@@ -57,12 +57,15 @@ func benchMain(args []string) int {
 	if len(args) > 0 && args[0] == "soak" {
 		return soakMain(args[1:])
 	}
+	if len(args) > 0 && args[0] == "overhead" {
+		return overheadMain(args[1:])
+	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		if len(args) > 0 && (args[0] == "-h" || args[0] == "--help") {
-			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate|startup|floor|rma|soak [flags]   (commtune bench NAME -h for flags)")
+			fmt.Println("usage: commtune bench pingpong|sweep|coll|halo|multirail|rate|startup|floor|rma|soak|overhead [flags]   (commtune bench NAME -h for flags)")
 			return 0
 		}
-		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail, rate, startup, floor, rma or soak")
+		return usageError("bench", "want a benchmark name: pingpong, sweep, coll, halo, multirail, rate, startup, floor, rma, soak or overhead")
 	}
 	fs := newFlagSet("bench pingpong", "[--transport inproc|tcp|shm] [--method auto|copy|cma|vmsplice|cachefree] [--sizes 8,1K,64K,1M,4M] [--iters 2000] [--baseline] [--vs mpi [--rounds 3]] [--json]")
 	transport := fs.String("transport", "tcp", "inproc (goroutine ranks), tcp or shm (two processes through the launcher)")
@@ -252,6 +255,9 @@ func benchRankMain(args []string) int {
 	}
 	if len(args) > 0 && args[0] == "soak" {
 		return soakRankMain(args[1:])
+	}
+	if len(args) > 0 && args[0] == "overhead" {
+		return overheadRankMain(args[1:])
 	}
 	if len(args) == 0 || args[0] != "pingpong" {
 		return usageError("bench-rank", "want a benchmark name")

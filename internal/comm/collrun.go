@@ -28,7 +28,7 @@ type Options struct {
 // (commtune.CollChoice).
 type Choice struct {
 	Algorithm string // the algorithm that ran
-	By        string // ChosenByOption, ChosenByEnv, ChosenByTable or ChosenByLottery
+	By        string // ChosenByOption, ChosenByEnv, ChosenByTable, ChosenBySampled or ChosenByLottery
 	Leader    string // under the lottery, on rank 0: the candidate holding most tickets
 }
 
@@ -37,6 +37,7 @@ const (
 	ChosenByOption  = "option"
 	ChosenByEnv     = "environment"
 	ChosenByTable   = "table"
+	ChosenBySampled = "sampled"
 	ChosenByLottery = "lottery"
 )
 
@@ -80,41 +81,49 @@ func (c *Comm) nextCollCall() uint64 { return c.collSeq.Add(1) }
 // It reports whether the choice was the table's (auto): a selector may
 // then choose instead.
 func (c *Comm) Algorithm(op coll.Operation, bytes int, commutative bool, o Options) (a coll.Algorithm, auto bool, err error) {
+	a, _, auto, err = c.algorithm(op, bytes, commutative, o)
+	return a, auto, err
+}
+
+// algorithm is Algorithm, saying who chose: ChosenByOption, ChosenByEnv,
+// ChosenBySampled (the profile's sampled table) or ChosenByTable (the
+// fixed one, or a path the ranks' placement decides).
+func (c *Comm) algorithm(op coll.Operation, bytes int, commutative bool, o Options) (a coll.Algorithm, by string, auto bool, err error) {
 	if name := o.Algorithm; name != "" {
 		a, err := coll.Parse(op, name)
 		if err != nil {
-			return a, false, fmt.Errorf("commtune: %w", err)
+			return a, ChosenByOption, false, fmt.Errorf("commtune: %w", err)
 		}
 		if !commutative && a.Commutative() {
-			return a, false, fmt.Errorf("commtune: %s: %w", a.Name(), coll.ErrNotCommutative)
+			return a, ChosenByOption, false, fmt.Errorf("commtune: %s: %w", a.Name(), coll.ErrNotCommutative)
 		}
 		if a.IsDirect() && c.teamOf() == nil {
-			return a, false, fmt.Errorf("commtune: %s reads the other ranks' buffers in place: only goroutine ranks of one process (Local) can run it", a.Name())
+			return a, ChosenByOption, false, fmt.Errorf("commtune: %s reads the other ranks' buffers in place: only goroutine ranks of one process (Local) can run it", a.Name())
 		}
-		return a, false, nil
+		return a, ChosenByOption, false, nil
 	}
 	if a, ok := c.ep.Cfg.Forced(op); ok && (commutative || !a.Commutative()) && (!a.IsDirect() || c.teamOf() != nil) {
-		return a, false, nil
+		return a, ChosenByEnv, false, nil
 	}
 	if a, ok := c.direct(op); ok {
 		// Ranks sharing this process read each other's buffers: nothing
 		// passing messages comes near.
-		return a, false, nil
+		return a, ChosenByTable, false, nil
 	}
 	if a, ok := c.hierarchical(op, bytes, commutative); ok {
 		// Ranks on several nodes: the fewest messages between them.
-		return a, false, nil
+		return a, ChosenByTable, false, nil
 	}
 	if t := c.sampledTable(); t != nil {
 		if a, _, ok := t.Decide(op, len(c.group), bytes, commutative); ok {
 			a.Pull = a.Pull && c.pullsSampled(bytes)
-			return a, true, nil
+			return a, ChosenBySampled, true, nil
 		}
 	}
 	pull := c.ep.CollPull.Pulls(int64(bytes)) && pullsOp(op, bytes) && c.readsPeers()
 	a = coll.DecidePulled(op, len(c.group), bytes, commutative, pull)
 	a.Pull = pull && a.Pulls()
-	return a, true, nil
+	return a, ChosenByTable, true, nil
 }
 
 // sampledTable returns the profile's sampled decision table where it
@@ -263,8 +272,10 @@ type plan struct {
 	// displacements, which key holds by their hash alone.
 	counts, displs []int
 	// auto: the decision table chose key.alg for this call (Prepare
-	// reuses the last such plan without deciding again).
+	// reuses the last such plan without deciding again); by: which table
+	// (ChosenByTable, ChosenBySampled), set before auto.
 	auto atomic.Bool
+	by   string
 }
 
 // planKey names a plan. Layouts with per-peer counts on both sides
@@ -371,19 +382,12 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		if _, forced := c.ep.Cfg.Forced(op); !forced {
 			// The table's choice for the same call as the last one: the
 			// same plan, without deciding again.
-			return c.prepared(op, p.key.alg, p, l, in, out, red, commutative, o, true, ChosenByTable), nil
+			return c.prepared(op, p.key.alg, p, l, in, out, red, commutative, o, true, p.by), nil
 		}
 	}
-	alg, auto, err := c.Algorithm(op, l.Bytes, commutative, o)
+	alg, by, auto, err := c.algorithm(op, l.Bytes, commutative, o)
 	if err != nil {
 		return nil, err
-	}
-	by := ChosenByTable
-	switch {
-	case o.Algorithm != "":
-		by = ChosenByOption
-	case !auto:
-		by = ChosenByEnv
 	}
 	if alg.IsHierarchical() {
 		return c.preparedHier(op, alg, l, in, out, red, commutative, o, by)
@@ -393,6 +397,7 @@ func (c *Comm) Prepare(op coll.Operation, l coll.Layout, in, out []byte, red col
 		return nil, err
 	}
 	if auto && !p.auto.Load() {
+		p.by = by
 		p.auto.Store(true)
 	}
 	return c.prepared(op, alg, p, l, in, out, red, commutative, o, auto, by), nil

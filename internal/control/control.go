@@ -43,6 +43,11 @@ type Endpoint interface {
 	// EagerFrames returns the Eager frames posted to peer and the packets
 	// they carried (sched.Scheduler.EagerFrames).
 	EagerFrames(peer int) (frames, packets int64)
+	// Observe sets what the rank's calls record from the next call on:
+	// counters, and the timeline when the job writes one
+	// (observe.Recorder.Observe), for the benchmark that measures what
+	// each costs.
+	Observe(count, trace bool)
 	// Stats returns the engine's counters.
 	Stats() core.Stats
 	// Crash ends a goroutine rank as a crash of its process would: its

@@ -43,6 +43,9 @@ func (ep *Endpoint) SearchedShare(peer int) (rail int, share float64) {
 
 func (ep *Endpoint) EagerFrames(peer int) (frames, packets int64) { return ep.Sched.EagerFrames(peer) }
 
+// Observe sets what the rank's calls record (control.Endpoint).
+func (ep *Endpoint) Observe(count, trace bool) { ep.Obs.Observe(count, trace) }
+
 func (ep *Endpoint) Stats() core.Stats { return ep.Eng.Stats() }
 
 // Transport names what reaches peer: "self", or the transport of every

@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"runtime/pprof"
 	rtrace "runtime/trace"
+	"sync/atomic"
 
 	"github.com/commtune/commtune/internal/trace"
 )
@@ -14,11 +15,11 @@ import (
 // counters and, when tracing, the rank's timeline. A nil Recorder, or one
 // with nothing on, costs a call one branch.
 type Recorder struct {
-	on     bool // counting or tracing: Begin reads the clock
-	count  bool
-	tr     *tracer
-	labels bool // a pprof label set for the time of each call
-	rank   int
+	// mode is what a call records (mode* bits): read once by Begin, and
+	// settable while calls run (Observe).
+	mode atomic.Uint32
+	tr   *tracer // the timeline's writer, from StartTrace
+	rank int
 	// labelled holds, per operation, a context carrying the labels
 	// {commtune: op, rank: R}, made once.
 	labelled [maxOps]context.Context
@@ -27,7 +28,8 @@ type Recorder struct {
 // Token is what Begin gives End: when the call began, and its lane and
 // call site when traced.
 type Token struct {
-	active bool // the recorder observes this call (zero Token: it does not)
+	active bool   // the recorder observes this call (zero Token: it does not)
+	mode   uint32 // what it records (mode* bits)
 	start  int64
 	lane   int32
 	traced bool
@@ -62,19 +64,23 @@ const (
 // between Begin and the public function the program called (0: Begin's
 // caller is it).
 func (r *Recorder) Begin(op Op) Token {
-	if r == nil || !r.on {
+	var m uint32
+	if r != nil {
+		m = r.mode.Load()
+	}
+	if m == 0 {
 		if rtrace.IsEnabled() {
 			return Token{region: rtrace.StartRegion(context.Background(), regionNames[op])}
 		}
 		return Token{}
 	}
-	t := Token{active: true, start: Now()}
-	if r.tr != nil {
+	t := Token{active: true, mode: m, start: Now()}
+	if m&modeTrace != 0 {
 		t.traced = true
 		t.lane = r.tr.lanes.take()
 		runtime.Callers(3, t.pcs[:])
 	}
-	if r.labels {
+	if m&modeLabels != 0 {
 		pprof.SetGoroutineLabels(r.labelled[op])
 	}
 	if rtrace.IsEnabled() {
@@ -104,7 +110,7 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c Call) {
 		return
 	}
 	d := Now() - t.start
-	if r.count {
+	if t.mode&modeCount != 0 {
 		cs := s.Counters()
 		cs.add(c.Op, c.Bytes, d, c.Alg, c.By)
 		if c.Peer >= 0 && c.Err == nil {
@@ -114,7 +120,7 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c Call) {
 	if t.traced {
 		r.tr.record(&t, t.start+d, s.Label(), &c)
 	}
-	if r.labels {
+	if t.mode&modeLabels != 0 {
 		if ctx == nil {
 			ctx = context.Background()
 		}
@@ -130,11 +136,34 @@ func (r *Recorder) LabelGoroutine(op Op) {
 	}
 }
 
-// Counting reports whether the recorder counts calls.
-func (r *Recorder) Counting() bool { return r != nil && r.count }
+// What a call records (Recorder.mode).
+const (
+	modeCount  = 1 << iota // counters
+	modeTrace              // a span on the timeline
+	modeLabels             // pprof labels for its time
+)
 
-// Tracing reports whether the recorder writes a timeline.
-func (r *Recorder) Tracing() bool { return r != nil && r.tr != nil }
+// Counting reports whether the recorder counts calls.
+func (r *Recorder) Counting() bool { return r != nil && r.mode.Load()&modeCount != 0 }
+
+// Observe sets whether the calls made from now on count and, when a
+// timeline is being written, trace: for the benchmark that measures what
+// each costs against calls that record nothing.
+func (r *Recorder) Observe(count, trace bool) {
+	for {
+		old := r.mode.Load()
+		m := old &^ (modeCount | modeTrace)
+		if count {
+			m |= modeCount
+		}
+		if trace && r.tr != nil {
+			m |= modeTrace
+		}
+		if r.mode.CompareAndSwap(old, m) {
+			return
+		}
+	}
+}
 
 // regionNames are the runtime/trace regions of each operation
 // ("commtune.Allreduce"), made once.
@@ -151,7 +180,13 @@ func Label(rank int, role string, f func()) {
 // pprof labels around each call if labels. Tracing starts later
 // (StartTrace), once the job's clocks are aligned.
 func NewRecorder(rank int, count, labels bool) *Recorder {
-	r := &Recorder{rank: rank, count: count, labels: labels, on: count || labels}
+	r := &Recorder{rank: rank}
+	if count {
+		r.mode.Store(modeCount)
+	}
+	if labels {
+		r.mode.Store(r.mode.Load() | modeLabels)
+	}
 	for op := range numOps {
 		r.labelled[op] = pprof.WithLabels(context.Background(), pprof.Labels("commtune", op.Name(), "rank", itoa(rank)))
 	}
@@ -167,7 +202,7 @@ func (r *Recorder) StartTrace(dir string, info trace.RankInfo, offset int64) err
 		return fmt.Errorf("commtune: COMMTUNE_TRACE: %w", err)
 	}
 	r.tr = newTracer(w, r.rank, offset)
-	r.on = true
+	r.mode.Store(r.mode.Load() | modeTrace)
 	return nil
 }
 
@@ -178,5 +213,6 @@ func (r *Recorder) StopTrace() error {
 	if r == nil || r.tr == nil {
 		return nil
 	}
+	r.mode.Store(r.mode.Load() &^ modeTrace)
 	return r.tr.close(Now() + r.tr.offset)
 }

@@ -25,8 +25,8 @@ type tracer struct {
 	done   chan struct{}
 	w      *trace.RankWriter
 	werr   error // the writer's first error, read after done
-	// dropped counts spans lost: refused by the file system, or recorded
-	// after the file was closed.
+	// dropped counts spans never handed to the writer: recorded after it
+	// refused a write, or after the file was closed.
 	dropped atomic.Int64
 	closed  bool // under mu
 	free    sync.Pool
@@ -94,9 +94,8 @@ func (t *tracer) write() {
 			p := &b[i]
 			p.span.Site = site(sites, p.pcs)
 			if t.werr == nil {
-				t.werr = t.w.Write(p.span)
-			}
-			if t.werr != nil {
+				t.werr = t.w.Write(p.span) // on error the writer counts what it lost
+			} else {
 				t.dropped.Add(1)
 			}
 		}
@@ -122,11 +121,14 @@ func (t *tracer) close(end int64) error {
 	}
 	close(t.out)
 	<-t.done
+	// A refused write loses the spans the writer held (it counts them
+	// itself) and those recorded after, never passed to it: the file
+	// keeps what was written and says how many are missing.
+	err := t.w.Close(end, t.dropped.Load())
 	if t.werr != nil {
-		t.w.Abort()
-		return fmt.Errorf("commtune: writing the timeline of rank %d: %w", t.rank, t.werr)
+		return fmt.Errorf("commtune: the timeline of rank %d misses spans: %w", t.rank, t.werr)
 	}
-	return t.w.Close(end, t.dropped.Load())
+	return err
 }
 
 // site names the program's call among pcs ("file.go:42 pkg.Func"): the
