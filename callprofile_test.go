@@ -4,8 +4,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/commtune/commtune"
 	"github.com/commtune/commtune/internal/trace"
@@ -167,4 +170,56 @@ func mapsEqual(a, b map[string]int64) bool {
 		}
 	}
 	return true
+}
+
+// TestPprofLabels: with COMMTUNE_PPROF_LABELS=on a rank blocked in Recv
+// carries the labels commtune=Recv and rank=1 in the goroutine profile,
+// and loses them once the call returns; without it, it carries none.
+func TestPprofLabels(t *testing.T) {
+	for _, tc := range []struct {
+		setting string
+		want    bool
+	}{{"on", true}, {"", false}} {
+		t.Run("labels="+tc.setting, func(t *testing.T) {
+			t.Setenv(commtune.EnvPprofLabels, tc.setting)
+			var during, after string
+			err := commtune.Local(2, func(c *commtune.Comm) error {
+				ctx := context.Background()
+				buf := make([]byte, 8)
+				if c.Rank() == 1 {
+					if _, err := c.Recv(ctx, buf, 0, 9); err != nil {
+						return err
+					}
+					after = goroutineProfile(t)
+					return nil
+				}
+				// Until rank 1 waits in Recv.
+				for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+					if during = goroutineProfile(t); strings.Contains(during, "commtune.(*Comm).Recv") {
+						break
+					}
+				}
+				return c.Send(ctx, buf, 1, 9)
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			label := `"commtune":"Recv", "rank":"1"`
+			if got := strings.Contains(during, label); got != tc.want {
+				t.Fatalf("labels %s on a rank inside Recv: %v, want %v; profile:\n%s", label, got, tc.want, during)
+			}
+			if strings.Contains(after, `"commtune":"Recv"`) {
+				t.Fatalf("the Recv's labels stayed after it returned; profile:\n%s", after)
+			}
+		})
+	}
+}
+
+// goroutineProfile is the goroutine profile's text, labels included.
+func goroutineProfile(t *testing.T) string {
+	var b strings.Builder
+	if err := pprof.Lookup("goroutine").WriteTo(&b, 1); err != nil {
+		t.Fatal(err)
+	}
+	return b.String()
 }
