@@ -19,10 +19,14 @@ type Profile struct {
 
 // OpProfile is one operation's line of a Profile.
 type OpProfile struct {
-	Op    string        // the call as the API names it: "Send", "Allreduce", "Iallreduce", "HaloExchange" …
-	Calls int64         // calls made, failed ones included
-	Bytes int64         // this rank's payload: sent for a send, received at a receive's Wait, the vector of a collective
-	Time  time.Duration // from entering the library to returning, summed
+	Op    string // the call as the API names it: "Send", "Allreduce", "Iallreduce", "HaloExchange" …
+	Calls int64  // calls made, failed ones included
+	Bytes int64  // this rank's payload: sent for a send, received at a receive's Wait, the vector of a collective
+	// Time is the time from entering the library to returning, summed:
+	// measured on the first call and one in 16 after (every call when the
+	// rank writes a timeline) and scaled to all of them, since two clock
+	// reads on every call would cost a small collective several percent.
+	Time time.Duration
 	// Paths are the algorithms or implementations the calls took, with
 	// who chose them (ChosenBy*, "learned" or "fixed" for a Halo), most
 	// calls first; none for point-to-point.

@@ -111,7 +111,7 @@ func (q *CollRequest) Wait(ctx context.Context) error {
 	if q == nil {
 		return errNilRequest
 	}
-	t := q.c.Recorder().Begin(opCollWait)
+	t := q.c.Recorder().Begin(opCollWait, q.c)
 	var err error
 	select {
 	case <-q.done:

@@ -34,7 +34,7 @@ var (
 
 // begin starts observing a call of op on c (a communicator checked not
 // nil).
-func (c *Comm) begin(op observe.Op) observe.Token { return c.in.Recorder().Begin(op) }
+func (c *Comm) begin(op observe.Op) observe.Token { return c.in.Recorder().Begin(op, c.in) }
 
 // endP2P ends the observation of a point-to-point call with peer (a rank
 // of c, AnySource, or observe.NoRank), that moved bytes.

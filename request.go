@@ -25,7 +25,7 @@ func (q *Request) Wait(ctx context.Context) (Status, error) {
 	if q == nil {
 		return Status{}, errNilRequest
 	}
-	t := q.c.Recorder().Begin(opWait)
+	t := q.c.Recorder().Begin(opWait, q.c)
 	raw, err := q.r.Wait(ctx)
 	st := q.c.Status(raw)
 	if q.c.Recorder().On(t) {

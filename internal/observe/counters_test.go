@@ -51,7 +51,8 @@ func TestCounters(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cs := NewCounters(4)
 			for _, c := range tc.calls {
-				cs.add(c.op, c.bytes, c.d, c.alg, c.by)
+				cs.begin(c.op)
+				cs.end(c.op, c.bytes, true, c.d, c.alg, c.by)
 			}
 			got := cs.Ops()
 			if len(got) != len(tc.want) {
@@ -100,14 +101,15 @@ func TestCountersConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for i := range 1000 {
-				cs.add(testOpA, 1, 1, algs[(g+i)%len(algs)], "table")
+				cs.begin(testOpA)
+				cs.end(testOpA, 1, false, 0, algs[(g+i)%len(algs)], "table")
 				cs.addPeer(i%2, i%3 == 0, 1)
 			}
 		}()
 	}
 	wg.Wait()
 	ops := cs.Ops()
-	if len(ops) != 1 || ops[0].Calls != 8000 || ops[0].Bytes != 8000 {
+	if len(ops) != 1 || ops[0].Calls != 8000 || ops[0].Bytes != 8000 || ops[0].TimedCalls != 0 {
 		t.Fatalf("ops %+v", ops)
 	}
 	var n int64
@@ -149,5 +151,80 @@ func TestLibraryFrame(t *testing.T) {
 		if got := libraryFrame(fn); got != want {
 			t.Errorf("libraryFrame(%q) = %v, want %v", fn, got, want)
 		}
+	}
+}
+
+// TestCountersDerived checks what the counters derive rather than count:
+// the bytes of calls of the first call's size, the first path's calls, and
+// the time scaled from the calls timed.
+func TestCountersDerived(t *testing.T) {
+	type call struct {
+		bytes   int64
+		alg, by string
+	}
+	tests := []struct {
+		name      string
+		calls     []call
+		bytes     int64
+		paths     []PathStats
+		timeScale bool
+	}{
+		{"one size", []call{{8, "a", "t"}, {8, "a", "t"}, {8, "a", "t"}}, 24, []PathStats{{"a", "t", 3}}, false},
+		{"sizes vary, none counts 0", []call{{8, "a", "t"}, {16, "a", "t"}, {-1, "a", "t"}, {0, "a", "t"}}, 24, []PathStats{{"a", "t", 4}}, false},
+		{"a failed call names no path", []call{{8, "", ""}, {8, "a", "t"}, {8, "b", "l"}, {8, "b", "l"}}, 32,
+			[]PathStats{{"b", "l", 2}, {"a", "t", 1}}, false},
+		{"same algorithm, another chooser", []call{{8, "a", "t"}, {8, "a", "l"}}, 16, []PathStats{{"a", "t", 1}, {"a", "l", 1}}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cs := NewCounters(2)
+			for _, c := range tc.calls {
+				timed := cs.begin(testOpA)
+				cs.end(testOpA, c.bytes, timed, 100, c.alg, c.by)
+			}
+			ops := cs.Ops()
+			if len(ops) != 1 || ops[0].Calls != int64(len(tc.calls)) || ops[0].Bytes != tc.bytes {
+				t.Fatalf("ops %+v: want %d calls, %d bytes", ops, len(tc.calls), tc.bytes)
+			}
+			if len(ops[0].Paths) != len(tc.paths) {
+				t.Fatalf("paths %+v, want %+v", ops[0].Paths, tc.paths)
+			}
+			for i, p := range tc.paths {
+				if ops[0].Paths[i] != p {
+					t.Fatalf("paths %+v, want %+v", ops[0].Paths, tc.paths)
+				}
+			}
+		})
+	}
+}
+
+// TestTimeSample: the first call is timed, then about one in timeEvery,
+// and calls that take turns (two sizes alternating) are timed alike.
+func TestTimeSample(t *testing.T) {
+	const n = 160000
+	var timed, even int
+	for i := int64(1); i <= n; i++ {
+		if timeSample(i) {
+			timed++
+			if i%2 == 0 {
+				even++
+			}
+		}
+	}
+	if !timeSample(1) {
+		t.Fatal("the first call is not timed")
+	}
+	if want := n / timeEvery; timed < want*9/10 || timed > want*11/10 {
+		t.Fatalf("%d calls timed of %d, want about %d", timed, n, want)
+	}
+	if even < timed*45/100 || even > timed*55/100 {
+		t.Fatalf("%d of the %d timed calls are even-numbered: alternating calls would be timed unequally", even, timed)
+	}
+	cs := NewCounters(1)
+	for range n {
+		cs.end(testOpB, 0, cs.begin(testOpB), 100, "", "")
+	}
+	if ops := cs.Ops(); ops[0].Time != time.Duration(100*n) {
+		t.Fatalf("time %v scaled from %d calls timed, want %v", ops[0].Time, ops[0].TimedCalls, time.Duration(100*n))
 	}
 }

@@ -28,6 +28,7 @@ var (
 	opsMu   sync.Mutex
 	opNames [maxOps]string
 	opCats  [maxOps]string
+	opPaths [maxOps]bool // calls name the path they took (collectives, halos)
 	opByKey = map[string]Op{}
 	numOps  Op
 )
@@ -46,6 +47,7 @@ func Register(name, cat string) Op {
 	op := numOps
 	numOps++
 	opNames[op], opCats[op] = name, cat
+	opPaths[op] = cat == CatColl || cat == CatHalo
 	regionNames[op] = "commtune." + name
 	opByKey[name] = op
 	return op

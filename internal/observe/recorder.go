@@ -25,16 +25,14 @@ type Recorder struct {
 	labelled [maxOps]context.Context
 }
 
-// Token is what Begin gives End: when the call began, and its lane and
-// call site when traced.
+// Token is what Begin gives End: what the call records, and when it
+// began if it is timed.
 type Token struct {
-	active bool   // the recorder observes this call (zero Token: it does not)
-	mode   uint32 // what it records (mode* bits)
+	mode   uint32 // what it records (mode* bits); 0: nothing
+	lane   int32  // its lane on the timeline, when traced
+	timed  bool   // start was read
 	start  int64
-	lane   int32
-	traced bool
 	region *rtrace.Region
-	pcs    [sitePCs]uintptr
 }
 
 // sitePCs is how many return addresses a traced call keeps: enough to
@@ -60,31 +58,36 @@ const (
 	AnyPeer = -1
 )
 
-// Begin starts observing a call of op: skip is how many frames stand
-// between Begin and the public function the program called (0: Begin's
-// caller is it).
-func (r *Recorder) Begin(op Op) Token {
-	var m uint32
-	if r != nil {
-		m = r.mode.Load()
+// Begin starts observing a call of op on s (whose counters count it).
+func (r *Recorder) Begin(op Op, s Subject) Token {
+	var t Token
+	if rtrace.IsEnabled() {
+		t.region = rtrace.StartRegion(context.Background(), regionNames[op])
 	}
+	if r == nil {
+		return t
+	}
+	m := r.mode.Load()
 	if m == 0 {
-		if rtrace.IsEnabled() {
-			return Token{region: rtrace.StartRegion(context.Background(), regionNames[op])}
-		}
-		return Token{}
+		return t
 	}
-	t := Token{active: true, mode: m, start: Now()}
+	t.mode = m
+	t.timed = m&modeTrace != 0
+	if m&modeCount != 0 && s.Counters().begin(op) {
+		t.timed = true
+	}
 	if m&modeTrace != 0 {
-		t.traced = true
 		t.lane = r.tr.lanes.take()
-		runtime.Callers(3, t.pcs[:])
+		if t.lane < maxLanes {
+			// Callers, Begin, and the library's function calling it.
+			runtime.Callers(3, r.tr.pcs[t.lane][:])
+		}
 	}
 	if m&modeLabels != 0 {
 		pprof.SetGoroutineLabels(r.labelled[op])
 	}
-	if rtrace.IsEnabled() {
-		t.region = rtrace.StartRegion(context.Background(), regionNames[op])
+	if t.timed {
+		t.start = Now()
 	}
 	return t
 }
@@ -97,7 +100,7 @@ type Subject interface {
 }
 
 // On reports whether t observes anything: End has work to do.
-func (r *Recorder) On(t Token) bool { return t.active || t.region != nil }
+func (r *Recorder) On(t Token) bool { return t.mode != 0 || t.region != nil }
 
 // End finishes observing the call Begin started, counting it on s's
 // counters and recording its span. ctx is the program's context for the
@@ -106,19 +109,23 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c Call) {
 	if t.region != nil {
 		t.region.End()
 	}
-	if !t.active {
+	if t.mode == 0 {
 		return
 	}
-	d := Now() - t.start
+	var end, d int64
+	if t.timed {
+		end = Now()
+		d = end - t.start
+	}
 	if t.mode&modeCount != 0 {
 		cs := s.Counters()
-		cs.add(c.Op, c.Bytes, d, c.Alg, c.By)
+		cs.end(c.Op, c.Bytes, t.timed, d, c.Alg, c.By)
 		if c.Peer >= 0 && c.Err == nil {
 			cs.addPeer(c.Peer, c.Send, c.Bytes)
 		}
 	}
-	if t.traced {
-		r.tr.record(&t, t.start+d, s.Label(), &c)
+	if t.mode&modeTrace != 0 {
+		r.tr.record(&t, end, s.Label(), &c)
 	}
 	if t.mode&modeLabels != 0 {
 		if ctx == nil {

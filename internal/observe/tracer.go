@@ -18,6 +18,9 @@ import (
 type tracer struct {
 	offset int64 // job clock = Now() + offset
 	lanes  laneSet
+	// pcs holds each lane's call site while a call holds the lane: a
+	// call's token stays small.
+	pcs [maxLanes][sitePCs]uintptr
 	rank   int
 	mu     sync.Mutex
 	batch  []pending
@@ -51,12 +54,15 @@ func newTracer(w *trace.RankWriter, rank int, offset int64) *tracer {
 
 // record appends the span of a finished call (end on this rank's clock).
 func (t *tracer) record(tok *Token, end int64, comm string, c *Call) {
-	p := pending{pcs: tok.pcs, span: trace.Span{
+	p := pending{span: trace.Span{
 		Name: c.Op.Name(), Cat: c.Op.Cat(), Start: tok.start + t.offset, End: end + t.offset, Lane: int(tok.lane),
 		Comm: comm, Bytes: c.Bytes, Peer: c.WorldPeer, Root: c.WorldRoot, Alg: c.Alg, By: c.By,
 	}}
 	if c.Err != nil {
 		p.span.Err = c.Err.Error()
+	}
+	if tok.lane < maxLanes {
+		p.pcs = t.pcs[tok.lane]
 	}
 	t.lanes.give(tok.lane)
 	t.mu.Lock()
@@ -189,15 +195,19 @@ func shortFunc(fn string) string {
 // laneSet hands out a rank's lanes: a call takes the lowest lane no call
 // in flight holds, so that the spans of one lane never overlap.
 type laneSet struct {
-	used     atomic.Uint64 // lanes 0-63
-	overflow atomic.Int32  // beyond: never reused
+	used     atomic.Uint64 // lanes 0 to maxLanes-1
+	overflow atomic.Int32  // beyond: never reused, and no call site
 }
+
+// maxLanes is how many lanes a rank reuses: calls in flight at once on one
+// rank, more than a program makes but in a storm of nonblocking ones.
+const maxLanes = 64
 
 func (l *laneSet) take() int32 {
 	for {
 		u := l.used.Load()
 		if u == ^uint64(0) {
-			return 64 + l.overflow.Add(1)
+			return maxLanes + l.overflow.Add(1)
 		}
 		i := bits.TrailingZeros64(^u)
 		if l.used.CompareAndSwap(u, u|1<<i) {
@@ -207,7 +217,7 @@ func (l *laneSet) take() int32 {
 }
 
 func (l *laneSet) give(lane int32) {
-	if lane >= 64 {
+	if lane >= maxLanes {
 		return
 	}
 	for {
