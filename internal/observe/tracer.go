@@ -20,14 +20,14 @@ type tracer struct {
 	lanes  laneSet
 	// pcs holds each lane's call site while a call holds the lane: a
 	// call's token stays small.
-	pcs [maxLanes][sitePCs]uintptr
-	rank   int
-	mu     sync.Mutex
-	batch  []pending
-	out    chan []pending
-	done   chan struct{}
-	w      *trace.RankWriter
-	werr   error // the writer's first error, read after done
+	pcs   [maxLanes][sitePCs]uintptr
+	rank  int
+	mu    sync.Mutex
+	batch []pending
+	out   chan []pending
+	done  chan struct{}
+	w     *trace.RankWriter
+	werr  error // the writer's first error, read after done
 	// dropped counts spans never handed to the writer: recorded after it
 	// refused a write, or after the file was closed.
 	dropped atomic.Int64
