@@ -3,7 +3,6 @@ package observe
 import (
 	"context"
 	"fmt"
-	"runtime"
 	"runtime/pprof"
 	rtrace "runtime/trace"
 	"sync/atomic"
@@ -37,7 +36,7 @@ type Token struct {
 
 // sitePCs is how many return addresses a traced call keeps: enough to
 // climb out of the library's wrappers to the program's call.
-const sitePCs = 4
+const sitePCs = 6
 
 // Call describes a finished call for End.
 type Call struct {
@@ -79,8 +78,7 @@ func (r *Recorder) Begin(op Op, s Subject) Token {
 	if m&modeTrace != 0 {
 		t.lane = r.tr.lanes.take()
 		if t.lane < maxLanes {
-			// Callers, Begin, and the library's function calling it.
-			runtime.Callers(3, r.tr.pcs[t.lane][:])
+			callSite(&r.tr.lanes.bufs[t.lane].pcs)
 		}
 	}
 	if m&modeLabels != 0 {

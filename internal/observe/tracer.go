@@ -18,21 +18,20 @@ import (
 type tracer struct {
 	offset int64 // job clock = Now() + offset
 	lanes  laneSet
-	// pcs holds each lane's call site while a call holds the lane: a
-	// call's token stays small.
-	pcs   [maxLanes][sitePCs]uintptr
-	rank  int
-	mu    sync.Mutex
-	batch []pending
-	out   chan []pending
-	done  chan struct{}
-	w     *trace.RankWriter
-	werr  error // the writer's first error, read after done
+	rank   int
+	out    chan []pending
+	done   chan struct{}
+	w      *trace.RankWriter
+	werr   error // the writer's first error, read after done
 	// dropped counts spans never handed to the writer: recorded after it
 	// refused a write, or after the file was closed.
 	dropped atomic.Int64
-	closed  bool // under mu
+	closed  atomic.Bool
 	free    sync.Pool
+	// spill is the batch of the calls beyond maxLanes in flight at once,
+	// under spillMu.
+	spillMu sync.Mutex
+	spill   []pending
 }
 
 // pending is a span whose call site is not yet resolved.
@@ -42,18 +41,24 @@ type pending struct {
 }
 
 // batchSpans is how many spans a batch holds: the writer's work comes in
-// pieces of about 200 KiB, and a call appends without allocating.
+// pieces of about 400 KiB, and a call appends without allocating.
 const batchSpans = 2048
 
 func newTracer(w *trace.RankWriter, rank int, offset int64) *tracer {
-	t := &tracer{w: w, rank: rank, offset: offset, out: make(chan []pending, 8), done: make(chan struct{})}
-	t.batch = make([]pending, 0, batchSpans)
+	t := &tracer{w: w, rank: rank, offset: offset, out: make(chan []pending, 16), done: make(chan struct{})}
 	go Label(rank, "trace-writer", t.write)
 	return t
 }
 
-// record appends the span of a finished call (end on this rank's clock).
+// record appends the span of a finished call (end on this rank's clock)
+// to its lane's batch, which only the call holding the lane touches: no
+// lock on the way.
 func (t *tracer) record(tok *Token, end int64, comm string, c *Call) {
+	if t.closed.Load() {
+		t.lanes.give(tok.lane)
+		t.dropped.Add(1)
+		return
+	}
 	p := pending{span: trace.Span{
 		Name: c.Op.Name(), Cat: c.Op.Cat(), Start: tok.start + t.offset, End: end + t.offset, Lane: int(tok.lane),
 		Comm: comm, Bytes: c.Bytes, Peer: c.WorldPeer, Root: c.WorldRoot, Alg: c.Alg, By: c.By,
@@ -61,26 +66,29 @@ func (t *tracer) record(tok *Token, end int64, comm string, c *Call) {
 	if c.Err != nil {
 		p.span.Err = c.Err.Error()
 	}
-	if tok.lane < maxLanes {
-		p.pcs = t.pcs[tok.lane]
-	}
-	t.lanes.give(tok.lane)
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		t.dropped.Add(1)
+	if tok.lane >= maxLanes {
+		t.spillMu.Lock()
+		t.spill = t.appendSpan(t.spill, &p)
+		t.spillMu.Unlock()
 		return
 	}
-	t.batch = append(t.batch, p)
-	var full []pending
-	if len(t.batch) == cap(t.batch) {
-		full = t.batch
-		t.batch = t.newBatch()
+	lb := &t.lanes.bufs[tok.lane]
+	p.pcs = lb.pcs
+	lb.batch = t.appendSpan(lb.batch, &p)
+	t.lanes.give(tok.lane)
+}
+
+// appendSpan appends p to batch, handing a full batch to the writer.
+func (t *tracer) appendSpan(batch []pending, p *pending) []pending {
+	if batch == nil {
+		batch = t.newBatch()
 	}
-	t.mu.Unlock()
-	if full != nil {
-		t.out <- full
+	batch = append(batch, *p)
+	if len(batch) == cap(batch) {
+		t.out <- batch
+		return nil
 	}
+	return batch
 }
 
 func (t *tracer) newBatch() []pending {
@@ -111,20 +119,30 @@ func (t *tracer) write() {
 }
 
 // close writes what is left and the file's end (end on the job clock) and
-// renames it into place.
+// renames it into place. Calls still in flight then (none, when the world
+// communicator closes as it should) count as dropped.
 func (t *tracer) close(end int64) error {
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	if t.closed.Swap(true) {
 		return nil
 	}
-	t.closed = true
-	last := t.batch
-	t.batch = nil
-	t.mu.Unlock()
-	if len(last) > 0 {
-		t.out <- last
+	for deadline := Now() + 1e9; t.lanes.used.Load() != 0 && Now() < deadline; {
+		runtime.Gosched() // a call finishing its span
 	}
+	for i := range t.lanes.bufs {
+		if t.lanes.used.Load()&(1<<i) != 0 {
+			continue // still held: its batch is not ours to take
+		}
+		if b := t.lanes.bufs[i].batch; len(b) > 0 {
+			t.out <- b
+		}
+		t.lanes.bufs[i].batch = nil
+	}
+	t.spillMu.Lock()
+	if len(t.spill) > 0 {
+		t.out <- t.spill
+	}
+	t.spill = nil
+	t.spillMu.Unlock()
 	close(t.out)
 	<-t.done
 	// A refused write loses the spans the writer held (it counts them
@@ -197,6 +215,14 @@ func shortFunc(fn string) string {
 type laneSet struct {
 	used     atomic.Uint64 // lanes 0 to maxLanes-1
 	overflow atomic.Int32  // beyond: never reused, and no call site
+	// bufs are what each lane's call holds: its call site, and the spans
+	// of the lane's calls not yet handed to the writer.
+	bufs [maxLanes]laneBuf
+}
+
+type laneBuf struct {
+	pcs   [sitePCs]uintptr
+	batch []pending
 }
 
 // maxLanes is how many lanes a rank reuses: calls in flight at once on one
