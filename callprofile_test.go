@@ -2,8 +2,6 @@ package commtune_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -125,20 +123,7 @@ func TestTimelineLocal(t *testing.T) {
 	if err := commtune.Local(n, func(c *commtune.Comm) error { return profileProgram(context.Background(), c) }); err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(dir, "commtune-trace-*-rank-*.json"))
-	if len(files) != n {
-		t.Fatalf("rank files %v, want %d", files, n)
-	}
-	for _, f := range files {
-		data, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := trace.Validate(data); err != nil {
-			t.Fatalf("%s: %v", f, err)
-		}
-	}
-	job, err := trace.Read(dir)
+	job, err := trace.ReadChecked(dir, n)
 	if err != nil {
 		t.Fatal(err)
 	}

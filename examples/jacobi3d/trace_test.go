@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"testing"
@@ -42,20 +41,7 @@ func TestTimeline(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%v\n%s", err, out)
 			}
-			files, _ := filepath.Glob(filepath.Join(dir, "commtune-trace-*-rank-*.json"))
-			if len(files) != n {
-				t.Fatalf("%d rank files, want %d: %v\n%s", len(files), n, files, out)
-			}
-			for _, f := range files {
-				data, err := os.ReadFile(f)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := trace.Validate(data); err != nil {
-					t.Fatalf("%s: %v", f, err)
-				}
-			}
-			job, err := trace.Read(dir)
+			job, err := trace.ReadChecked(dir, n)
 			if err != nil {
 				t.Fatal(err)
 			}

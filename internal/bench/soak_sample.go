@@ -63,6 +63,15 @@ func ReadRankUsage() (RankUsage, error) {
 	runtime.GC()
 	debug.FreeOSMemory()
 	var u RankUsage
+	// Resident memory first, before the settling below allocates.
+	status, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return u, err
+	}
+	if err := parseKB("status", status, kBField{"VmRSS", &u.RSS}, kBField{"RssAnon", &u.RSSAnon},
+		kBField{"RssFile", &u.RSSFile}, kBField{"RssShmem", &u.RSSShmem}); err != nil {
+		return u, err
+	}
 	u.FDs, u.Goroutines = -1, -1
 	for end := time.Now().Add(settleTime); ; {
 		fds, err := countFDs()
@@ -80,14 +89,6 @@ func ReadRankUsage() (RankUsage, error) {
 			break
 		}
 		time.Sleep(10 * time.Millisecond)
-	}
-	status, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return u, err
-	}
-	if err := parseKB("status", status, kBField{"VmRSS", &u.RSS}, kBField{"RssAnon", &u.RSSAnon},
-		kBField{"RssFile", &u.RSSFile}, kBField{"RssShmem", &u.RSSShmem}); err != nil {
-		return u, err
 	}
 	live := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
 	metrics.Read(live)

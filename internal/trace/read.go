@@ -263,3 +263,26 @@ func Validate(data []byte) error {
 	_, err := parse(bytes.NewReader(data), int64(len(data)))
 	return err
 }
+
+// ReadChecked reads the rank files of the one job in dir after checking
+// each with Validate, and that there are ranks of them: what a test of a
+// traced job asks of its directory.
+func ReadChecked(dir string, ranks int) (*Job, error) {
+	files, err := filepath.Glob(filepath.Join(dir, "commtune-trace-*-rank-*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) != ranks {
+		return nil, fmt.Errorf("%s: %d rank files, want %d: %v", dir, len(files), ranks, files)
+	}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		if err := Validate(data); err != nil {
+			return nil, fmt.Errorf("%s: %w", f, err)
+		}
+	}
+	return Read(dir)
+}
