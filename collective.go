@@ -590,14 +590,15 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 		return c.in.Persist(op, l, in, out, red, commutative, readOptions(opts))
 	}
 	blocking := h.ctx != nil
-	oop := comm.CollOp(op, blocking)
 	var t observe.Token
 	if !h.quiet {
-		t = c.begin(oop)
+		t = c.in.BeginColl(op, blocking)
 	}
 	if blocking && len(opts) == 0 {
 		if ran, err := c.in.RunOnSegment(h.ctx, op, l, in, out, red); ran {
-			c.in.EndColl(h.ctx, t, oop, op, l, comm.SegmentName(op), comm.ChosenByTable, err)
+			if t.On() {
+				c.in.EndColl(h.ctx, t, op, true, &l, true, "", comm.ChosenByTable, err)
+			}
 			return nil, err
 		}
 	}
@@ -607,15 +608,16 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 	}
 	k, err := c.in.Prepare(op, l, in, out, red, commutative, o)
 	switch {
+	case err != nil && t.On():
+		c.in.EndColl(h.ctx, t, op, blocking, &l, false, "", "", err)
 	case err != nil:
-		c.in.EndColl(h.ctx, t, oop, op, l, "", "", err)
 	case blocking:
-		k.Observe(t, oop) // ended when it has run
-	case c.in.Recorder().On(t):
+		k.Observe(t) // ended when it has run
+	case t.On():
 		// A nonblocking call's own time is its preparation; its Wait is
 		// observed apart.
 		alg, by := k.Path()
-		c.in.EndColl(nil, t, oop, op, l, alg, by, nil)
+		c.in.EndColl(nil, t, op, false, &l, false, alg, by, nil)
 	}
 	return k, err
 }

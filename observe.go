@@ -39,10 +39,12 @@ func (c *Comm) begin(op observe.Op) observe.Token { return c.in.Recorder().Begin
 // endP2P ends the observation of a point-to-point call with peer (a rank
 // of c, AnySource, or observe.NoRank), that moved bytes.
 func (c *Comm) endP2P(ctx context.Context, t observe.Token, op observe.Op, bytes, peer int, send bool, err error) {
-	r := c.in.Recorder()
-	if !r.On(t) {
-		return
+	if t.On() {
+		c.endP2PSlow(ctx, t, op, bytes, peer, send, err)
 	}
+}
+
+func (c *Comm) endP2PSlow(ctx context.Context, t observe.Token, op observe.Op, bytes, peer int, send bool, err error) {
 	wp := observe.NoRank
 	switch {
 	case peer == AnySource:
@@ -50,16 +52,18 @@ func (c *Comm) endP2P(ctx context.Context, t observe.Token, op observe.Op, bytes
 	case peer >= 0 && peer < c.in.Size():
 		wp = c.in.WorldRank(peer)
 	}
-	r.End(ctx, t, c.in, observe.Call{Op: op, Bytes: int64(bytes), Peer: peer, Send: send, WorldPeer: wp, WorldRoot: observe.NoRank, Err: err})
+	c.in.Recorder().End(ctx, t, c.in, &observe.Call{Op: op, Bytes: int64(bytes), Peer: peer, Send: send, WorldPeer: wp, WorldRoot: observe.NoRank, Err: err})
 }
 
 // endCall ends the observation of a call with no peer, root or payload of
 // its own; alg and by name the path it took ("" for none).
 func endCall(ctx context.Context, in *comm.Comm, t observe.Token, op observe.Op, alg, by string, err error) {
-	r := in.Recorder()
-	if !r.On(t) {
-		return
+	if t.On() {
+		endCallSlow(ctx, in, t, op, alg, by, err)
 	}
-	r.End(ctx, t, in, observe.Call{Op: op, Bytes: -1, Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: observe.NoRank,
+}
+
+func endCallSlow(ctx context.Context, in *comm.Comm, t observe.Token, op observe.Op, alg, by string, err error) {
+	in.Recorder().End(ctx, t, in, &observe.Call{Op: op, Bytes: -1, Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: observe.NoRank,
 		Alg: alg, By: by, Err: err})
 }

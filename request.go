@@ -28,7 +28,7 @@ func (q *Request) Wait(ctx context.Context) (Status, error) {
 	t := q.c.Recorder().Begin(opWait, q.c)
 	raw, err := q.r.Wait(ctx)
 	st := q.c.Status(raw)
-	if q.c.Recorder().On(t) {
+	if t.On() {
 		(&Comm{in: q.c}).endP2P(ctx, t, opWait, q.received(st, err), q.source(st, err), false, err)
 	}
 	return st, err

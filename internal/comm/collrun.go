@@ -238,10 +238,9 @@ type Call struct {
 	// persistent: the persistent call whose template this Call is
 	// (Persist); such a Call never runs.
 	persistent *Persistent
-	// obs and obsOp: the observation of the program's call that Run ends
+	// obs: the observation of the program's call that Run ends
 	// (Observe); drawn: the lottery chose the algorithm that ran.
 	obs   observe.Token
-	obsOp observe.Op
 	drawn bool
 }
 
@@ -553,9 +552,9 @@ func (k *Call) Run(ctx context.Context, blocking bool) error {
 	c := k.x.c
 	c.makeSegment(ctx, k.seq)
 	err := k.run(ctx)
-	if c.ep.Obs.On(k.obs) {
+	if k.obs.On() {
 		alg, by := k.Path()
-		c.EndColl(ctx, k.obs, k.obsOp, k.op, k.layout, alg, by, err)
+		c.EndColl(ctx, k.obs, k.op, blocking, &k.layout, false, alg, by, err)
 	}
 	k.release()
 	return err

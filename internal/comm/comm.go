@@ -70,8 +70,10 @@ type Comm struct {
 	// (create.go), under mu: identical on all members of each set.
 	groupCalls map[groupCall]uint64
 
-	// counters count the calls made on c (observe.go), made on first use.
+	// counters count the calls made on c (observe.go), made on first use;
+	// label names c in a timeline.
 	counters atomic.Pointer[observe.Counters]
+	label    string
 }
 
 // AnySource and AnyTag match any sender and any tag.
@@ -102,7 +104,7 @@ func NewWorld(ep *job.Endpoint, rank, size int) *Comm {
 	for i := range group {
 		group[i] = i
 	}
-	c := &Comm{ep: ep, ctx: 0, collCtx: mix(0, collSalt), group: group, rank: rank, world: true}
+	c := &Comm{ep: ep, ctx: 0, collCtx: mix(0, collSalt), group: group, rank: rank, world: true, label: labelOf(true, 0)}
 	listenRevocations(ep)
 	c.register()
 	return c
@@ -209,7 +211,7 @@ func (c *Comm) child(ctx uint64, group []int, rank int) *Comm {
 	for i, w := range group {
 		inv[w] = i
 	}
-	d := &Comm{ep: c.ep, ctx: ctx, collCtx: mix(ctx, collSalt), group: group, rank: rank, inv: inv}
+	d := &Comm{ep: c.ep, ctx: ctx, collCtx: mix(ctx, collSalt), group: group, rank: rank, inv: inv, label: labelOf(false, ctx)}
 	d.register()
 	return d
 }

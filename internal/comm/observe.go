@@ -20,35 +20,79 @@ func (c *Comm) Counters() *observe.Counters {
 // Label names c in a timeline: "world", or its context's number, which
 // every member derives alike.
 func (c *Comm) Label() string {
-	if c.world {
+	return c.label
+}
+
+// labelOf names the communicator of context ctx in a timeline (Label).
+func labelOf(world bool, ctx uint64) string {
+	if world {
 		return "world"
 	}
-	return fmt.Sprintf("comm %08x", uint32(c.ctx))
+	return fmt.Sprintf("comm %08x", uint32(ctx))
 }
 
 // Recorder returns the rank's call recorder.
 func (c *Comm) Recorder() *observe.Recorder { return c.ep.Obs }
 
 // collOps are the observed names of each collective operation, blocking
-// and nonblocking, as the API names them.
-var collOps, icollOps = func() (map[coll.Operation]observe.Op, map[coll.Operation]observe.Op) {
-	names := map[coll.Operation]string{
-		coll.OpBarrier: "Barrier", coll.OpBcast: "Bcast", coll.OpReduce: "Reduce", coll.OpAllreduce: "Allreduce",
-		coll.OpScatter: "Scatter", coll.OpGather: "Gather", coll.OpAllgather: "Allgather", coll.OpAlltoall: "Alltoall",
-		coll.OpScatterv: "Scatterv", coll.OpGatherv: "Gatherv", coll.OpAllgatherv: "Allgatherv", coll.OpAlltoallv: "Alltoallv",
-		coll.OpReduceScatterBlock: "ReduceScatterBlock", coll.OpReduceScatter: "ReduceScatter", coll.OpScan: "Scan", coll.OpExscan: "Exscan",
-	}
-	b, nb := map[coll.Operation]observe.Op{}, map[coll.Operation]observe.Op{}
+// and nonblocking, as the API names them, and the paths over a node
+// segment, by collIndex: arrays, not maps, so that a call looks them up
+// for the price of a switch.
+var collOps, icollOps, segPaths = func() (b, nb [numCollOps]observe.Op, seg [numCollOps]string) {
+	names := [numCollOps]string{"Barrier", "Bcast", "Reduce", "Allreduce", "Scatter", "Gather", "Allgather", "Alltoall",
+		"Scatterv", "Gatherv", "Allgatherv", "Alltoallv", "ReduceScatterBlock", "ReduceScatter", "Scan", "Exscan"}
 	for _, op := range coll.Operations {
-		n, ok := names[op]
-		if !ok {
+		i := collIndex(op)
+		if i < 0 {
 			panic("comm: no observed name for collective " + string(op))
 		}
-		b[op] = observe.Register(n, observe.CatColl)
-		nb[op] = observe.Register("I"+lowerFirst(n), observe.CatColl)
+		b[i] = observe.Register(names[i], observe.CatColl)
+		nb[i] = observe.Register("I"+lowerFirst(names[i]), observe.CatColl)
+		seg[i] = segmentNames[op]
 	}
-	return b, nb
+	return b, nb, seg
 }()
+
+const numCollOps = 16
+
+// collIndex numbers the collective operations for collOps (-1: none).
+func collIndex(op coll.Operation) int {
+	switch op {
+	case coll.OpBarrier:
+		return 0
+	case coll.OpBcast:
+		return 1
+	case coll.OpReduce:
+		return 2
+	case coll.OpAllreduce:
+		return 3
+	case coll.OpScatter:
+		return 4
+	case coll.OpGather:
+		return 5
+	case coll.OpAllgather:
+		return 6
+	case coll.OpAlltoall:
+		return 7
+	case coll.OpScatterv:
+		return 8
+	case coll.OpGatherv:
+		return 9
+	case coll.OpAllgatherv:
+		return 10
+	case coll.OpAlltoallv:
+		return 11
+	case coll.OpReduceScatterBlock:
+		return 12
+	case coll.OpReduceScatter:
+		return 13
+	case coll.OpScan:
+		return 14
+	case coll.OpExscan:
+		return 15
+	}
+	return -1
+}
 
 func lowerFirst(s string) string { return string(s[0]+'a'-'A') + s[1:] }
 
@@ -56,23 +100,38 @@ func lowerFirst(s string) string { return string(s[0]+'a'-'A') + s[1:] }
 // not.
 func CollOp(op coll.Operation, blocking bool) observe.Op {
 	if blocking {
-		return collOps[op]
+		return collOps[collIndex(op)]
 	}
-	return icollOps[op]
+	return icollOps[collIndex(op)]
 }
 
-// EndColl ends the observation of a collective call of op on layout l
-// that ran along alg, chosen by by.
-func (c *Comm) EndColl(ctx context.Context, t observe.Token, op observe.Op, cop coll.Operation, l coll.Layout, alg, by string, err error) {
-	r := c.ep.Obs
-	if !r.On(t) {
-		return
+// BeginColl starts observing this rank's collective call of op on c:
+// nothing to look up while nothing records.
+func (c *Comm) BeginColl(op coll.Operation, blocking bool) observe.Token {
+	if c.ep.Obs.Active() {
+		return c.beginColl(op, blocking)
 	}
+	return observe.Token{}
+}
+
+func (c *Comm) beginColl(op coll.Operation, blocking bool) observe.Token {
+	return c.ep.Obs.Begin(CollOp(op, blocking), c)
+}
+
+// EndColl ends the observation t of a collective call of op on layout l
+// (bytes, root) that ran along alg, chosen by by; segment: alg is the node
+// segment's path, looked up only if needed.
+// Callers test t.On() first: a call that records nothing then costs that
+// test alone.
+func (c *Comm) EndColl(ctx context.Context, t observe.Token, op coll.Operation, blocking bool, l *coll.Layout, segment bool, alg, by string, err error) {
 	root := observe.NoRank
-	if rooted(cop) && l.Root >= 0 && l.Root < len(c.group) {
+	if rooted(op) && l.Root >= 0 && l.Root < len(c.group) {
 		root = c.group[l.Root]
 	}
-	r.End(ctx, t, c, observe.Call{Op: op, Bytes: int64(l.Bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: root,
+	if segment {
+		alg = segPaths[collIndex(op)]
+	}
+	c.ep.Obs.End(ctx, t, c, &observe.Call{Op: CollOp(op, blocking), Bytes: int64(l.Bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: root,
 		Alg: alg, By: by, Err: err})
 }
 
@@ -85,10 +144,8 @@ func rooted(op coll.Operation) bool {
 	return false
 }
 
-// Observe makes k end the observation t of op when it has run.
-func (k *Call) Observe(t observe.Token, op observe.Op) {
-	k.obs, k.obsOp = t, op
-}
+// Observe makes k end the observation t when it has run.
+func (k *Call) Observe(t observe.Token) { k.obs = t }
 
 // Path names the algorithm k runs (or ran) and who chose it.
 func (k *Call) Path() (alg, by string) {
@@ -107,9 +164,6 @@ func (k *Call) Path() (alg, by string) {
 	}
 	return alg, k.by
 }
-
-// SegmentName names the path of op's calls that a node segment carries.
-func SegmentName(op coll.Operation) string { return segmentNames[op] }
 
 // Comm returns the communicator k runs on.
 func (k *Call) Comm() *Comm { return k.x.c }

@@ -98,12 +98,17 @@ type Subject interface {
 }
 
 // On reports whether t observes anything: End has work to do.
-func (r *Recorder) On(t Token) bool { return t.mode != 0 || t.region != nil }
+func (r *Recorder) On(t Token) bool { return t.On() }
+
+// On reports whether the call t stands for is observed: End has work to
+// do. Checking it before building End's Call keeps a call that records
+// nothing at the cost of this test.
+func (t *Token) On() bool { return t.mode != 0 || t.region != nil }
 
 // End finishes observing the call Begin started, counting it on s's
 // counters and recording its span. ctx is the program's context for the
 // call, whose pprof labels the goroutine gets back.
-func (r *Recorder) End(ctx context.Context, t Token, s Subject, c Call) {
+func (r *Recorder) End(ctx context.Context, t Token, s Subject, c *Call) {
 	if t.region != nil {
 		t.region.End()
 	}
@@ -123,7 +128,7 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c Call) {
 		}
 	}
 	if t.mode&modeTrace != 0 {
-		r.tr.record(&t, end, s.Label(), &c)
+		r.tr.record(&t, end, s.Label(), c)
 	}
 	if t.mode&modeLabels != 0 {
 		if ctx == nil {
@@ -147,6 +152,10 @@ const (
 	modeTrace              // a span on the timeline
 	modeLabels             // pprof labels for its time
 )
+
+// Active reports whether a call would record anything, or be a region of
+// the program's execution trace: Begin has work to do.
+func (r *Recorder) Active() bool { return (r != nil && r.mode.Load() != 0) || rtrace.IsEnabled() }
 
 // Counting reports whether the recorder counts calls.
 func (r *Recorder) Counting() bool { return r != nil && r.mode.Load()&modeCount != 0 }

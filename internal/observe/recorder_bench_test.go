@@ -23,8 +23,19 @@ func BenchmarkBeginEnd(b *testing.B) {
 			ctx := context.Background()
 			for b.Loop() {
 				t := r.Begin(testOpA, s)
-				r.End(ctx, t, s, Call{Op: testOpA, Bytes: 8, Peer: NoRank, WorldPeer: NoRank, WorldRoot: NoRank, Alg: "a/seg", By: "table"})
+				r.End(ctx, t, s, &Call{Op: testOpA, Bytes: 8, Peer: NoRank, WorldPeer: NoRank, WorldRoot: NoRank, Alg: "a/seg", By: "table"})
 			}
 		})
 	}
+}
+
+func BenchmarkActive(b *testing.B) {
+	r := NewRecorder(0, false, false)
+	n := 0
+	for b.Loop() {
+		if r.Active() {
+			n++
+		}
+	}
+	_ = n
 }
