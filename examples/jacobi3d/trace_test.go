@@ -23,8 +23,8 @@ func TestMain(m *testing.M) {
 const clockSkewLimit = 10_000 // ns
 
 // TestTimeline runs the example on 4 processes over shared memory and
-// over TCP with COMMTUNE_TRACE: every rank's file passes the format's
-// checks, each rank's calls are its halo exchanges and allreduces in the
+// over TCP with COMMTUNE_TRACE: every rank's file and the merged one pass
+// the format's checks, each rank's calls are its halo exchanges and allreduces in the
 // program's order, the clocks agree within 10 µs, and the report's total
 // per operation and rank is what the rank measured around the same calls
 // (-timing). The bound there is loose (a quarter): the program's own
@@ -44,6 +44,18 @@ func TestTimeline(t *testing.T) {
 			job, err := trace.ReadChecked(dir, n)
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The job's one file, as commtune run or trace merge writes it.
+			merged, _, err := trace.MergeJob(dir, job.ID, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			data, err := os.ReadFile(merged)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := trace.Validate(data); err != nil {
+				t.Fatalf("%s: %v", merged, err)
 			}
 			for r, spans := range job.Spans {
 				info := job.Ranks[r]
