@@ -113,7 +113,11 @@ func TestKeepGoingHydra(t *testing.T) {
 			name, value, _ := strings.Cut(tr.Env, "=")
 			t.Setenv(name, value)
 			out, code := foreignSurvive(t, "1s exit", mpiexec, "-disable-auto-cleanup", "-launcher", "fork", "-n", "4")
-			if code != 3 {
+			// About one job in five, Hydra 4.0.2 reports a rank ended by
+			// SIGHUP once every survivor has finished its laps, and exits
+			// 1: the survivors went on, which is what is tested.
+			hangup := code == 1 && strings.Contains(out, "EXIT STRING: Hangup (signal 1)")
+			if code != 3 && !hangup {
 				t.Errorf("mpiexec exited %d, want 3 (the lost rank's status)", code)
 			}
 			checkSurvivors(t, out, 4)
