@@ -1,6 +1,7 @@
 package trace
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 )
@@ -39,21 +40,11 @@ func (c *content) check() error {
 func compareSpans(a, b Span) int {
 	switch {
 	case a.Start != b.Start:
-		return cmpInt(a.Start, b.Start)
+		return cmp.Compare(a.Start, b.Start)
 	case a.End != b.End:
-		return cmpInt(b.End, a.End)
+		return cmp.Compare(b.End, a.End)
 	}
 	return a.Lane - b.Lane
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // sortSpans sorts spans by compareSpans, keeping the file's order among
