@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/bits"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -28,6 +29,9 @@ type tracer struct {
 	dropped atomic.Int64
 	closed  atomic.Bool
 	free    sync.Pool
+	// held are full batches kept for the end (hold), under heldMu.
+	heldMu sync.Mutex
+	held   [][]pending
 	// spill is the batch of the calls beyond maxLanes in flight at once,
 	// under spillMu.
 	spillMu sync.Mutex
@@ -85,11 +89,34 @@ func (t *tracer) appendSpan(batch []pending, p *pending) []pending {
 	}
 	batch = append(batch, *p)
 	if len(batch) == cap(batch) {
-		t.out <- batch
+		t.hold(batch)
 		return nil
 	}
 	return batch
 }
+
+// hold keeps a full batch in memory while the held batches number at
+// most heldBatches, handing the oldest to the writer beyond: encoding a span
+// takes the writer about 170 ns of a processor the ranks may need, so a
+// run that fits is encoded at its end, and a longer one pays as it goes
+// for what does not fit (as Score-P's per-thread buffers do).
+func (t *tracer) hold(batch []pending) {
+	t.heldMu.Lock()
+	t.held = append(t.held, batch)
+	var out []pending
+	if len(t.held) > heldBatches {
+		out = t.held[0]
+		t.held = slices.Delete(t.held, 0, 1)
+	}
+	t.heldMu.Unlock()
+	if out != nil {
+		t.out <- out
+	}
+}
+
+// heldBatches is how many full batches a rank keeps before the writer
+// encodes any: 262 144 spans, about 50 MiB.
+var heldBatches = 128
 
 func (t *tracer) newBatch() []pending {
 	if b, ok := t.free.Get().([]pending); ok {
@@ -143,6 +170,13 @@ func (t *tracer) close(end int64) error {
 	}
 	t.spill = nil
 	t.spillMu.Unlock()
+	// Last: a call recording as close began may have held a batch.
+	t.heldMu.Lock()
+	for _, b := range t.held {
+		t.out <- b // oldest first
+	}
+	t.held = nil
+	t.heldMu.Unlock()
 	close(t.out)
 	<-t.done
 	// A refused write loses the spans the writer held (it counts them
