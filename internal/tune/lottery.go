@@ -1,10 +1,12 @@
 package tune
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 )
@@ -280,7 +282,17 @@ type Lottery struct {
 	mu   sync.Mutex
 	rng  *rand.Rand
 	keys map[Key]*keyState
+	tick uint64 // counts key lookups: keyState.used
 }
+
+// maxKeys bounds the keys a Lottery learns about: the least recently used
+// goes when a new one would pass it. A key is an operation, a number of
+// ranks, a size class, commutativity and a transport mix, so a program
+// calling every collective at every size on communicators of every size
+// meets thousands; learning on each held a kilobyte or two, for good, and
+// its memory grew as long as new ones came (a 30-minute soak of random
+// calls grew 2 MiB a rank). A key learned again after going starts cold.
+const maxKeys = 512
 
 // keyState is one key's learning.
 type keyState struct {
@@ -302,6 +314,7 @@ type keyState struct {
 	gen    uint64
 
 	draws uint64 // Choose calls so far
+	used  uint64 // Lottery.tick when last looked up
 
 	reexplored int // re-explorations so far, for tests
 }
@@ -348,12 +361,46 @@ func (l *Lottery) Config() LotteryConfig { return l.cfg }
 var _ Selector = (*Lottery)(nil)
 
 func (l *Lottery) key(k Key) *keyState {
+	l.tick++
 	ks := l.keys[k]
 	if ks == nil {
+		l.evict(maxKeys - 1)
 		ks = &keyState{impls: make(map[string]*impl)}
 		l.keys[k] = ks
 	}
+	ks.used = l.tick
 	return ks
+}
+
+// evict drops the least recently used keys until at most keep remain.
+func (l *Lottery) evict(keep int) {
+	if len(l.keys) <= keep {
+		return
+	}
+	if len(l.keys) == keep+1 {
+		var oldest Key
+		first := true
+		for k, ks := range l.keys {
+			if first || ks.used < l.keys[oldest].used {
+				oldest, first = k, false
+			}
+		}
+		delete(l.keys, oldest)
+		return
+	}
+	// Many at once (a restored state larger than the bound): by age.
+	type aged struct {
+		k    Key
+		used uint64
+	}
+	all := make([]aged, 0, len(l.keys))
+	for k, ks := range l.keys {
+		all = append(all, aged{k, ks.used})
+	}
+	slices.SortFunc(all, func(a, b aged) int { return cmp.Compare(a.used, b.used) })
+	for _, a := range all[:len(all)-keep] {
+		delete(l.keys, a.k)
+	}
 }
 
 func (ks *keyState) impl(name string) *impl {
