@@ -25,10 +25,25 @@ func (p *policy) lose(r int, e *RankError, settled bool) []action {
 	if p.firstLoss == nil {
 		p.firstLoss = e
 	}
+	p.lossOrder = append(p.lossOrder, r)
 	acts := []action{{tell: true, rank: r}}
 	if settled {
 		p.settled[r] = true
-		acts = append(acts, action{report: e})
+		acts = append(acts, p.reports()...)
+	}
+	return acts
+}
+
+// reports returns the reports of the losses now settled, in the order the
+// losses were found, holding a loss's report until every loss found
+// before it is settled: the ranks that go on may exit because of a loss
+// (the survivors of a job where all are lost), and their exits can reach
+// the launcher before the first one's.
+func (p *policy) reports() []action {
+	var acts []action
+	for p.nreported < len(p.lossOrder) && p.settled[p.lossOrder[p.nreported]] {
+		acts = append(acts, action{report: p.losses[p.lossOrder[p.nreported]]})
+		p.nreported++
 	}
 	return acts
 }
@@ -49,5 +64,5 @@ func (p *policy) settle(r int, st exitStatus) []action {
 			*e = *statusError(r, st)
 		}
 	}
-	return []action{{report: e}}
+	return p.reports()
 }

@@ -41,6 +41,14 @@ func TestPolicyKeepGoing(t *testing.T) {
 			{"exit 0 0", ""},
 			{"exit 1 0", ""},
 		}, "", 1},
+		{"losses reported in the order found, whatever the order of the exits", 3, []step{
+			{"lost 1", "tell 1"},
+			{"lost 0", "tell 0"},
+			{"exit 0 4", ""}, // held: rank 1, lost first, has not exited
+			{"exit 1 3", "report rank 1 exited with status 3, report rank 0 exited with status 4"},
+			{"lost 2", "tell 2"},
+			{"exit 2 4", "report rank 2 exited with status 4"},
+		}, "rank 1 exited with status 3", 3},
 		{"exited with an error without goodbye", 2, []step{
 			{"exit 1 3", "tell 1, report rank 1 exited with status 3"},
 			{"exit 0 0", ""},

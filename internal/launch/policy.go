@@ -66,9 +66,13 @@ type policy struct {
 	keepGoing bool
 	byes      []bool       // the rank said BYE before it exited
 	losses    []*RankError // each lost rank's loss, nil for the others
-	settled   []bool       // the loss's cause is known and was reported
-	nlost     int          // ranks lost so far
-	firstLoss *RankError   // the first loss, Run's error if every rank is lost
+	settled   []bool       // the loss's cause is known
+	// lossOrder lists the lost ranks in the order found; the first
+	// nreported have been reported (keepgoing.go, reports).
+	lossOrder []int
+	nreported int
+	nlost     int        // ranks lost so far
+	firstLoss *RankError // the first loss, Run's error if every rank is lost
 }
 
 func newPolicy(n int, grace time.Duration) *policy {
