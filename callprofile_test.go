@@ -178,9 +178,11 @@ func TestPprofLabels(t *testing.T) {
 					after = goroutineProfile(t)
 					return nil
 				}
-				// Until rank 1 waits in Recv.
+				// Until rank 1 waits in Recv: in the engine's wait, past
+				// the call's start (where the labels are set).
 				for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
-					if during = goroutineProfile(t); strings.Contains(during, "commtune.(*Comm).Recv") {
+					during = goroutineProfile(t)
+					if strings.Contains(during, "commtune.(*Comm).Recv") && strings.Contains(during, "internal/core.(*Request).") {
 						break
 					}
 				}
