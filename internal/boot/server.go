@@ -179,14 +179,6 @@ func (s *Server) Left(rank int) bool {
 	return s.st.left(rank)
 }
 
-// Joined reports whether rank ever joined the job (its HELLO was
-// accepted): a rank that never did holds up every other rank's start.
-func (s *Server) Joined(rank int) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st.everJoined(rank)
-}
-
 // apply runs fn on the store and routes what it produced; c is the
 // connection whose request it was, nil for the launcher's own calls.
 func (s *Server) apply(c *conn, fn func(*store) outcome) outcome {

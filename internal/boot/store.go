@@ -371,8 +371,3 @@ func (s *store) reportLost(rank int) outcome {
 func (s *store) left(rank int) bool {
 	return rank >= 0 && rank < s.size && s.phase[rank] == phaseLeft
 }
-
-// joined reports whether rank ever joined (its HELLO was accepted).
-func (s *store) everJoined(rank int) bool {
-	return rank >= 0 && rank < s.size && s.phase[rank] != phaseAbsent
-}

@@ -16,11 +16,6 @@ func (p *policy) goesOn() bool { return p.keepGoing && p.stage == stageRun }
 // after goodbye is a failure and not a loss.
 func (p *policy) bye(r int) { p.byes[r] = true }
 
-// neverJoined: rank r ended without ever joining the job (no HELLO): the
-// others cannot start without it, so its end is a failure, keep-going or
-// not. Run feeds it before r's exit.
-func (p *policy) neverJoined(r int) { p.unjoined[r] = true }
-
 // lose records rank r as lost with e; settled says whether e's cause is
 // final (the rank has exited), else its exit settles it. The other ranks
 // are told at once.

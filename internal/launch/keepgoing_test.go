@@ -41,13 +41,6 @@ func TestPolicyKeepGoing(t *testing.T) {
 			{"exit 0 0", ""},
 			{"exit 1 0", ""},
 		}, "", 1},
-		{"a rank that never joined fails the job: the others cannot start without it", 3, []step{
-			{"unjoined 1", ""},
-			{"exit 1 1", "timer"},
-			{"timer", "signal 15, timer"},
-			{"exit 0 sig15", ""},
-			{"exit 2 sig15", ""},
-		}, "rank 1 exited with status 1", 0},
 		{"losses reported in the order found, whatever the order of the exits", 3, []step{
 			{"lost 1", "tell 1"},
 			{"lost 0", "tell 0"},

@@ -65,7 +65,6 @@ type policy struct {
 	// Keep-going (Options.KeepGoing) state; see keepgoing.go.
 	keepGoing bool
 	byes      []bool       // the rank said BYE before it exited
-	unjoined  []bool       // the rank ended without ever joining (keepgoing.go)
 	losses    []*RankError // each lost rank's loss, nil for the others
 	settled   []bool       // the loss's cause is known
 	// lossOrder lists the lost ranks in the order found; the first
@@ -86,7 +85,6 @@ func newPolicy(n int, grace time.Duration) *policy {
 		signaled: make([]bool, n),
 		lostRank: -1,
 		byes:     make([]bool, n),
-		unjoined: make([]bool, n),
 		losses:   make([]*RankError, n),
 		settled:  make([]bool, n),
 	}
@@ -144,7 +142,7 @@ func (p *policy) exit(r int, st exitStatus) []action {
 	if p.losses[r] != nil {
 		return p.settle(r, st) // lost while running: its exit says how
 	}
-	if p.goesOn() && !st.ok() && !p.byes[r] && !p.unjoined[r] {
+	if p.goesOn() && !st.ok() && !p.byes[r] {
 		return p.lose(r, statusError(r, st), true)
 	}
 	if p.lostRank == r {

@@ -63,8 +63,6 @@ func applyStep(t *testing.T, p *policy, zombies map[int]bool, step string) strin
 		acts = p.lost(num(1))
 	case "bye":
 		p.bye(num(1))
-	case "unjoined":
-		p.neverJoined(num(1))
 	case "abort":
 		acts = p.abort(num(1), num(2), "gave up")
 	case "forward":

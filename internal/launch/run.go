@@ -238,9 +238,6 @@ func (j *job) supervise(ctx context.Context) error {
 			if j.srv.Left(ex.rank) {
 				j.pol.bye(ex.rank)
 			}
-			if !j.srv.Joined(ex.rank) {
-				j.pol.neverJoined(ex.rank)
-			}
 			do(j.pol.exit(ex.rank, ex.status))
 		case sig, ok := <-signals:
 			if !ok {
