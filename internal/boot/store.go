@@ -359,6 +359,12 @@ func (s *store) reportLost(rank int) outcome {
 	}
 	s.reported[rank] = true
 	var o outcome
+	if s.phase[rank] == phaseAbsent {
+		// It ended before it joined: the others' fences cannot complete
+		// without it, and fail now instead of waiting for good.
+		s.phase[rank] = phaseLost
+		o = s.leave(rank)
+	}
 	for r, id := range s.watchID {
 		if id != 0 && r != rank && s.phase[r] == phaseJoined {
 			o.out = append(o.out, delivery{r, message{op: opLost, id: id, rank: uint32(rank)}})

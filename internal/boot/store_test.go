@@ -140,6 +140,14 @@ func TestStore(t *testing.T) {
 			storeStep{rank: 0, m: fence(3, 2), want: "ERR#3 rankgone"},
 			storeStep{rank: 1, m: put(3, "k", "v"), want: "OK#3"}, // the store still serves
 		)},
+		{"a rank reported lost before it joined fails the fence", 3, defaultLimits, []storeStep{
+			{rank: 0, m: hello(0, 3), want: "OK#1"},
+			{rank: 1, m: hello(1, 3), want: "OK#1"},
+			{rank: 0, m: fence(2, 1), want: ""},
+			{rank: 2, report: true, want: "→0 ERR#2 rankgone"},
+			{rank: 1, m: fence(2, 1), want: "ERR#2 rankgone"},
+			{rank: 2, m: hello(2, 3), fresh: true, want: "ERR#1 refused"},
+		}},
 		{"bye then a fence cannot complete", 2, defaultLimits, append(joinAll(2),
 			storeStep{rank: 0, m: fence(2, 1), want: ""},
 			storeStep{rank: 1, m: fence(2, 1), want: "→0 FENCED#2@1; →1 FENCED#2@1"},
