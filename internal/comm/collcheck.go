@@ -495,7 +495,13 @@ func (c *Comm) drainNotes() {
 		r := c.ep.Eng.IrecvTemp(c.collCtx, pst.Source, tagCollControl, buf)
 		rst, rerr := r.Wait(context.Background()) // probed: here already
 		c.ep.Eng.Release(r)
-		if rerr != nil && !errors.Is(rerr, core.ErrTruncate) || rst.Count < 17 {
+		if rerr != nil && !errors.Is(rerr, core.ErrTruncate) {
+			// The engine refuses what it showed (closed or revoked
+			// meanwhile): probing again would find the same message.
+			co.drain.Unlock()
+			break
+		}
+		if rst.Count < 17 {
 			continue
 		}
 		n := callNote{kind: buf[0], from: c.fromWorld(pst.Source), word: binary.LittleEndian.Uint64(buf[9:]),

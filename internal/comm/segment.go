@@ -614,6 +614,11 @@ func (c *Comm) abortReason(seq uint64, err error) error {
 		if why := c.brokenErr(); why != nil && !errors.Is(why, nodecoll.ErrAborted) {
 			return why
 		}
+		// A revoked communicator (a peer revoked it on a loss: its
+		// note cannot be read any more) or this rank's own end.
+		if err := c.Check(); err != nil {
+			return err
+		}
 		if lost := c.lostMember(); lost != nil && !errors.Is(lost, driver.ErrPeerClosed) {
 			return lost
 		}

@@ -763,15 +763,18 @@ func (e *Engine) Pending(ctxID uint64, src int) []Status {
 }
 
 func (e *Engine) probeLocked(ctxID uint64, src, tag int) (Status, bool, error) {
+	// A closed engine receives nothing, so it shows nothing either: a
+	// probe that found a message its receive then refuses would probe it
+	// again for good.
+	if e.closed != nil {
+		return Status{}, false, e.closed
+	}
 	c := e.ctxLocked(ctxID)
 	if c.revoked {
 		return Status{}, false, ErrRevoked
 	}
 	if u := c.findUnexpected(src, tag); u != nil {
 		return Status{Source: u.peer, Tag: u.tag, Count: u.size}, true, nil
-	}
-	if e.closed != nil {
-		return Status{}, false, e.closed
 	}
 	if src != AnySource && e.peers[src].lost != nil {
 		return Status{}, false, e.peers[src].lost

@@ -301,6 +301,25 @@ func TestMessageBeforeLossStillReceivable(t *testing.T) {
 	}
 }
 
+// TestClosedShowsNothing: once closed, an engine neither receives nor
+// shows a message that waited for a receive: a probe that found one its
+// receive refuses would be probed again for good.
+func TestClosedShowsNothing(t *testing.T) {
+	n := newNet(t, 2, 1, Config{})
+	n.engines[1].Isend(0, 0, 4, []byte("unread"))
+	n.run(nil)
+	if _, ok, err := n.engines[0].Iprobe(0, 1, 4); !ok || err != nil {
+		t.Fatalf("before close: probe found %v, %v", ok, err)
+	}
+	n.engines[0].Close()
+	if _, ok, err := n.engines[0].Iprobe(0, AnySource, AnyTag); ok || !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: probe found %v, %v; want nothing and ErrClosed", ok, err)
+	}
+	if _, done, err := n.engines[0].Irecv(0, 1, 4, make([]byte, 6)).Test(); !done || !errors.Is(err, ErrClosed) {
+		t.Fatalf("after close: receive done %v, %v; want ErrClosed", done, err)
+	}
+}
+
 func TestCancelRendezvousSend(t *testing.T) {
 	for _, when := range []string{"before-rts-arrives", "unexpected", "crossing-cts"} {
 		t.Run(when, func(t *testing.T) {
