@@ -18,6 +18,15 @@ if [ "$(id -u)" != 0 ]; then
 	echo "slurm-e2e: run as root (it starts the Slurm and munge daemons)" >&2
 	exit 2
 fi
+# One run at a time on a machine: two would share munged (the first to end
+# stops the one it started under the other) and Slurm's ports.
+lock=/run/lock/commtune-slurm-e2e.lock
+mkdir -p /run/lock
+exec 9>"$lock"
+if ! flock -w 600 9; then
+	echo "slurm-e2e: another run still holds $lock after 10 minutes" >&2
+	exit 2
+fi
 if ! command -v slurmctld >/dev/null || ! command -v munged >/dev/null; then
 	apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq slurm-wlm munge >/dev/null
 fi
@@ -70,7 +79,8 @@ trap stop EXIT
 # daemon starts a daemon with a clean environment: what the jobs are
 # given (SLURM_E2E_ALSO's variables) is theirs alone, so a caller that
 # looks for its jobs' processes by environment finds only the tasks.
-daemon() { env -i PATH="$PATH" SLURM_CONF="$conf" "$@"; }
+# The daemons do not hold the lock: it is released when this run ends.
+daemon() { env -i PATH="$PATH" SLURM_CONF="$conf" "$@" 9>&-; }
 if ! pgrep -x munged >/dev/null; then
 	[ -f /etc/munge/munge.key ] || mungekey --create >/dev/null 2>&1 || /usr/sbin/create-munge-key -f >/dev/null
 	chown -R munge: /etc/munge /var/lib/munge /var/log/munge /run/munge 2>/dev/null || true
