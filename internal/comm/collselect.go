@@ -158,6 +158,88 @@ type collSelector struct {
 	transport string            // the transports the communicator's members reach each other by
 	recvs     []coll.Msg
 	sends     []coll.Msg
+	// unsent are the selections whose sends (choices, reports) may not
+	// all have been handed back: a key drawn again only after many calls
+	// of others would keep its finished requests meanwhile, and a
+	// communicator meeting hundreds of keys would keep thousands.
+	unsent []*selection
+}
+
+// HeldSends counts the selection's sends (choices, reports) this rank
+// has not handed back: the requests its selection state keeps alive.
+func (c *Comm) HeldSends() int {
+	c.mu.Lock()
+	sl := c.sel
+	c.mu.Unlock()
+	if sl == nil {
+		return 0
+	}
+	n := 0
+	for _, s := range sl.keys {
+		for _, p := range s.pending {
+			n += len(p)
+		}
+		for _, q := range s.reportSend {
+			if q != nil {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// handBack hands back the finished sends of the selections that made
+// some, so that a key's sends last about as long as the messages do.
+// A send that failed stays, for the key's next draw to report.
+func (sl *collSelector) handBack(c *Comm) {
+	kept := sl.unsent[:0]
+	for _, s := range sl.unsent {
+		if s.handBack(c) {
+			kept = append(kept, s)
+		} else {
+			s.queued = false
+		}
+	}
+	clear(sl.unsent[len(kept):])
+	sl.unsent = kept
+}
+
+// sent notes that s made sends (handBack).
+func (sl *collSelector) sent(s *selection) {
+	if !s.queued {
+		s.queued = true
+		sl.unsent = append(sl.unsent, s)
+	}
+}
+
+// handBack hands back s's finished sends and reports whether any is left.
+func (s *selection) handBack(c *Comm) bool {
+	left := false
+	for i := range s.pending {
+		kept := s.pending[i][:0]
+		for _, q := range s.pending[i] {
+			if _, done, err := q.Test(); done && err == nil {
+				c.ep.Eng.Release(q)
+				continue
+			}
+			kept = append(kept, q)
+		}
+		clear(s.pending[i][len(kept):])
+		s.pending[i] = kept
+		left = left || len(kept) > 0
+	}
+	for i, q := range s.reportSend {
+		if q == nil {
+			continue
+		}
+		if _, done, err := q.Test(); done && err == nil {
+			c.ep.Eng.Release(q)
+			s.reportSend[i] = nil
+			continue
+		}
+		left = true
+	}
+	return left
 }
 
 // selection is one key's state on this rank.
@@ -197,6 +279,7 @@ type selection struct {
 	// received is read into choice[0].
 	report     [2][]byte
 	reportSend [2]*core.Request
+	queued     bool // in the communicator's unsent
 }
 
 // selection returns k's key state if the lottery chooses k's algorithm,
@@ -345,12 +428,15 @@ func (k *Call) draw(ctx context.Context, s *selection) error {
 	x.tag = s.tag
 	defer func() { k.x.reqs, k.x.runner = x.reqs, x.runner }()
 	prev := s.drawn
+	sl := c.sel
+	sl.handBack(c)
 	var err error
 	if c.rank == 0 {
 		err = s.drawAhead(ctx, c, &x)
 	} else {
 		err = s.follow(ctx, c, &x)
 	}
+	sl.sent(s)
 	if err != nil {
 		return err
 	}
