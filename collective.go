@@ -597,7 +597,7 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 	if blocking && len(opts) == 0 {
 		if ran, err := c.in.RunOnSegment(h.ctx, op, l, in, out, red); ran {
 			if t.On() {
-				c.in.EndColl(h.ctx, t, op, true, &l, true, "", comm.ChosenByTable, err)
+				c.in.EndColl(h.ctx, t, &l, true, "", comm.ChosenByTable, err)
 			}
 			return nil, err
 		}
@@ -609,7 +609,7 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 	k, err := c.in.Prepare(op, l, in, out, red, commutative, o)
 	switch {
 	case err != nil && t.On():
-		c.in.EndColl(h.ctx, t, op, blocking, &l, false, "", "", err)
+		c.in.EndColl(h.ctx, t, &l, false, "", "", err)
 	case err != nil:
 	case blocking:
 		k.Observe(t) // ended when it has run
@@ -617,7 +617,7 @@ func (c *Comm) prepare(h how, op coll.Operation, l coll.Layout, in, out []byte, 
 		// A nonblocking call's own time is its preparation; its Wait is
 		// observed apart.
 		alg, by := k.Path()
-		c.in.EndColl(nil, t, op, false, &l, false, alg, by, nil)
+		c.in.EndColl(nil, t, &l, false, alg, by, nil)
 	}
 	return k, err
 }

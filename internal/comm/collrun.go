@@ -554,7 +554,7 @@ func (k *Call) Run(ctx context.Context, blocking bool) error {
 	err := k.run(ctx)
 	if k.obs.On() {
 		alg, by := k.Path()
-		c.EndColl(ctx, k.obs, k.op, blocking, &k.layout, false, alg, by, err)
+		c.EndColl(ctx, k.obs, &k.layout, false, alg, by, err)
 	}
 	k.release()
 	return err

@@ -49,9 +49,20 @@ var collOps, icollOps, segPaths = func() (b, nb [numCollOps]observe.Op, seg [num
 		b[i] = observe.Register(names[i], observe.CatColl)
 		nb[i] = observe.Register("I"+lowerFirst(names[i]), observe.CatColl)
 		seg[i] = segmentNames[op]
+		collOf[b[i]], collOf[nb[i]] = collFacts{i, rooted(op)}, collFacts{i, rooted(op)}
 	}
 	return b, nb, seg
 }()
+
+// collFacts is what EndColl needs of an observed collective operation,
+// by its Op: looking them up from the coll.Operation, a string, would
+// cost a switch of string comparisons each.
+type collFacts struct {
+	index  int  // collIndex
+	rooted bool // the call has a root
+}
+
+var collOf [observe.MaxOps]collFacts
 
 const numCollOps = 16
 
@@ -118,20 +129,21 @@ func (c *Comm) beginColl(op coll.Operation, blocking bool) observe.Token {
 	return c.ep.Obs.Begin(CollOp(op, blocking), c)
 }
 
-// EndColl ends the observation t of a collective call of op on layout l
-// (bytes, root) that ran along alg, chosen by by; segment: alg is the node
-// segment's path, looked up only if needed.
+// EndColl ends the observation t of a collective call (BeginColl's
+// operation) on layout l (bytes, root) that ran along alg, chosen by by;
+// segment: alg is the node segment's path, looked up only if needed.
 // Callers test t.On() first: a call that records nothing then costs that
 // test alone.
-func (c *Comm) EndColl(ctx context.Context, t observe.Token, op coll.Operation, blocking bool, l *coll.Layout, segment bool, alg, by string, err error) {
+func (c *Comm) EndColl(ctx context.Context, t observe.Token, l *coll.Layout, segment bool, alg, by string, err error) {
+	f := &collOf[t.Op()]
 	root := observe.NoRank
-	if rooted(op) && l.Root >= 0 && l.Root < len(c.group) {
+	if f.rooted && l.Root >= 0 && l.Root < len(c.group) {
 		root = c.group[l.Root]
 	}
 	if segment {
-		alg = segPaths[collIndex(op)]
+		alg = segPaths[f.index]
 	}
-	c.ep.Obs.End(ctx, t, c, &observe.Call{Op: CollOp(op, blocking), Bytes: int64(l.Bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: root,
+	c.ep.Obs.End(ctx, t, c, &observe.Call{Op: t.Op(), Bytes: int64(l.Bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: root,
 		Alg: alg, By: by, Err: err})
 }
 

@@ -34,7 +34,7 @@ func BenchmarkObserveColl(b *testing.B) {
 			for b.Loop() {
 				t := c.BeginColl(coll.OpAllreduce, true)
 				if t.On() {
-					c.EndColl(ctx, t, coll.OpAllreduce, true, &l, true, "", ChosenByTable, nil)
+					c.EndColl(ctx, t, &l, true, "", ChosenByTable, nil)
 				}
 			}
 		})

@@ -24,6 +24,9 @@ const (
 // maxOps bounds the operations: counters are an array indexed by Op.
 const maxOps = 128
 
+// MaxOps bounds the Op values: callers may index arrays by Op.
+const MaxOps = maxOps
+
 var (
 	opsMu   sync.Mutex
 	opNames [maxOps]string

@@ -29,10 +29,14 @@ type Recorder struct {
 type Token struct {
 	mode   uint32 // what it records (mode* bits); 0: nothing
 	lane   int32  // its lane on the timeline, when traced
+	op     Op     // the call's operation
 	timed  bool   // start was read
 	start  int64
 	region *rtrace.Region
 }
+
+// Op is the operation Begin was given.
+func (t *Token) Op() Op { return t.op }
 
 // sitePCs is how many return addresses a traced call keeps: enough to
 // climb out of the library's wrappers to the program's call.
@@ -59,7 +63,7 @@ const (
 
 // Begin starts observing a call of op on s (whose counters count it).
 func (r *Recorder) Begin(op Op, s Subject) Token {
-	var t Token
+	t := Token{op: op}
 	if rtrace.IsEnabled() {
 		t.region = rtrace.StartRegion(context.Background(), regionNames[op])
 	}
