@@ -218,28 +218,34 @@ func (s *selection) handBack(c *Comm) bool {
 	for i := range s.pending {
 		kept := s.pending[i][:0]
 		for _, q := range s.pending[i] {
-			if _, done, err := q.Test(); done && err == nil {
-				c.ep.Eng.Release(q)
-				continue
+			if !handBackSend(c, q) {
+				kept = append(kept, q)
 			}
-			kept = append(kept, q)
 		}
 		clear(s.pending[i][len(kept):])
 		s.pending[i] = kept
 		left = left || len(kept) > 0
 	}
 	for i, q := range s.reportSend {
-		if q == nil {
-			continue
-		}
-		if _, done, err := q.Test(); done && err == nil {
-			c.ep.Eng.Release(q)
+		switch {
+		case q == nil:
+		case handBackSend(c, q):
 			s.reportSend[i] = nil
-			continue
+		default:
+			left = true
 		}
-		left = true
 	}
 	return left
+}
+
+// handBackSend hands back q if it finished without error, and reports
+// whether it did.
+func handBackSend(c *Comm, q *core.Request) bool {
+	if _, done, err := q.Test(); done && err == nil {
+		c.ep.Eng.Release(q)
+		return true
+	}
+	return false
 }
 
 // selection is one key's state on this rank.
