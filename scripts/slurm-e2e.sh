@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end run under Slurm: installs slurm-wlm and munge (Debian, as
-# root), writes a single-node slurm.conf, starts munged, slurmctld and
+# root), writes a single-node slurm.conf, starts its own munged (own socket), slurmctld and
 # slurmd, runs examples/allreduce with `srun -n 4 --mpi=pmi2` and
 # `srun -n 4 --mpi=pmix` (in both PMIx encodings; said and left out when
 # Slurm has no pmix plugin), checks that `srun -n 4` without either is
@@ -18,8 +18,7 @@ if [ "$(id -u)" != 0 ]; then
 	echo "slurm-e2e: run as root (it starts the Slurm and munge daemons)" >&2
 	exit 2
 fi
-# One run at a time on a machine: two would share munged (the first to end
-# stops the one it started under the other) and Slurm's ports.
+# One run at a time on a machine: two would share Slurm's ports.
 lock=/run/lock/commtune-slurm-e2e.lock
 mkdir -p /run/lock
 exec 9>"$lock"
@@ -33,13 +32,18 @@ fi
 work=$(mktemp -d /tmp/commtune-slurm.XXXXXX)
 host=$(hostname -s)
 cpus=$(( ranks > $(nproc) ? ranks : $(nproc) ))
-mkdir -p "$work/spool/ctld" "$work/spool/d" /run/munge
+# A munged of this run's own, on its own socket: a munged of the system
+# or of another run is neither used nor stopped, and none is left behind.
+munge=$work/munge
+chmod 755 "$work"
+mkdir -p "$work/spool/ctld" "$work/spool/d" "$munge"
 conf=$work/slurm.conf
 cat >"$conf" <<CONF
 ClusterName=commtune
 SlurmctldHost=$host
 SlurmUser=root
 AuthType=auth/munge
+AuthInfo=socket=$munge/munge.socket
 MpiDefault=none
 ProctrackType=proctrack/linuxproc
 TaskPlugin=task/none
@@ -58,17 +62,20 @@ NodeName=$host CPUs=$cpus State=UNKNOWN
 PartitionName=debug Nodes=$host Default=YES MaxTime=INFINITE State=UP
 CONF
 export SLURM_CONF=$conf
+# running: the process lives and is not a zombie (where PID 1 does not
+# reap, a stopped daemon stays one; taking it for a live one once made a
+# run use a munged that was gone).
+running() { ps -o stat= -p "$1" 2>/dev/null | grep -qv Z; }
 stop() {
 	for p in slurmd slurmctld; do
 		[ -f "$work/$p.pid" ] && kill "$(cat "$work/$p.pid")" 2>/dev/null || true
 	done
-	[ -n "${munge_started:-}" ] && pkill -x munged 2>/dev/null || true
-	# Wait for them to go: a run right after this one must not find a
-	# munged that is still shutting down and take it for a live one.
+	[ -f "$munge/munged.pid" ] && kill "$(cat "$munge/munged.pid")" 2>/dev/null || true
+	# Wait for them to go: a run right after this one starts its own.
 	for _ in $(seq 1 50); do
 		busy=
-		for p in slurmd slurmctld ${munge_started:+munged}; do
-			pgrep -x "$p" >/dev/null && busy=1
+		for f in "$work/slurmd.pid" "$work/slurmctld.pid" "$munge/munged.pid"; do
+			[ -f "$f" ] && running "$(cat "$f")" && busy=1
 		done
 		[ -z "$busy" ] && break
 		sleep 0.1
@@ -81,11 +88,18 @@ trap stop EXIT
 # looks for its jobs' processes by environment finds only the tasks.
 # The daemons do not hold the lock: it is released when this run ends.
 daemon() { env -i PATH="$PATH" SLURM_CONF="$conf" "$@" 9>&-; }
-if ! pgrep -x munged >/dev/null; then
-	[ -f /etc/munge/munge.key ] || mungekey --create >/dev/null 2>&1 || /usr/sbin/create-munge-key -f >/dev/null
-	chown -R munge: /etc/munge /var/lib/munge /var/log/munge /run/munge 2>/dev/null || true
-	daemon runuser -u munge -- munged
-	munge_started=1
+[ -f /etc/munge/munge.key ] || mungekey --create >/dev/null 2>&1 || /usr/sbin/create-munge-key -f >/dev/null
+chown -R munge: /etc/munge "$munge" 2>/dev/null || true
+daemon runuser -u munge -- munged --socket="$munge/munge.socket" --pid-file="$munge/munged.pid" \
+	--log-file="$munge/munged.log" --seed-file="$munge/munged.seed"
+for _ in $(seq 1 50); do
+	[ -S "$munge/munge.socket" ] && break
+	sleep 0.1
+done
+if [ ! -S "$munge/munge.socket" ]; then
+	echo "slurm-e2e: munged did not start:" >&2
+	cat "$munge/munged.log" >&2 2>/dev/null || true
+	exit 1
 fi
 daemon slurmctld
 daemon slurmd
