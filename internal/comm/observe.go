@@ -120,13 +120,9 @@ func CollOp(op coll.Operation, blocking bool) observe.Op {
 // nothing to look up while nothing records.
 func (c *Comm) BeginColl(op coll.Operation, blocking bool) observe.Token {
 	if c.ep.Obs.Active() {
-		return c.beginColl(op, blocking)
+		return c.ep.Obs.Begin(CollOp(op, blocking), c)
 	}
 	return observe.Token{}
-}
-
-func (c *Comm) beginColl(op coll.Operation, blocking bool) observe.Token {
-	return c.ep.Obs.Begin(CollOp(op, blocking), c)
 }
 
 // EndColl ends the observation t of a collective call (BeginColl's
@@ -136,12 +132,16 @@ func (c *Comm) beginColl(op coll.Operation, blocking bool) observe.Token {
 // test alone.
 func (c *Comm) EndColl(ctx context.Context, t observe.Token, l *coll.Layout, segment bool, alg, by string, err error) {
 	f := &collOf[t.Op()]
+	if segment {
+		alg = segPaths[f.index]
+	}
+	if t.Counted() {
+		observe.EndCounted(t, c.Counters(), int64(l.Bytes), alg, by)
+		return
+	}
 	root := observe.NoRank
 	if f.rooted && l.Root >= 0 && l.Root < len(c.group) {
 		root = c.group[l.Root]
-	}
-	if segment {
-		alg = segPaths[f.index]
 	}
 	c.ep.Obs.End(ctx, t, c, &observe.Call{Op: t.Op(), Bytes: int64(l.Bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: root,
 		Alg: alg, By: by, Err: err})

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unsafe"
 )
 
 // Counters are one communicator's: per operation and per peer. Methods are
@@ -48,15 +49,18 @@ const sizeUnset = math.MinInt64
 
 // timeEvery is how many calls an operation's time is measured on one of,
 // when not tracing: two clock reads on every call would cost a small
-// collective several percent.
-const timeEvery = 16
+// collective several percent, one call in 16 still a half.
+const (
+	timeBits  = 5
+	timeEvery = 1 << timeBits
+)
 
 // timeSample reports whether the n-th call (from 1) of an operation is
 // timed: the first, then one in timeEvery chosen by a multiplicative hash
 // of n, so that no regular pattern of calls (sizes taking turns …) meets
 // the sample in step.
 func timeSample(n int64) bool {
-	return n == 1 || (uint64(n)*0x9E3779B97F4A7C15)>>60 == 0
+	return n == 1 || (uint64(n)*0x9E3779B97F4A7C15)>>(64-timeBits) == 0
 }
 
 // peerCounts is the point-to-point traffic with each member.
@@ -103,12 +107,17 @@ func (cs *Counters) end(op Op, bytes int64, timed bool, d int64, alg, by string)
 		o.unpathed.Add(1)
 		return
 	}
-	if f := o.first.Load(); f != nil && f.alg == alg && f.by == by {
-		// The names come from tables made once: equal strings share their
-		// bytes, and the comparison stops at the pointer.
+	if f := o.first.Load(); f != nil && same(f.alg, alg) && same(f.by, by) {
 		return
 	}
 	cs.addPath(o, alg, by)
+}
+
+// same reports whether a and b are equal, first by their bytes' address:
+// path names come from tables made once, so equal names share their bytes,
+// and the common case costs no call.
+func same(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // addPath counts a call that took a path other than the first.

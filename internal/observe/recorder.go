@@ -25,18 +25,30 @@ type Recorder struct {
 }
 
 // Token is what Begin gives End: what the call records, and when it
-// began if it is timed.
+// began if it is timed. Three words, each written whole: a call passes it
+// up through its layers in registers, and a copy never waits on a store
+// of another width.
 type Token struct {
-	mode   uint32 // what it records (mode* bits); 0: nothing
-	lane   int32  // its lane on the timeline, when traced
-	op     Op     // the call's operation
-	timed  bool   // start was read
+	// bits packs mode (mode* bits, 0: nothing), timed (start was read),
+	// the call's operation and, when traced, its lane on the timeline.
+	bits   uint64
 	start  int64
 	region *rtrace.Region
 }
 
+const (
+	tokMode  = 0xff   // mode bits
+	tokTimed = 1 << 8 // start was read
+	tokOp    = 16     // the operation's shift, 16 bits
+	tokLane  = 32     // the lane's shift, 32 bits
+)
+
+func (t *Token) mode() uint32 { return uint32(t.bits & tokMode) }
+func (t *Token) timed() bool  { return t.bits&tokTimed != 0 }
+func (t *Token) lane() int32  { return int32(t.bits >> tokLane) }
+
 // Op is the operation Begin was given.
-func (t *Token) Op() Op { return t.op }
+func (t *Token) Op() Op { return Op(t.bits >> tokOp) }
 
 // sitePCs is how many return addresses a traced call keeps: enough to
 // climb out of the library's wrappers to the program's call.
@@ -63,7 +75,20 @@ const (
 
 // Begin starts observing a call of op on s (whose counters count it).
 func (r *Recorder) Begin(op Op, s Subject) Token {
-	t := Token{op: op}
+	if r != nil && r.mode.Load() == modeCount && !rtrace.IsEnabled() {
+		// Counting alone, the default: the fewest steps.
+		t := Token{bits: uint64(op)<<tokOp | modeCount}
+		if s.Counters().begin(op) {
+			t.bits |= tokTimed
+			t.start = Now()
+		}
+		return t
+	}
+	return r.begin(op, s)
+}
+
+func (r *Recorder) begin(op Op, s Subject) Token {
+	t := Token{bits: uint64(op) << tokOp}
 	if rtrace.IsEnabled() {
 		t.region = rtrace.StartRegion(context.Background(), regionNames[op])
 	}
@@ -74,21 +99,23 @@ func (r *Recorder) Begin(op Op, s Subject) Token {
 	if m == 0 {
 		return t
 	}
-	t.mode = m
-	t.timed = m&modeTrace != 0
+	t.bits |= uint64(m)
+	timed := m&modeTrace != 0
 	if m&modeCount != 0 && s.Counters().begin(op) {
-		t.timed = true
+		timed = true
 	}
 	if m&modeTrace != 0 {
-		t.lane = r.tr.lanes.take()
-		if t.lane < maxLanes {
-			callSite(&r.tr.lanes.bufs[t.lane].pcs)
+		lane := r.tr.lanes.take()
+		t.bits |= uint64(uint32(lane)) << tokLane
+		if lane < maxLanes {
+			callSite(&r.tr.lanes.bufs[lane].pcs)
 		}
 	}
 	if m&modeLabels != 0 {
 		pprof.SetGoroutineLabels(r.labelled[op])
 	}
-	if t.timed {
+	if timed {
+		t.bits |= tokTimed
 		t.start = Now()
 	}
 	return t
@@ -107,7 +134,7 @@ func (r *Recorder) On(t Token) bool { return t.On() }
 // On reports whether the call t stands for is observed: End has work to
 // do. Checking it before building End's Call keeps a call that records
 // nothing at the cost of this test.
-func (t *Token) On() bool { return t.mode != 0 || t.region != nil }
+func (t *Token) On() bool { return t.bits&tokMode != 0 || t.region != nil }
 
 // End finishes observing the call Begin started, counting it on s's
 // counters and recording its span. ctx is the program's context for the
@@ -116,30 +143,47 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c *Call) {
 	if t.region != nil {
 		t.region.End()
 	}
-	if t.mode == 0 {
+	m := t.mode()
+	if m == 0 {
 		return
 	}
 	var end, d int64
-	if t.timed {
+	if t.timed() {
 		end = Now()
 		d = end - t.start
 	}
-	if t.mode&modeCount != 0 {
+	if m&modeCount != 0 {
 		cs := s.Counters()
-		cs.end(c.Op, c.Bytes, t.timed, d, c.Alg, c.By)
+		cs.end(c.Op, c.Bytes, t.timed(), d, c.Alg, c.By)
 		if c.Peer >= 0 && c.Err == nil {
 			cs.addPeer(c.Peer, c.Send, c.Bytes)
 		}
 	}
-	if t.mode&modeTrace != 0 {
+	if m&modeTrace != 0 {
 		r.tr.record(&t, end, s.Label(), c)
 	}
-	if t.mode&modeLabels != 0 {
+	if m&modeLabels != 0 {
 		if ctx == nil {
 			ctx = context.Background()
 		}
 		pprof.SetGoroutineLabels(ctx)
 	}
+}
+
+// Counted reports whether the call t stands for is counted and nothing
+// else (no timeline, labels or region): EndCounted finishes it.
+func (t *Token) Counted() bool { return t.bits&tokMode == modeCount && t.region == nil }
+
+// EndCounted ends the observation t of a call that is counted and nothing
+// else (Counted) on cs, with the Call End would be given reduced to what
+// the counters keep: a small collective's common case, without building
+// that Call.
+func EndCounted(t Token, cs *Counters, bytes int64, alg, by string) {
+	var d int64
+	if t.timed() {
+		d = Now() - t.start
+	}
+	cs.end(t.Op(), bytes, t.timed(), d, alg, by)
 }
 
 // LabelGoroutine gives the calling goroutine, one the library started to

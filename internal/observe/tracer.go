@@ -59,27 +59,27 @@ func newTracer(w *trace.RankWriter, rank int, offset int64) *tracer {
 // lock on the way.
 func (t *tracer) record(tok *Token, end int64, comm string, c *Call) {
 	if t.closed.Load() {
-		t.lanes.give(tok.lane)
+		t.lanes.give(tok.lane())
 		t.dropped.Add(1)
 		return
 	}
 	p := pending{span: trace.Span{
-		Name: c.Op.Name(), Cat: c.Op.Cat(), Start: tok.start + t.offset, End: end + t.offset, Lane: int(tok.lane),
+		Name: c.Op.Name(), Cat: c.Op.Cat(), Start: tok.start + t.offset, End: end + t.offset, Lane: int(tok.lane()),
 		Comm: comm, Bytes: c.Bytes, Peer: c.WorldPeer, Root: c.WorldRoot, Alg: c.Alg, By: c.By,
 	}}
 	if c.Err != nil {
 		p.span.Err = c.Err.Error()
 	}
-	if tok.lane >= maxLanes {
+	if tok.lane() >= maxLanes {
 		t.spillMu.Lock()
 		t.spill = t.appendSpan(t.spill, &p)
 		t.spillMu.Unlock()
 		return
 	}
-	lb := &t.lanes.bufs[tok.lane]
+	lb := &t.lanes.bufs[tok.lane()]
 	p.pcs = lb.pcs
 	lb.batch = t.appendSpan(lb.batch, &p)
-	t.lanes.give(tok.lane)
+	t.lanes.give(tok.lane())
 }
 
 // appendSpan appends p to batch, handing a full batch to the writer.
