@@ -114,7 +114,11 @@ func (r *Recorder) begin(op Op, s Subject) Token {
 	if m&modeLabels != 0 {
 		pprof.SetGoroutineLabels(r.labelled[op])
 	}
-	if timed {
+	switch {
+	case m&modeTrace != 0:
+		t.bits |= tokTimed
+		t.start = r.tr.clock.now()
+	case timed:
 		t.bits |= tokTimed
 		t.start = Now()
 	}
@@ -148,7 +152,11 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c *Call) {
 		return
 	}
 	var end, d int64
-	if t.timed() {
+	switch {
+	case m&modeTrace != 0: // on the timeline's clock
+		end = r.tr.clock.now()
+		d = r.tr.clock.nanos(end - t.start)
+	case t.timed():
 		end = Now()
 		d = end - t.start
 	}

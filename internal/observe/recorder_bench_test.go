@@ -3,6 +3,8 @@ package observe
 import (
 	"context"
 	"testing"
+
+	"github.com/commtune/commtune/internal/trace"
 )
 
 type benchSubject struct{ cs *Counters }
@@ -11,14 +13,20 @@ func (s benchSubject) Counters() *Counters { return s.cs }
 func (s benchSubject) Label() string       { return "world" }
 
 // BenchmarkBeginEnd is what observing one call costs the caller in each
-// mode (without the timeline's file: its writer works apart).
+// mode (the timeline's spans held in memory, encoded when it stops).
 func BenchmarkBeginEnd(b *testing.B) {
 	for _, bc := range []struct {
-		name  string
-		count bool
-	}{{"off", false}, {"counters", true}} {
+		name         string
+		count, trace bool
+	}{{"off", false, false}, {"counters", true, false}, {"trace", true, true}} {
 		b.Run(bc.name, func(b *testing.B) {
 			r := NewRecorder(0, bc.count, false)
+			if bc.trace {
+				if err := r.StartTrace(b.TempDir(), trace.RankInfo{Job: "b", Size: 1, Host: "h", PID: 1}, 0); err != nil {
+					b.Fatal(err)
+				}
+				defer r.StopTrace()
+			}
 			s := benchSubject{NewCounters(4)}
 			ctx := context.Background()
 			for b.Loop() {

@@ -13,14 +13,16 @@ import (
 	"github.com/commtune/commtune/internal/trace"
 )
 
-// tracer writes a rank's spans to its timeline file as the rank runs:
-// calls append to a batch under a lock; full batches go to a goroutine
-// that resolves call sites and encodes, off the calls' path.
+// tracer writes a rank's timeline: a call appends its span as a record
+// to its lane's batch, without a lock; full batches are held in memory and
+// encoded at the end, or by a goroutine off the calls' path once more are
+// full than heldBatches.
 type tracer struct {
 	offset int64 // job clock = Now() + offset
+	clock  tickClock
 	lanes  laneSet
 	rank   int
-	out    chan []pending
+	out    chan []record
 	done   chan struct{}
 	w      *trace.RankWriter
 	werr   error // the writer's first error, read after done
@@ -29,66 +31,159 @@ type tracer struct {
 	dropped atomic.Int64
 	closed  atomic.Bool
 	free    sync.Pool
+	names   names
 	// held are full batches kept for the end (hold), under heldMu.
 	heldMu sync.Mutex
-	held   [][]pending
+	held   [][]record
 	// spill is the batch of the calls beyond maxLanes in flight at once,
 	// under spillMu.
+	spill   []record
 	spillMu sync.Mutex
-	spill   []pending
 }
 
-// pending is a span whose call site is not yet resolved.
-type pending struct {
-	span trace.Span
-	pcs  [sitePCs]uintptr
+// record is a span as a call leaves it: a few words and no pointers, so
+// that appending one is a small copy and the batches held, megabytes of
+// them, are never scanned by the collector. Its strings are numbers in
+// the tracer's names.
+type record struct {
+	start, end int64 // on the tracer's clock
+	bytes      int64
+	peer, root int32
+	lane       int32
+	op         Op
+	comm       uint32 // names.comms
+	path       uint32 // names.paths
+	site       uint32 // names.sites, 0: none
+	err        uint32 // names.errs, 0: none
+}
+
+// names are the strings records refer to by number, each kept once: the
+// communicators' labels, the (algorithm, chooser) pairs, the call sites'
+// return addresses and the errors. A lane remembers its last of each, so a
+// call like the one before takes no lock.
+type names struct {
+	mu      sync.Mutex
+	comms   []string
+	commIDs map[string]uint32
+	paths   [][2]string
+	pathIDs map[[2]string]uint32
+	sites   [][sitePCs]uintptr
+	siteIDs map[[sitePCs]uintptr]uint32
+	errs    []string
+	errIDs  map[string]uint32
+}
+
+func newNames() names {
+	return names{comms: []string{""}, commIDs: map[string]uint32{"": 0},
+		paths: [][2]string{{}}, pathIDs: map[[2]string]uint32{{}: 0},
+		sites: [][sitePCs]uintptr{{}}, siteIDs: map[[sitePCs]uintptr]uint32{{}: 0}, errs: []string{""}, errIDs: map[string]uint32{"": 0}}
+}
+
+func (n *names) comm(s string) uint32 { return n.intern(&n.comms, n.commIDs, s) }
+
+func (n *names) err(e error) uint32 { return n.intern(&n.errs, n.errIDs, e.Error()) }
+
+// intern returns s's number in list, adding it.
+func (n *names) intern(list *[]string, ids map[string]uint32, s string) uint32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id, ok := ids[s]
+	if !ok {
+		id = uint32(len(*list))
+		*list = append(*list, s)
+		ids[s] = id
+	}
+	return id
+}
+
+func (n *names) path(alg, by string) uint32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	k := [2]string{alg, by}
+	id, ok := n.pathIDs[k]
+	if !ok {
+		id = uint32(len(n.paths))
+		n.paths = append(n.paths, k)
+		n.pathIDs[k] = id
+	}
+	return id
+}
+
+func (n *names) site(pcs *[sitePCs]uintptr) uint32 {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	id, ok := n.siteIDs[*pcs]
+	if !ok {
+		id = uint32(len(n.sites))
+		n.sites = append(n.sites, *pcs)
+		n.siteIDs[*pcs] = id
+	}
+	return id
 }
 
 // batchSpans is how many spans a batch holds: the writer's work comes in
-// pieces of about 400 KiB, and a call appends without allocating.
-const batchSpans = 2048
+// pieces of about 230 KiB, and a call appends without allocating.
+const batchSpans = 4096
 
 func newTracer(w *trace.RankWriter, rank int, offset int64) *tracer {
-	t := &tracer{w: w, rank: rank, offset: offset, out: make(chan []pending, 16), done: make(chan struct{})}
+	t := &tracer{w: w, rank: rank, offset: offset, clock: newTickClock(), out: make(chan []record, 16), done: make(chan struct{}),
+		names: newNames()}
 	go Label(rank, "trace-writer", t.write)
 	return t
 }
 
-// record appends the span of a finished call (end on this rank's clock)
+// record appends the span of a finished call (end on the tracer's clock)
 // to its lane's batch, which only the call holding the lane touches: no
-// lock on the way.
+// lock on the way while the call's communicator, path and site are its
+// lane's last ones.
 func (t *tracer) record(tok *Token, end int64, comm string, c *Call) {
+	lane := tok.lane()
 	if t.closed.Load() {
-		t.lanes.give(tok.lane())
+		t.lanes.give(lane)
 		t.dropped.Add(1)
 		return
 	}
-	p := pending{span: trace.Span{
-		Name: c.Op.Name(), Cat: c.Op.Cat(), Start: tok.start + t.offset, End: end + t.offset, Lane: int(tok.lane()),
-		Comm: comm, Bytes: c.Bytes, Peer: c.WorldPeer, Root: c.WorldRoot, Alg: c.Alg, By: c.By,
-	}}
+	var errID uint32
 	if c.Err != nil {
-		p.span.Err = c.Err.Error()
+		errID = t.names.err(c.Err)
 	}
-	if tok.lane() >= maxLanes {
+	if lane >= maxLanes {
+		commID, pathID := t.names.comm(comm), t.names.path(c.Alg, c.By)
 		t.spillMu.Lock()
-		t.spill = t.appendSpan(t.spill, &p)
+		t.spill = t.add(t.spill, tok, end, c, commID, pathID, 0, errID)
 		t.spillMu.Unlock()
 		return
 	}
-	lb := &t.lanes.bufs[tok.lane()]
-	p.pcs = lb.pcs
-	lb.batch = t.appendSpan(lb.batch, &p)
-	t.lanes.give(tok.lane())
+	lb := &t.lanes.bufs[lane]
+	// A lane starts on the empty name of each kind, number 0.
+	if !same(comm, lb.comm) {
+		lb.comm, lb.commID = comm, t.names.comm(comm)
+	}
+	if !same(c.Alg, lb.alg) || !same(c.By, lb.by) {
+		lb.alg, lb.by, lb.pathID = c.Alg, c.By, t.names.path(c.Alg, c.By)
+	}
+	if lb.pcs != lb.sitePCs {
+		lb.sitePCs, lb.siteID = lb.pcs, t.names.site(&lb.pcs)
+	}
+	lb.batch = t.add(lb.batch, tok, end, c, lb.commID, lb.pathID, lb.siteID, errID)
+	t.lanes.give(lane)
 }
 
-// appendSpan appends p to batch, handing a full batch to the writer.
-func (t *tracer) appendSpan(batch []pending, p *pending) []pending {
+// add appends the record of a call to batch, holding a full batch. It
+// writes the record's fields in place, one by one: a record built apart
+// and copied in would be read back in wider pieces than it was written,
+// which stalls the copy on every field.
+func (t *tracer) add(batch []record, tok *Token, end int64, c *Call, comm, path, site, err uint32) []record {
 	if batch == nil {
 		batch = t.newBatch()
 	}
-	batch = append(batch, *p)
-	if len(batch) == cap(batch) {
+	n := len(batch)
+	batch = batch[:n+1]
+	r := &batch[n]
+	r.start, r.end, r.bytes = tok.start, end, c.Bytes
+	r.peer, r.root, r.lane, r.op = int32(c.WorldPeer), int32(c.WorldRoot), tok.lane(), c.Op
+	r.comm, r.path, r.site, r.err = comm, path, site, err
+	if n+1 == cap(batch) {
 		t.hold(batch)
 		return nil
 	}
@@ -100,10 +195,10 @@ func (t *tracer) appendSpan(batch []pending, p *pending) []pending {
 // takes the writer about 170 ns of a processor the ranks may need, so a
 // run that fits is encoded at its end, and a longer one pays as it goes
 // for what does not fit (as Score-P's per-thread buffers do).
-func (t *tracer) hold(batch []pending) {
+func (t *tracer) hold(batch []record) {
 	t.heldMu.Lock()
 	t.held = append(t.held, batch)
-	var out []pending
+	var out []record
 	if len(t.held) > heldBatches {
 		out = t.held[0]
 		t.held = slices.Delete(t.held, 0, 1)
@@ -115,34 +210,52 @@ func (t *tracer) hold(batch []pending) {
 }
 
 // heldBatches is how many full batches a rank keeps before the writer
-// encodes any: 262 144 spans, about 50 MiB.
+// encodes any: 524 288 spans, 32 MiB.
 var heldBatches = 128
 
-func (t *tracer) newBatch() []pending {
-	if b, ok := t.free.Get().([]pending); ok {
+func (t *tracer) newBatch() []record {
+	if b, ok := t.free.Get().([]record); ok {
 		return b[:0]
 	}
-	return make([]pending, 0, batchSpans)
+	return make([]record, 0, batchSpans)
 }
 
-// write is the writer goroutine: it resolves each span's call site and
-// hands it to the file.
+// write is the writer goroutine: it turns records into spans, naming
+// their call sites, and hands them to the file.
 func (t *tracer) write() {
 	defer close(t.done)
-	sites := map[[sitePCs]uintptr]string{}
+	sites := map[uint32]string{}
 	for b := range t.out {
+		at := t.clock.scale()
 		for i := range b {
-			p := &b[i]
-			p.span.Site = site(sites, p.pcs)
-			if t.werr == nil {
-				t.werr = t.w.Write(p.span) // on error the writer counts what it lost
-			} else {
-				t.dropped.Add(1)
+			if t.werr != nil {
+				t.dropped.Add(int64(len(b) - i))
+				break
 			}
+			t.werr = t.w.Write(t.span(&b[i], at, sites)) // on error the writer counts what it lost
 		}
-		clear(b)
 		t.free.Put(b[:0])
 	}
+}
+
+// span is the trace's span of r, whose clock readings at turns into Now's;
+// sites caches the call sites named.
+func (t *tracer) span(r *record, at func(int64) int64, sites map[uint32]string) trace.Span {
+	n := &t.names
+	n.mu.Lock()
+	comm, path, err := n.comms[r.comm], n.paths[r.path], n.errs[r.err]
+	var pcs [sitePCs]uintptr
+	s, named := sites[r.site]
+	if !named {
+		pcs = n.sites[r.site]
+	}
+	n.mu.Unlock()
+	if !named {
+		s = site(pcs)
+		sites[r.site] = s
+	}
+	return trace.Span{Name: r.op.Name(), Cat: r.op.Cat(), Start: at(r.start) + t.offset, End: at(r.end) + t.offset, Lane: int(r.lane),
+		Comm: comm, Bytes: r.bytes, Peer: int(r.peer), Root: int(r.root), Alg: path[0], By: path[1], Site: s, Err: err}
 }
 
 // close writes what is left and the file's end (end on the job clock) and
@@ -191,13 +304,10 @@ func (t *tracer) close(end int64) error {
 
 // site names the program's call among pcs ("file.go:42 pkg.Func"): the
 // first frame outside the library's own packages ("" if every frame kept
-// is the library's). The cache holds the stacks already named.
-func site(cache map[[sitePCs]uintptr]string, pcs [sitePCs]uintptr) string {
+// is the library's).
+func site(pcs [sitePCs]uintptr) string {
 	if pcs[0] == 0 {
 		return ""
-	}
-	if s, ok := cache[pcs]; ok {
-		return s
 	}
 	n := 0
 	for n < len(pcs) && pcs[n] != 0 {
@@ -219,7 +329,6 @@ func site(cache map[[sitePCs]uintptr]string, pcs [sitePCs]uintptr) string {
 			break
 		}
 	}
-	cache[pcs] = s
 	return s
 }
 
@@ -255,8 +364,16 @@ type laneSet struct {
 }
 
 type laneBuf struct {
-	pcs   [sitePCs]uintptr
-	batch []pending
+	pcs   [sitePCs]uintptr // the call site of the lane's call in flight
+	batch []record
+	// The lane's last communicator, path and call site, and their numbers
+	// in the tracer's names.
+	comm    string
+	commID  uint32
+	alg, by string
+	pathID  uint32
+	sitePCs [sitePCs]uintptr
+	siteID  uint32
 }
 
 // maxLanes is how many lanes a rank reuses: calls in flight at once on one
