@@ -13,6 +13,10 @@ func (c *Comm) Counters() *observe.Counters {
 	if cs := c.counters.Load(); cs != nil {
 		return cs
 	}
+	return c.makeCounters()
+}
+
+func (c *Comm) makeCounters() *observe.Counters {
 	c.counters.CompareAndSwap(nil, observe.NewCounters(len(c.group)))
 	return c.counters.Load()
 }
@@ -119,8 +123,12 @@ func CollOp(op coll.Operation, blocking bool) observe.Op {
 // BeginColl starts observing this rank's collective call of op on c:
 // nothing to look up while nothing records.
 func (c *Comm) BeginColl(op coll.Operation, blocking bool) observe.Token {
-	if c.ep.Obs.Active() {
-		return c.ep.Obs.Begin(CollOp(op, blocking), c)
+	r := c.ep.Obs
+	if r.CountingOnly() { // the default: counting alone, the shortest way
+		return c.Counters().Begin(CollOp(op, blocking))
+	}
+	if r.Active() {
+		return r.Begin(CollOp(op, blocking), c)
 	}
 	return observe.Token{}
 }
@@ -136,7 +144,7 @@ func (c *Comm) EndColl(ctx context.Context, t observe.Token, l *coll.Layout, seg
 		alg = segPaths[f.index]
 	}
 	if t.Counted() {
-		observe.EndCounted(t, c.Counters(), int64(l.Bytes), alg, by)
+		c.Counters().End(t, int64(l.Bytes), alg, by)
 		return
 	}
 	root := observe.NoRank

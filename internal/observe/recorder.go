@@ -75,16 +75,17 @@ const (
 
 // Begin starts observing a call of op on s (whose counters count it).
 func (r *Recorder) Begin(op Op, s Subject) Token {
-	if r != nil && r.mode.Load() == modeCount && !rtrace.IsEnabled() {
-		// Counting alone, the default: the fewest steps.
-		t := Token{bits: uint64(op)<<tokOp | modeCount}
-		if s.Counters().begin(op) {
-			t.bits |= tokTimed
-			t.start = Now()
-		}
-		return t
+	if r.CountingOnly() {
+		return s.Counters().Begin(op)
 	}
 	return r.begin(op, s)
+}
+
+// CountingOnly reports whether calls are counted and nothing else is
+// recorded (the default): a call then begins with Counters.Begin and, if
+// its token is Counted, ends with Counters.End, the fewest steps.
+func (r *Recorder) CountingOnly() bool {
+	return r != nil && r.mode.Load() == modeCount && !rtrace.IsEnabled()
 }
 
 func (r *Recorder) begin(op Op, s Subject) Token {
@@ -179,14 +180,25 @@ func (r *Recorder) End(ctx context.Context, t Token, s Subject, c *Call) {
 }
 
 // Counted reports whether the call t stands for is counted and nothing
-// else (no timeline, labels or region): EndCounted finishes it.
+// else (no timeline, labels or region): Counters.End finishes it.
 func (t *Token) Counted() bool { return t.bits&tokMode == modeCount && t.region == nil }
 
-// EndCounted ends the observation t of a call that is counted and nothing
-// else (Counted) on cs, with the Call End would be given reduced to what
-// the counters keep: a small collective's common case, without building
-// that Call.
-func EndCounted(t Token, cs *Counters, bytes int64, alg, by string) {
+// Begin counts a call of op, when the recorder counts alone
+// (CountingOnly).
+func (cs *Counters) Begin(op Op) Token {
+	t := Token{bits: uint64(op)<<tokOp | modeCount}
+	if cs.begin(op) {
+		t.bits |= tokTimed
+		t.start = Now()
+	}
+	return t
+}
+
+// End ends the observation t of a call that is counted and nothing else
+// (Counted), with the Call Recorder.End would be given reduced to what the
+// counters keep: a small collective's common case, without building that
+// Call.
+func (cs *Counters) End(t Token, bytes int64, alg, by string) {
 	var d int64
 	if t.timed() {
 		d = Now() - t.start
