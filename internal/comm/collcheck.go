@@ -39,7 +39,8 @@ import (
 //   - A rank whose call has waited collWatch tells the ranks it waits for
 //     the call's signature: the algorithm, root and size it runs. A rank
 //     that receives a signature unlike its own for the same call (running
-//     or among its recent ones) aborts it, telling every rank. Ranks whose
+//     or among its recent ones) aborts it, telling every rank — as the
+//     signature arrives, even while it makes no call (notesArrived). Ranks whose
 //     schedules differ (different sizes pick different algorithms) wait
 //     for messages that never come; this ends the wait. Telling only the
 //     ranks waited for is enough: ranks that agree finish together unless
@@ -171,6 +172,9 @@ type collCoord struct {
 	// draining only when the two differ.
 	arrived *atomic.Uint64
 	drained atomic.Uint64
+	// answering: a goroutine reads the control messages as they arrive
+	// (notesArrived).
+	answering atomic.Bool
 	// broken is why every later call fails: a peer left a call this rank
 	// finished, or said it calls something else there. The ranks are out
 	// of step, so a call made now might complete with another call's
@@ -223,10 +227,36 @@ func (c *Comm) coord() *collCoord {
 	if co := c.coll.Load(); co != nil {
 		return co
 	}
-	co := &collCoord{active: map[uint64]*CallState{}, notes: map[uint64][]callNote{},
-		arrived: c.ep.Eng.Watch(c.collCtx, tagCollControl)}
+	co := &collCoord{active: map[uint64]*CallState{}, notes: map[uint64][]callNote{}}
+	co.arrived = c.ep.Eng.Watch(c.collCtx, tagCollControl, func() { c.notesArrived(co) })
 	c.coll.Store(co)
 	return co
+}
+
+// notesArrived is called as a control message arrives, by whoever
+// delivers it: a goroutine reads it at once, so that a rank that makes no
+// call — the one that disagreed on a call where it only sent, and went on
+// computing — still answers a peer's signature, and the peers waiting in
+// that call end within the rule's bound, not at this rank's next call.
+func (c *Comm) notesArrived(co *collCoord) {
+	if co.answering.CompareAndSwap(false, true) {
+		go c.answerNotes(co)
+	}
+}
+
+// answerNotes drains the control messages until none is left unread,
+// waiting its turn while a call drains.
+func (c *Comm) answerNotes(co *collCoord) {
+	for {
+		if !c.drainNotes() {
+			time.Sleep(time.Millisecond) // a call is reading them
+			continue
+		}
+		co.answering.Store(false)
+		if co.arrived.Load() == co.drained.Load() || !co.answering.CompareAndSwap(false, true) {
+			return
+		}
+	}
 }
 
 // beginCall records call seq as in progress, in st, with what peers already said of
@@ -268,6 +298,12 @@ func (c *Comm) endCall(seq uint64) {
 	if st := co.active[seq]; st != nil {
 		delete(co.active, seq)
 		co.recent[seq%recentCalls] = finished{seq, st.sig}
+		if st.failed != nil {
+			// A peer's word that the call must end came while it ran,
+			// and it finished here all the same: the peers are out of
+			// step with it, as when the word comes after (apply).
+			c.breakLocked(seq, st.failed)
+		}
 	}
 	for s := range co.notes {
 		if s+recentCalls < seq {
@@ -475,21 +511,23 @@ func (c *Comm) waitCall(ctx context.Context, st *CallState, r *core.Request, oth
 	}
 }
 
-// drainNotes reads and applies every control message that has arrived.
+// drainNotes reads and applies every control message that has arrived,
+// and reports whether it did: false when another goroutine drains.
 // Concurrent calls (nonblocking collectives) drain too: the one that
 // drains takes every message it probed; the others read the result.
-func (c *Comm) drainNotes() {
+func (c *Comm) drainNotes() bool {
 	co := c.coord()
 	locked := co.drain.TryLock()
-	if locked {
-		// What arrives from here on is for the next drain to read.
-		co.drained.Store(co.arrived.Load())
+	if !locked {
+		return false
 	}
-	for locked {
+	// What arrives from here on is for the next drain to read.
+	co.drained.Store(co.arrived.Load())
+	for {
 		pst, ok, err := c.ep.Eng.Iprobe(c.collCtx, core.AnySource, tagCollControl)
 		if err != nil || !ok {
 			co.drain.Unlock()
-			break
+			return true
 		}
 		buf := make([]byte, min(pst.Count, 17+maxControlText))
 		r := c.ep.Eng.IrecvTemp(c.collCtx, pst.Source, tagCollControl, buf)
@@ -499,7 +537,7 @@ func (c *Comm) drainNotes() {
 			// The engine refuses what it showed (closed or revoked
 			// meanwhile): probing again would find the same message.
 			co.drain.Unlock()
-			break
+			return true
 		}
 		if rst.Count < 17 {
 			continue

@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 		return report(c, lines, err)
 	})
 	programs["mismatchrule"] = WithArg(mismatchRuleProgram)
+	programs["disagreethencompute"] = WithArg(disagreeThenCompute)
 	programs["closeafter"] = Plain(closeAfterReceive)
 	programs["closeddup"] = Plain(dupAfterClose)
 	programs["policy"] = Inside(showPolicy)

@@ -723,16 +723,19 @@ func (e *Engine) Iprobe(ctxID uint64, src, tag int) (Status, bool, error) {
 // ctxID while no receive is posted for them, so that they wait in the
 // unexpected queue; messages waiting there already are counted. A caller
 // that only probes for such messages now and then (the collective
-// calls' control notes) learns with one atomic load whether to look. A
-// context has one watched tag: watching another replaces it.
-func (e *Engine) Watch(ctxID uint64, tag int) *atomic.Uint64 {
+// calls' control notes) learns with one atomic load whether to look.
+// notify, if not nil, is called as each one arrives, whoever delivers it
+// (a transport's goroutine, a peer's call), under the engine's lock: it
+// must neither block nor call the engine. A context has one watched tag:
+// watching another replaces it.
+func (e *Engine) Watch(ctxID uint64, tag int, notify func()) *atomic.Uint64 {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	c := e.ctxLocked(ctxID)
 	if c.watched != nil && c.watchTag == tag {
 		return c.watched
 	}
-	c.watched, c.watchTag = new(atomic.Uint64), tag
+	c.watched, c.watchTag, c.watchNotify = new(atomic.Uint64), tag, notify
 	for u := c.unexpHead; u != nil; u = u.next {
 		if u.tag == tag {
 			c.watched.Add(1)

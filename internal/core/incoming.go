@@ -227,6 +227,9 @@ func (e *Engine) arriveLocked(c *matchCtx, peer int, en *entry, u *unexpected, o
 		c.pushUnexpected(u)
 		if c.watched != nil && tag == c.watchTag {
 			c.watched.Add(1)
+			if c.watchNotify != nil {
+				c.watchNotify()
+			}
 		}
 		e.wakeProbesLocked()
 	case (r.op == opPut) != post:

@@ -20,8 +20,9 @@ type matchCtx struct {
 	takenHead, takenTail *unexpected
 	// watched counts the messages with tag watchTag that joined the
 	// unexpected queue (Engine.Watch); nil when nobody watches.
-	watched  *atomic.Uint64
-	watchTag int
+	watched     *atomic.Uint64
+	watchTag    int
+	watchNotify func() // called as one arrives, if not nil
 	// revoked: the communicator of this context is revoked; its
 	// operations fail with ErrRevoked (revoke.go).
 	revoked bool
