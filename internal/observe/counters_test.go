@@ -1,6 +1,7 @@
 package observe
 
 import (
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -174,28 +175,46 @@ func TestCountersDerived(t *testing.T) {
 		{"a failed call names no path", []call{{8, "", ""}, {8, "a", "t"}, {8, "b", "l"}, {8, "b", "l"}}, 32,
 			[]PathStats{{"b", "l", 2}, {"a", "t", 1}}, false},
 		{"same algorithm, another chooser", []call{{8, "a", "t"}, {8, "a", "l"}}, 16, []PathStats{{"a", "t", 1}, {"a", "l", 1}}, false},
+		{"many alike, then another size and path", append(repeat(call{8, "a", "t"}, 200), call{16, "a", "t"}, call{8, "b", "t"}),
+			8*201 + 16, []PathStats{{"a", "t", 201}, {"b", "t", 1}}, false},
+		{"equal names in other bytes", append(repeat(call{8, "a/x", "t"}, 50), repeat(call{8, strings.Clone("a/x"), strings.Clone("t")}, 50)...),
+			800, []PathStats{{"a/x", "t", 100}}, false},
 	}
 	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			cs := NewCounters(2)
-			for _, c := range tc.calls {
-				timed := cs.begin(testOpA)
-				cs.end(testOpA, c.bytes, timed, 100, c.alg, c.by)
-			}
-			ops := cs.Ops()
-			if len(ops) != 1 || ops[0].Calls != int64(len(tc.calls)) || ops[0].Bytes != tc.bytes {
-				t.Fatalf("ops %+v: want %d calls, %d bytes", ops, len(tc.calls), tc.bytes)
-			}
-			if len(ops[0].Paths) != len(tc.paths) {
-				t.Fatalf("paths %+v, want %+v", ops[0].Paths, tc.paths)
-			}
-			for i, p := range tc.paths {
-				if ops[0].Paths[i] != p {
+		for _, way := range []string{"begin/end", "Begin/End"} {
+			t.Run(tc.name+"/"+way, func(t *testing.T) {
+				cs := NewCounters(2)
+				for _, c := range tc.calls {
+					if way == "Begin/End" { // counting alone, as a collective does
+						cs.End(cs.Begin(testOpA), c.bytes, c.alg, c.by)
+						continue
+					}
+					timed := cs.begin(testOpA)
+					cs.end(testOpA, c.bytes, timed, 100, c.alg, c.by)
+				}
+				ops := cs.Ops()
+				if len(ops) != 1 || ops[0].Calls != int64(len(tc.calls)) || ops[0].Bytes != tc.bytes {
+					t.Fatalf("ops %+v: want %d calls, %d bytes", ops, len(tc.calls), tc.bytes)
+				}
+				if len(ops[0].Paths) != len(tc.paths) {
 					t.Fatalf("paths %+v, want %+v", ops[0].Paths, tc.paths)
 				}
-			}
-		})
+				for i, p := range tc.paths {
+					if ops[0].Paths[i] != p {
+						t.Fatalf("paths %+v, want %+v", ops[0].Paths, tc.paths)
+					}
+				}
+			})
+		}
 	}
+}
+
+func repeat[T any](v T, n int) []T {
+	out := make([]T, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
 }
 
 // TestTimeSample: the first call is timed, then about one in timeEvery,

@@ -6,6 +6,7 @@ import (
 	"runtime/pprof"
 	rtrace "runtime/trace"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/commtune/commtune/internal/trace"
 )
@@ -199,6 +200,21 @@ func (cs *Counters) Begin(op Op) Token {
 // counters keep: a small collective's common case, without building that
 // Call.
 func (cs *Counters) End(t Token, bytes int64, alg, by string) {
+	if !t.timed() {
+		// The common case, inlined: the size and path of the
+		// operation's first call again.
+		o := &cs.ops[t.Op()]
+		if f := o.first.Load(); f != nil && o.size0.Load() == bytes &&
+			unsafe.StringData(f.alg) == unsafe.StringData(alg) && unsafe.StringData(f.by) == unsafe.StringData(by) &&
+			len(f.alg) == len(alg) && len(f.by) == len(by) {
+			return
+		}
+	}
+	cs.endFull(t, bytes, alg, by)
+}
+
+// endFull is End for every case.
+func (cs *Counters) endFull(t Token, bytes int64, alg, by string) {
 	var d int64
 	if t.timed() {
 		d = Now() - t.start
