@@ -49,10 +49,20 @@ func leftOver(token string) []string {
 	return left
 }
 
+// abortBound is how soon after a rank's Abort the job must have ended:
+// commtune run takes a few milliseconds here, Hydra 0.2 s (the rank's
+// settling pause before it asks). openMPIAbortBound is Open MPI's: its
+// mpirun itself takes 1.2 s to end the job here, and 2.2 s once beside
+// other packages' tests.
+const (
+	abortBound        = 2 * time.Second
+	openMPIAbortBound = 3 * time.Second
+)
+
 // checkAborted checks a job's end (at ended) after abortOne: code want
-// (any failure when want is 0), the reason printed once, within 2 s of
+// (any failure when want is 0), the reason printed once, within bound of
 // the abort, and no rank left.
-func checkAborted(t *testing.T, out string, code, want int, ended time.Time, token string) {
+func checkAborted(t *testing.T, out string, code, want int, ended time.Time, token string, bound time.Duration) {
 	t.Helper()
 	if code != want && (want != 0 || code == 0) {
 		t.Errorf("exit status %d, want %d\n%s", code, want, out)
@@ -64,8 +74,10 @@ func checkAborted(t *testing.T, out string, code, want int, ended time.Time, tok
 	ns, err := strconv.ParseInt(strings.Fields(at + " ")[0], 10, 64)
 	if !ok || err != nil {
 		t.Errorf("no abort time in the output:\n%s", out)
-	} else if took := ended.Sub(time.Unix(0, ns)); took > 2*time.Second {
+	} else if took := ended.Sub(time.Unix(0, ns)); took > bound {
 		t.Errorf("the job ended %v after the abort", took)
+	} else {
+		t.Logf("the job ended %v after the abort", took)
 	}
 	deadline := time.Now().Add(2 * time.Second)
 	for len(leftOver(token)) > 0 && time.Now().Before(deadline) {
@@ -78,7 +90,7 @@ func checkAborted(t *testing.T, out string, code, want int, ended time.Time, tok
 
 // runAborted runs abortOne's job by the launcher command args, with env
 // added, and checks its end (checkAborted) with the exit code want.
-func runAborted(t *testing.T, want int, name string, args []string, env ...string) {
+func runAborted(t *testing.T, want int, bound time.Duration, name string, args []string, env ...string) {
 	t.Helper()
 	token := fmt.Sprintf("abort-%s-%d", name, os.Getpid())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -96,7 +108,7 @@ func runAborted(t *testing.T, want int, name string, args []string, env ...strin
 		t.Fatalf("%s: %v\n%s", args[0], err, out)
 	}
 	t.Logf("%s", out)
-	checkAborted(t, string(out), code, want, ended, token)
+	checkAborted(t, string(out), code, want, ended, token, bound)
 }
 
 // TestAbortCommtuneRun: under commtune run, Abort ends every rank with the
@@ -111,7 +123,7 @@ func TestAbortCommtuneRun(t *testing.T) {
 		code = re.ExitStatus()
 		out += "\n" + err.Error() // what commtune run prints
 	}
-	checkAborted(t, out, code, 7, ended, token)
+	checkAborted(t, out, code, 7, ended, token, abortBound)
 }
 
 // TestAbortHydra: under MPICH's mpiexec, over PMI-1 and PMI-2, Abort ends
@@ -129,7 +141,7 @@ func TestAbortHydra(t *testing.T) {
 	}{{"1", 7}, {"2", 0}} {
 		pmi := c.pmi
 		t.Run("pmi"+pmi, func(t *testing.T) {
-			runAborted(t, c.want, "hydra"+pmi, []string{mpiexec, "-launcher", "fork", "-n", "4", os.Args[0]}, "COMMTUNE_PMI="+pmi)
+			runAborted(t, c.want, abortBound, "hydra"+pmi, []string{mpiexec, "-launcher", "fork", "-n", "4", os.Args[0]}, "COMMTUNE_PMI="+pmi)
 		})
 	}
 }

@@ -236,7 +236,7 @@ func TestSlurm(t *testing.T) {
 				t.Logf("srun exited 137: the step was cancelled before the aborting task exited; it said code 7")
 				code = 7
 			}
-			checkAborted(t, abort, code, 7, time.Unix(0, at), token)
+			checkAborted(t, abort, code, 7, time.Unix(0, at), token, abortBound)
 		})
 	}
 }

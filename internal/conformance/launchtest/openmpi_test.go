@@ -82,7 +82,7 @@ func TestAbortOpenMPI(t *testing.T) {
 	run := openMPIRun(t, 4)
 	for _, enc := range pmixEncodings {
 		t.Run(enc.name, func(t *testing.T) {
-			runAborted(t, 7, "openmpi-"+enc.name, append(run, os.Args[0]), enc.env)
+			runAborted(t, 7, openMPIAbortBound, "openmpi-"+enc.name, append(run, os.Args[0]), enc.env)
 		})
 	}
 }
