@@ -23,7 +23,7 @@ type OpProfile struct {
 	Calls int64  // calls made, failed ones included
 	Bytes int64  // this rank's payload: sent for a send, received at a receive's Wait, the vector of a collective
 	// Time is the time from entering the library to returning, summed:
-	// measured on the first call and one in 16 after (every call when the
+	// measured on the first call and one in 32 after (every call when the
 	// rank writes a timeline) and scaled to all of them, since two clock
 	// reads on every call would cost a small collective several percent.
 	Time time.Duration

@@ -2,6 +2,7 @@ package commtune_test
 
 import (
 	"context"
+	"fmt"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -209,4 +210,202 @@ func goroutineProfile(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return b.String()
+}
+
+// oneSidedAndPersistent is what each of 2 ranks does in
+// TestProfileOneSidedAndPersistent: a window's fence and lock epochs with
+// a Put and a Get, then a persistent send or receive and a persistent
+// Allreduce, started together and waited for three times.
+func oneSidedAndPersistent(ctx context.Context, c *commtune.Comm) error {
+	win, err := commtune.AllocWindow[float64](ctx, c, 8)
+	if err != nil {
+		return err
+	}
+	other := 1 - c.Rank()
+	if err := win.Fence(ctx); err != nil {
+		return err
+	}
+	if err := win.Put(ctx, make([]float64, 3), other, 0); err != nil {
+		return err
+	}
+	if err := win.Fence(ctx); err != nil {
+		return err
+	}
+	if err := win.Lock(ctx, commtune.LockShared, other); err != nil {
+		return err
+	}
+	if err := win.Get(ctx, make([]float64, 2), other, 0); err != nil {
+		return err
+	}
+	if err := win.Unlock(ctx, other); err != nil {
+		return err
+	}
+	if err := win.Free(ctx); err != nil {
+		return err
+	}
+	buf := make([]byte, 24)
+	var p *commtune.Prequest
+	if c.Rank() == 0 {
+		p, err = c.SendInit(buf, 1, 5)
+	} else {
+		p, err = c.RecvInit(buf, 0, 5)
+	}
+	if err != nil {
+		return err
+	}
+	ar, err := commtune.AllreduceInit(c, []float64{1}, make([]float64, 1), commtune.Sum)
+	if err != nil {
+		return err
+	}
+	for range 3 {
+		if err := commtune.StartAll(p, ar); err != nil {
+			return err
+		}
+		if _, err := p.Wait(ctx); err != nil {
+			return err
+		}
+		if _, err := ar.Wait(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// TestProfileOneSidedAndPersistent: a window's calls and persistent
+// requests' starts and waits are counted, with their bytes; a persistent
+// send counts at its peer as a send from Start, a persistent receive as a
+// receive at its Wait, and one-sided calls not as point-to-point traffic.
+func TestProfileOneSidedAndPersistent(t *testing.T) {
+	const n = 2
+	ctx := context.Background()
+	profiles := make([]commtune.Profile, n)
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		if err := oneSidedAndPersistent(ctx, c); err != nil {
+			return err
+		}
+		profiles[c.Rank()] = c.Profile()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	type line struct{ calls, bytes int64 }
+	for r, p := range profiles {
+		got := map[string]line{}
+		for _, o := range p.Ops {
+			got[o.Op] = line{o.Calls, o.Bytes}
+		}
+		persistent := line{3, 72} // the sender's at Start, the receiver's at Wait
+		start, wait := persistent, line{3, 0}
+		if r == 1 {
+			start, wait = line{3, 0}, persistent
+		}
+		want := map[string]line{"Put": {1, 24}, "Get": {1, 16}, "Fence": {2, 0}, "Lock": {1, 0}, "Unlock": {1, 0},
+			"Start": start, "Wait": wait, "CollStart": {3, 24}, "CollWait": {3, 0}}
+		for op, w := range want {
+			if got[op] != w {
+				t.Errorf("rank %d: %s: %+v, want %+v (profile %+v)", r, op, got[op], w, p.Ops)
+			}
+		}
+		if len(p.Peers) != 1 {
+			t.Fatalf("rank %d: peers %+v, want one", r, p.Peers)
+		}
+		pp := p.Peers[0]
+		wantPeer := commtune.PeerProfile{Rank: 1, Sends: 3, SentBytes: 72}
+		if r == 1 {
+			wantPeer = commtune.PeerProfile{Rank: 0, Receives: 3, ReceivedBytes: 72}
+		}
+		if pp != wantPeer {
+			t.Errorf("rank %d: peer %+v, want %+v (one-sided calls are not point-to-point traffic)", r, pp, wantPeer)
+		}
+	}
+}
+
+// TestTimelineOneSidedAndPersistent: the same calls on the timeline, each
+// rank's spans valid and in the order made, and none of the collective
+// calls the window's making and freeing make inside the library.
+func TestTimelineOneSidedAndPersistent(t *testing.T) {
+	const n = 2
+	dir := t.TempDir()
+	t.Setenv(commtune.EnvTrace, dir)
+	if err := commtune.Local(n, func(c *commtune.Comm) error { return oneSidedAndPersistent(context.Background(), c) }); err != nil {
+		t.Fatal(err)
+	}
+	job, err := trace.ReadChecked(dir, n)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"Fence", "Put", "Fence", "Lock", "Get", "Unlock"}
+	for range 3 {
+		want = append(want, "Start", "CollStart", "Wait", "CollWait")
+	}
+	for r, spans := range job.Spans {
+		var names []string
+		for _, s := range spans {
+			names = append(names, s.Name)
+		}
+		if !slices.Equal(names, want) {
+			t.Errorf("rank %d: spans %v, want %v", r, names, want)
+		}
+	}
+}
+
+// TestProfileBlockingCollectives: every blocking collective counts under
+// its own name, with its bytes and the algorithm it ran, not as the
+// nonblocking call it shares its preparation with.
+func TestProfileBlockingCollectives(t *testing.T) {
+	const n = 2
+	ctx := context.Background()
+	calls := []struct {
+		name string
+		run  func(c *commtune.Comm) error
+	}{
+		{"ReduceScatterBlock", func(c *commtune.Comm) error {
+			return commtune.ReduceScatterBlock(ctx, c, make([]float64, 2), make([]float64, 1), commtune.Sum)
+		}},
+		{"ReduceScatter", func(c *commtune.Comm) error {
+			return commtune.ReduceScatter(ctx, c, make([]float64, 2), make([]float64, 1), []int{1, 1}, commtune.Sum)
+		}},
+		{"Alltoall", func(c *commtune.Comm) error { return commtune.Alltoall(ctx, c, make([]float64, 2), make([]float64, 2)) }},
+		{"Scatterv", func(c *commtune.Comm) error {
+			return commtune.Scatterv(ctx, c, make([]float64, 2), []int{1, 1}, []int{0, 1}, make([]float64, 1), 0)
+		}},
+		{"Gatherv", func(c *commtune.Comm) error {
+			return commtune.Gatherv(ctx, c, make([]float64, 1), make([]float64, 2), []int{1, 1}, []int{0, 1}, 0)
+		}},
+		{"Allgatherv", func(c *commtune.Comm) error {
+			return commtune.Allgatherv(ctx, c, make([]float64, 1), make([]float64, 2), []int{1, 1}, []int{0, 1})
+		}},
+		{"Alltoallv", func(c *commtune.Comm) error {
+			return commtune.Alltoallv(ctx, c, make([]float64, 2), []int{1, 1}, []int{0, 1}, make([]float64, 2), []int{1, 1}, []int{0, 1})
+		}},
+	}
+	profiles := make([]commtune.Profile, n)
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		for _, call := range calls {
+			if err := call.run(c); err != nil {
+				return fmt.Errorf("%s: %w", call.name, err)
+			}
+		}
+		profiles[c.Rank()] = c.Profile()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, p := range profiles {
+		got := map[string]commtune.OpProfile{}
+		for _, o := range p.Ops {
+			got[o.Op] = o
+		}
+		if len(got) != len(calls) {
+			t.Errorf("rank %d: operations %+v, want exactly the %d called", r, p.Ops, len(calls))
+		}
+		for _, call := range calls {
+			o, ok := got[call.name]
+			if !ok || o.Calls != 1 || len(o.Paths) != 1 || o.Paths[0].Algorithm == "" {
+				t.Errorf("rank %d: %s: %+v, want one call with its algorithm", r, call.name, o)
+			}
+		}
+	}
 }

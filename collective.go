@@ -137,7 +137,7 @@ func allreduceCall[T any](h how, c *Comm, send, recv []T, op Op, opts []CollOpti
 // in send, e.g. send[r·k:(r+1)·k] on rank r, for a result in place: the
 // call reads the whole of send first.
 func ReduceScatterBlock[T any](ctx context.Context, c *Comm, send, recv []T, op Op, opts ...CollOption) error {
-	return runNow(ctx)(reduceScatterBlockCall[T](later, c, send, recv, op, opts))
+	return runNow(ctx)(reduceScatterBlockCall[T](now(ctx), c, send, recv, op, opts))
 }
 
 // IreduceScatterBlock starts ReduceScatterBlock and returns at once; the
@@ -175,7 +175,7 @@ func reduceScatterBlockCall[T any](h how, c *Comm, send, recv []T, op Op, opts [
 // recvCounts[r] elements. recv may lie in send, as for
 // ReduceScatterBlock.
 func ReduceScatter[T any](ctx context.Context, c *Comm, send, recv []T, recvCounts []int, op Op, opts ...CollOption) error {
-	return runNow(ctx)(reduceScatterCall[T](later, c, send, recv, recvCounts, op, opts))
+	return runNow(ctx)(reduceScatterCall[T](now(ctx), c, send, recv, recvCounts, op, opts))
 }
 
 // IreduceScatter starts ReduceScatter and returns at once; the buffers
@@ -371,7 +371,7 @@ func allgatherCall[T any](h how, c *Comm, send, recv []T, opts []CollOption) (*c
 // (for sender s) of its recv. send and recv hold Size() blocks of equal
 // length.
 func Alltoall[T any](ctx context.Context, c *Comm, send, recv []T, opts ...CollOption) error {
-	return runNow(ctx)(alltoallCall[T](later, c, send, recv, opts))
+	return runNow(ctx)(alltoallCall[T](now(ctx), c, send, recv, opts))
 }
 
 // Ialltoall starts Alltoall and returns at once; the buffers belong to the
@@ -399,7 +399,7 @@ func alltoallCall[T any](h how, c *Comm, send, recv []T, opts []CollOption) (*co
 // displs[r]. counts, displs and send matter at the root only; each rank
 // receives len(recv) elements, which must equal its count.
 func Scatterv[T any](ctx context.Context, c *Comm, send []T, counts, displs []int, recv []T, root int, opts ...CollOption) error {
-	return runNow(ctx)(scattervCall[T](later, c, send, counts, displs, recv, root, opts))
+	return runNow(ctx)(scattervCall[T](now(ctx), c, send, counts, displs, recv, root, opts))
 }
 
 // Iscatterv starts Scatterv and returns at once; the buffers belong to the
@@ -435,7 +435,7 @@ func scattervCall[T any](h how, c *Comm, send []T, counts, displs []int, recv []
 // Gatherv stores rank r's send at displs[r] of root's recv, where it takes
 // counts[r] elements. recv, counts and displs matter at the root only.
 func Gatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, root int, opts ...CollOption) error {
-	return runNow(ctx)(gathervCall[T](later, c, send, recv, counts, displs, root, opts))
+	return runNow(ctx)(gathervCall[T](now(ctx), c, send, recv, counts, displs, root, opts))
 }
 
 // Igatherv starts Gatherv and returns at once; the buffers belong to the
@@ -472,7 +472,7 @@ func gathervCall[T any](h how, c *Comm, send, recv []T, counts, displs []int, ro
 // where it takes counts[r] elements; every rank passes the same counts and
 // displs.
 func Allgatherv[T any](ctx context.Context, c *Comm, send, recv []T, counts, displs []int, opts ...CollOption) error {
-	return runNow(ctx)(allgathervCall[T](later, c, send, recv, counts, displs, opts))
+	return runNow(ctx)(allgathervCall[T](now(ctx), c, send, recv, counts, displs, opts))
 }
 
 // Iallgatherv starts Allgatherv and returns at once; the buffers belong to the
@@ -499,7 +499,7 @@ func allgathervCall[T any](h how, c *Comm, send, recv []T, counts, displs []int,
 // rank d, which stores what rank s sends at recvDispls[s] of its recv,
 // where it takes recvCounts[s] elements.
 func Alltoallv[T any](ctx context.Context, c *Comm, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int, opts ...CollOption) error {
-	return runNow(ctx)(alltoallvCall[T](later, c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
+	return runNow(ctx)(alltoallvCall[T](now(ctx), c, send, sendCounts, sendDispls, recv, recvCounts, recvDispls, opts))
 }
 
 // Ialltoallv starts Alltoallv and returns at once; the buffers belong to the

@@ -22,6 +22,8 @@ var (
 	opSendrecvReplace = observe.Register("SendrecvReplace", observe.CatP2P)
 	opProbe           = observe.Register("Probe", observe.CatP2P)
 	opWait            = observe.Register("Wait", observe.CatWait)
+	opStart           = observe.Register("Start", observe.CatP2P)
+	opCollStart       = observe.Register("CollStart", observe.CatColl)
 	opCollWait        = observe.Register("CollWait", observe.CatWait)
 	opWaitAll         = observe.Register("WaitAll", observe.CatWait)
 	opHaloExchange    = observe.Register("HaloExchange", observe.CatHalo)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/core"
+	"github.com/commtune/commtune/internal/observe"
 )
 
 // Prequest is a persistent request (MPI's persistent requests): a send, a
@@ -113,11 +114,28 @@ func (p *Prequest) startable() error {
 
 func (p *Prequest) start() error {
 	if p.coll != nil {
-		if err := p.coll.Start(); err != nil {
+		c := p.coll.Comm()
+		t := c.Recorder().Begin(opCollStart, c)
+		err := p.coll.Start()
+		if t.On() {
+			alg, by := p.coll.Path()
+			c.Recorder().End(nil, t, c, &observe.Call{Op: opCollStart, Bytes: int64(p.coll.Bytes()), Peer: observe.NoRank,
+				WorldPeer: observe.NoRank, WorldRoot: observe.NoRank, Alg: alg, By: by, Err: err})
+		}
+		if err != nil {
 			return err
 		}
 	} else {
+		c := p.p2p.Comm()
+		t := c.Recorder().Begin(opStart, c)
 		r, err := p.p2p.Start()
+		if t.On() {
+			send, n, peer := p.p2p.Describe()
+			if !send {
+				n, peer = -1, observe.NoRank // counted at its Wait, as Irecv's are
+			}
+			(&Comm{in: c}).endP2P(nil, t, opStart, n, peer, send, err)
+		}
 		if err != nil {
 			return err
 		}
@@ -164,15 +182,28 @@ func (p *Prequest) Wait(ctx context.Context) (Status, error) {
 		return Status{}, nil
 	}
 	if p.coll != nil {
+		c := p.coll.Comm()
+		t := c.Recorder().Begin(opCollWait, c)
 		done, err := p.coll.Wait(ctx)
 		if done {
 			p.active = false
 		}
+		endCall(ctx, c, t, opCollWait, "", "", err)
 		return Status{}, err
 	}
+	c := p.p2p.Comm()
+	t := c.Recorder().Begin(opWait, c)
 	st, done, err := p.p2p.Wait(ctx, p.r)
 	if done {
 		st, err = p.ended(st, err)
+	}
+	if t.On() {
+		send, _, _ := p.p2p.Describe()
+		n, peer := -1, observe.NoRank // a send counted its bytes at Start
+		if !send && done && err == nil {
+			n, peer = st.Count, st.Source
+		}
+		(&Comm{in: c}).endP2P(ctx, t, opWait, n, peer, false, err)
 	}
 	return st, err
 }

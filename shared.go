@@ -71,7 +71,7 @@ func (c *Comm) AllocShared(ctx context.Context, size int) (*SharedRegion, error)
 		}
 		mine.Path, mine.Size, mem = path, size, m
 	}
-	all, err := AllgatherValues(ctx, c, mine)
+	all, err := allgatherValues(quietly(ctx), c, mine)
 	if err != nil {
 		noderegion.Unmap(mem)
 		os.Remove(mine.Path)
@@ -97,7 +97,7 @@ func (c *Comm) AllocShared(ctx context.Context, size int) (*SharedRegion, error)
 	if len(errs) > 0 {
 		ok[0] = 0
 	}
-	if err := Allreduce(ctx, c, ok, ok, Min); err != nil {
+	if err := runNow(ctx)(allreduceCall[int32](quietly(ctx), c, ok, ok, Min, nil)); err != nil {
 		errs = append(errs, err)
 	}
 	if mine.Path != "" {

@@ -124,6 +124,13 @@ func GatherValues[T any](ctx context.Context, c *Comm, v T, root int, opts ...Va
 
 // AllgatherValues returns every rank's v, in rank order, on every rank.
 func AllgatherValues[T any](ctx context.Context, c *Comm, v T, opts ...ValueOption) ([]T, error) {
+	return allgatherValues(now(ctx), c, v, opts...)
+}
+
+// allgatherValues is AllgatherValues made as h says: the library's own
+// uses (a window's or a shared region's making) are made quietly, part of
+// the call they serve.
+func allgatherValues[T any](h how, c *Comm, v T, opts ...ValueOption) ([]T, error) {
 	if err := c.check(); err != nil {
 		return nil, err
 	}
@@ -133,12 +140,12 @@ func AllgatherValues[T any](ctx context.Context, c *Comm, v T, opts ...ValueOpti
 		return nil, err
 	}
 	sizes := make([]int64, c.Size())
-	if err := Allgather(ctx, c, []int64{int64(len(msg))}, sizes); err != nil {
+	if err := runNow(h.ctx)(allgatherCall[int64](h, c, []int64{int64(len(msg))}, sizes, nil)); err != nil {
 		return nil, err
 	}
 	counts, displs, total := blocks(sizes)
 	buf := make([]byte, total)
-	if err := Allgatherv(ctx, c, msg, buf, counts, displs); err != nil {
+	if err := runNow(h.ctx)(allgathervCall[byte](h, c, msg, buf, counts, displs, nil)); err != nil {
 		return nil, err
 	}
 	return decodeBlocks[T](buf, counts, displs, cfg, "AllgatherValues")

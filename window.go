@@ -13,6 +13,7 @@ import (
 
 	"github.com/commtune/commtune/internal/comm"
 	"github.com/commtune/commtune/internal/noderegion"
+	"github.com/commtune/commtune/internal/observe"
 	"github.com/commtune/commtune/internal/rma"
 )
 
@@ -140,7 +141,7 @@ func makeWindow[T Number](ctx context.Context, c *Comm, local []T, mapShared boo
 		pin.Pin(&local[0])
 		info.Addr = uint64(uintptr(unsafe.Pointer(&local[0])))
 	}
-	all, err := AllgatherValues(ctx, c, info)
+	all, err := allgatherValues(quietly(ctx), c, info)
 	if info.Path != "" {
 		defer os.Remove(info.Path)
 	}
@@ -203,7 +204,7 @@ func makeWindow[T Number](ctx context.Context, c *Comm, local []T, mapShared boo
 	if len(errs) > 0 {
 		ok[0] = 0
 	}
-	if err := Allreduce(ctx, c, ok, ok, Min); err != nil {
+	if err := runNow(ctx)(allreduceCall[int32](quietly(ctx), c, ok, ok, Min, nil)); err != nil {
 		errs = append(errs, err)
 	}
 	if len(errs) > 0 || ok[0] == 0 {
@@ -332,7 +333,8 @@ func (win *Window[T]) Put(ctx context.Context, origin []T, target, disp int) err
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Put(ctx, bytesOf(origin), target, disp))
+	b, r := bytesOf(origin), beginRMA(win.comm, opPut)
+	return r.end(ctx, opPut, len(b), target, wrapRMA(win.w.Put(ctx, b, target, disp)))
 }
 
 // Get reads len(result) elements of target's window from element disp
@@ -341,7 +343,8 @@ func (win *Window[T]) Get(ctx context.Context, result []T, target, disp int) err
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Get(ctx, bytesOf(result), target, disp))
+	b, r := bytesOf(result), beginRMA(win.comm, opGet)
+	return r.end(ctx, opGet, len(b), target, wrapRMA(win.w.Get(ctx, b, target, disp)))
 }
 
 // Accumulate combines origin into target's elements from disp on with op
@@ -351,11 +354,12 @@ func (win *Window[T]) Accumulate(ctx context.Context, origin []T, target, disp i
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
+	b, r := bytesOf(origin), beginRMA(win.comm, opAccumulate)
 	code, err := rmaOp(op, "Accumulate")
-	if err != nil {
-		return err
+	if err == nil {
+		err = wrapRMA(win.w.Accumulate(ctx, b, target, disp, code))
 	}
-	return wrapRMA(win.w.Accumulate(ctx, bytesOf(origin), target, disp, code))
+	return r.end(ctx, opAccumulate, len(b), target, err)
 }
 
 // GetAccumulate is Accumulate that first fetches the target's elements
@@ -365,11 +369,12 @@ func (win *Window[T]) GetAccumulate(ctx context.Context, origin, result []T, tar
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
+	b, r := bytesOf(result), beginRMA(win.comm, opGetAccumulate)
 	code, err := rmaOp(op, "GetAccumulate")
-	if err != nil {
-		return err
+	if err == nil {
+		err = wrapRMA(win.w.GetAccumulate(ctx, bytesOf(origin), b, target, disp, code))
 	}
-	return wrapRMA(win.w.GetAccumulate(ctx, bytesOf(origin), bytesOf(result), target, disp, code))
+	return r.end(ctx, opGetAccumulate, len(b), target, err)
 }
 
 // FetchAndOp combines v into target's element disp with op and returns
@@ -378,17 +383,19 @@ func (win *Window[T]) FetchAndOp(ctx context.Context, v T, target, disp int, op 
 	if win == nil || win.w == nil {
 		return *new(T), errNilWindow
 	}
+	r := beginRMA(win.comm, opFetchAndOp)
+	n := int(unsafe.Sizeof(v))
 	code, err := rmaOp(op, "FetchAndOp")
 	if err != nil {
-		return v, err
+		return v, r.end(ctx, opFetchAndOp, n, target, err)
 	}
-	if unsafe.Sizeof(v) <= 8 {
+	if n <= 8 {
 		old, err := win.w.FetchAndOp(ctx, bitsOf(v), target, disp, code)
-		return fromBits[T](old), wrapRMA(err)
+		return fromBits[T](old), r.end(ctx, opFetchAndOp, n, target, wrapRMA(err))
 	}
 	in, old := v, *new(T) // copies: v itself must not escape on the path above
 	err = win.w.GetAccumulate(ctx, elemBytes(&in), elemBytes(&old), target, disp, code)
-	return old, wrapRMA(err)
+	return old, r.end(ctx, opFetchAndOp, n, target, wrapRMA(err))
 }
 
 // bitsOf returns the bits of v, of at most 8 bytes, in a word's low bytes
@@ -408,13 +415,15 @@ func (win *Window[T]) CompareAndSwap(ctx context.Context, compare, swap T, targe
 	if win == nil || win.w == nil {
 		return *new(T), errNilWindow
 	}
-	if unsafe.Sizeof(compare) <= 8 {
+	r := beginRMA(win.comm, opCompareAndSwap)
+	n := int(unsafe.Sizeof(compare))
+	if n <= 8 {
 		old, err := win.w.CompareAndSwapBits(ctx, bitsOf(compare), bitsOf(swap), target, disp)
-		return fromBits[T](old), wrapRMA(err)
+		return fromBits[T](old), r.end(ctx, opCompareAndSwap, n, target, wrapRMA(err))
 	}
 	c, s, old := compare, swap, *new(T) // copies, as in FetchAndOp
 	err := win.w.CompareAndSwap(ctx, elemBytes(&c), elemBytes(&s), elemBytes(&old), target, disp)
-	return old, wrapRMA(err)
+	return old, r.end(ctx, opCompareAndSwap, n, target, wrapRMA(err))
 }
 
 // elemBytes views one element's memory as bytes.
@@ -425,7 +434,10 @@ func elemBytes[T any](p *T) []byte {
 // RMARequest is a request-based one-sided operation under way (Rput,
 // Rget, Raccumulate, RgetAccumulate). It is a Pending, so TestAll, WaitSome
 // and the other calls over sets take it beside other requests.
-type RMARequest struct{ p *rma.Pending }
+type RMARequest struct {
+	p *rma.Pending
+	c *Comm // the window's: its counters count the Wait
+}
 
 // Wait blocks until the operation completes (Rput, Raccumulate: origin may
 // be reused; Rget, RgetAccumulate: result holds the data) or ctx ends.
@@ -433,7 +445,8 @@ func (q *RMARequest) Wait(ctx context.Context) error {
 	if q == nil {
 		return errNilRequest
 	}
-	return wrapRMA(q.p.Wait(ctx))
+	r := beginRMA(q.c, opRMAWait)
+	return r.end(ctx, opRMAWait, -1, -1, wrapRMA(q.p.Wait(ctx)))
 }
 
 // Test reports whether the operation has completed, and its error if so.
@@ -461,11 +474,13 @@ func (q *RMARequest) outcome() (Status, bool, error) {
 // wait is Wait for the calls over sets (waiter): it polls the rails.
 func (q *RMARequest) wait(ctx context.Context) error { return q.Wait(ctx) }
 
-func rmaRequest(p *rma.Pending, err error) (*RMARequest, error) {
-	if err != nil {
-		return nil, wrapRMA(err)
+// rmaRequest returns the request of a call of op begun by r (moving bytes
+// to or from target) that started p, or its error.
+func rmaRequest(ctx context.Context, r rmaCall, op observe.Op, bytes, target int, p *rma.Pending, err error) (*RMARequest, error) {
+	if err := r.end(ctx, op, bytes, target, wrapRMA(err)); err != nil {
+		return nil, err
 	}
-	return &RMARequest{p}, nil
+	return &RMARequest{p, r.c}, nil
 }
 
 // Rput is Put returning a request, complete once origin may be reused.
@@ -473,7 +488,9 @@ func (win *Window[T]) Rput(origin []T, target, disp int) (*RMARequest, error) {
 	if win == nil || win.w == nil {
 		return nil, errNilWindow
 	}
-	return rmaRequest(win.w.PutAsync(bytesOf(origin), target, disp))
+	b, r := bytesOf(origin), beginRMA(win.comm, opRput)
+	p, err := win.w.PutAsync(b, target, disp)
+	return rmaRequest(nil, r, opRput, len(b), target, p, err)
 }
 
 // Rget is Get returning a request, complete once result holds the data.
@@ -481,7 +498,9 @@ func (win *Window[T]) Rget(result []T, target, disp int) (*RMARequest, error) {
 	if win == nil || win.w == nil {
 		return nil, errNilWindow
 	}
-	return rmaRequest(win.w.GetAsync(bytesOf(result), target, disp))
+	b, r := bytesOf(result), beginRMA(win.comm, opRget)
+	p, err := win.w.GetAsync(b, target, disp)
+	return rmaRequest(nil, r, opRget, len(b), target, p, err)
 }
 
 // Raccumulate is Accumulate returning a request, complete once origin may
@@ -490,11 +509,13 @@ func (win *Window[T]) Raccumulate(origin []T, target, disp int, op Op) (*RMARequ
 	if win == nil || win.w == nil {
 		return nil, errNilWindow
 	}
+	b, r := bytesOf(origin), beginRMA(win.comm, opRaccumulate)
 	code, err := rmaOp(op, "Raccumulate")
 	if err != nil {
-		return nil, err
+		return nil, r.end(nil, opRaccumulate, len(b), target, err)
 	}
-	return rmaRequest(win.w.AccumulateAsync(bytesOf(origin), target, disp, code))
+	p, err := win.w.AccumulateAsync(b, target, disp, code)
+	return rmaRequest(nil, r, opRaccumulate, len(b), target, p, err)
 }
 
 // RgetAccumulate is GetAccumulate returning a request, complete once
@@ -503,11 +524,13 @@ func (win *Window[T]) RgetAccumulate(origin, result []T, target, disp int, op Op
 	if win == nil || win.w == nil {
 		return nil, errNilWindow
 	}
+	b, r := bytesOf(result), beginRMA(win.comm, opRgetAccumulate)
 	code, err := rmaOp(op, "RgetAccumulate")
 	if err != nil {
-		return nil, err
+		return nil, r.end(nil, opRgetAccumulate, len(b), target, err)
 	}
-	return rmaRequest(win.w.GetAccumulateAsync(bytesOf(origin), bytesOf(result), target, disp, code))
+	p, err := win.w.GetAccumulateAsync(bytesOf(origin), b, target, disp, code)
+	return rmaRequest(nil, r, opRgetAccumulate, len(b), target, p, err)
 }
 
 // Fence closes the window's fence epoch and opens the next on every rank
@@ -517,7 +540,8 @@ func (win *Window[T]) Fence(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Fence(ctx))
+	r := beginRMA(win.comm, opFence)
+	return r.end(ctx, opFence, -1, -1, wrapRMA(win.w.Fence(ctx)))
 }
 
 // Lock opens a passive-target epoch to target with a lock of kind; it
@@ -526,7 +550,8 @@ func (win *Window[T]) Lock(ctx context.Context, kind LockKind, target int) error
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Lock(ctx, kind, target))
+	r := beginRMA(win.comm, opLock)
+	return r.end(ctx, opLock, -1, target, wrapRMA(win.w.Lock(ctx, kind, target)))
 }
 
 // Unlock closes the epoch Lock opened: every operation in it is complete
@@ -535,7 +560,8 @@ func (win *Window[T]) Unlock(ctx context.Context, target int) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Unlock(ctx, target))
+	r := beginRMA(win.comm, opUnlock)
+	return r.end(ctx, opUnlock, -1, target, wrapRMA(win.w.Unlock(ctx, target)))
 }
 
 // LockAll opens a passive-target epoch to every rank, with shared locks.
@@ -543,7 +569,8 @@ func (win *Window[T]) LockAll(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.LockAll(ctx))
+	r := beginRMA(win.comm, opLockAll)
+	return r.end(ctx, opLockAll, -1, -1, wrapRMA(win.w.LockAll(ctx)))
 }
 
 // UnlockAll closes LockAll's epoch; its operations are complete at their
@@ -552,7 +579,8 @@ func (win *Window[T]) UnlockAll(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.UnlockAll(ctx))
+	r := beginRMA(win.comm, opUnlockAll)
+	return r.end(ctx, opUnlockAll, -1, -1, wrapRMA(win.w.UnlockAll(ctx)))
 }
 
 // Flush completes, at target, every operation this rank started to it,
@@ -561,7 +589,8 @@ func (win *Window[T]) Flush(ctx context.Context, target int) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Flush(ctx, target))
+	r := beginRMA(win.comm, opFlush)
+	return r.end(ctx, opFlush, -1, target, wrapRMA(win.w.Flush(ctx, target)))
 }
 
 // FlushAll is Flush of every target.
@@ -569,7 +598,8 @@ func (win *Window[T]) FlushAll(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.FlushAll(ctx))
+	r := beginRMA(win.comm, opFlushAll)
+	return r.end(ctx, opFlushAll, -1, -1, wrapRMA(win.w.FlushAll(ctx)))
 }
 
 // FlushLocal completes locally (their buffers may be reused) the
@@ -578,7 +608,8 @@ func (win *Window[T]) FlushLocal(ctx context.Context, target int) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.FlushLocal(ctx, target))
+	r := beginRMA(win.comm, opFlushLocal)
+	return r.end(ctx, opFlushLocal, -1, target, wrapRMA(win.w.FlushLocal(ctx, target)))
 }
 
 // Sync orders this rank's loads and stores of its own window memory with
@@ -604,7 +635,8 @@ func (win *Window[T]) FlushLocalAll(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.FlushLocalAll(ctx))
+	r := beginRMA(win.comm, opFlushLocalAll)
+	return r.end(ctx, opFlushLocalAll, -1, -1, wrapRMA(win.w.FlushLocalAll(ctx)))
 }
 
 // Post opens an exposure epoch of this rank's window to the ranks of
@@ -614,11 +646,12 @@ func (win *Window[T]) Post(ctx context.Context, origins *Group) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
+	r := beginRMA(win.comm, opWinPost)
 	ranks, err := win.ranksOf("Post", origins)
-	if err != nil {
-		return err
+	if err == nil {
+		err = wrapRMA(win.w.Post(ctx, ranks))
 	}
-	return wrapRMA(win.w.Post(ctx, ranks))
+	return r.end(ctx, opWinPost, -1, -1, err)
 }
 
 // Start opens an access epoch to the ranks of targets (a group of the
@@ -628,11 +661,12 @@ func (win *Window[T]) Start(ctx context.Context, targets *Group) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
+	r := beginRMA(win.comm, opWinStart)
 	ranks, err := win.ranksOf("Start", targets)
-	if err != nil {
-		return err
+	if err == nil {
+		err = wrapRMA(win.w.Start(ctx, ranks))
 	}
-	return wrapRMA(win.w.Start(ctx, ranks))
+	return r.end(ctx, opWinStart, -1, -1, err)
 }
 
 // ranksOf returns the ranks, in the window's communicator, of g's members.
@@ -662,7 +696,8 @@ func (win *Window[T]) Complete(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.Complete(ctx))
+	r := beginRMA(win.comm, opWinComplete)
+	return r.end(ctx, opWinComplete, -1, -1, wrapRMA(win.w.Complete(ctx)))
 }
 
 // WaitExposure closes Post's exposure epoch once every origin in it has
@@ -671,5 +706,6 @@ func (win *Window[T]) WaitExposure(ctx context.Context) error {
 	if win == nil || win.w == nil {
 		return errNilWindow
 	}
-	return wrapRMA(win.w.WaitExposure(ctx))
+	r := beginRMA(win.comm, opWinWait)
+	return r.end(ctx, opWinWait, -1, -1, wrapRMA(win.w.WaitExposure(ctx)))
 }

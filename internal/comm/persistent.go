@@ -220,6 +220,26 @@ var segmentKinds = map[coll.Operation]nodecoll.Kind{
 // Operation returns the operation p runs.
 func (p *Persistent) Operation() coll.Operation { return p.op }
 
+// Comm returns the communicator the call was made for.
+func (p *Persistent) Comm() *Comm { return p.c }
+
+// Bytes is this rank's payload of one start (the layout's bytes).
+func (p *Persistent) Bytes() int { return p.layout.Bytes }
+
+// Path names the algorithm the starts run and who chose it.
+func (p *Persistent) Path() (alg, by string) {
+	switch p.route {
+	case routeSegment:
+		return segmentNames[p.op], p.by
+	case routeDirect:
+		return directNames[p.op], p.by
+	}
+	if p.plan != nil && p.plan.name != "" {
+		return p.plan.name, p.by
+	}
+	return p.alg.Name(), p.by
+}
+
 // Start starts the call again: it takes its place in the order of the
 // communicator's collective calls and returns without waiting for any
 // rank. The previous start must be over (Wait, Test).

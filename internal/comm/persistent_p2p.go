@@ -36,6 +36,19 @@ func (c *Comm) RecvInit(buf []byte, src, tag int) (*P2P, error) {
 	return &P2P{c: c, buf: buf, peer: w, tag: tag}, nil
 }
 
+// Comm returns the communicator of the send or receive.
+func (p *P2P) Comm() *Comm { return p.c }
+
+// Describe says whether it is a send, its buffer's bytes and its peer's
+// rank in the communicator (AnySource for a receive from any).
+func (p *P2P) Describe() (send bool, bytes, peer int) {
+	peer = p.peer
+	if peer != AnySource {
+		peer = p.c.fromWorld(peer)
+	}
+	return p.send, len(p.buf), peer
+}
+
 // Start starts the send or receive with a pooled request: the caller
 // waits for it, or cancels it, and hands it back with End once complete.
 func (p *P2P) Start() (*core.Request, error) {
