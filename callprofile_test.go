@@ -409,3 +409,50 @@ func TestProfileBlockingCollectives(t *testing.T) {
 		}
 	}
 }
+
+// TestProfileHaloBytes: a Halo's exchanges count the bytes they send to
+// other ranks: on a ring of 4 ranks (periodic, one dimension), 10 cells
+// of 2 float64 values and a halo 1 cell deep, each exchange sends one
+// cell each way, 32 bytes; Start counts them, Wait does not.
+func TestProfileHaloBytes(t *testing.T) {
+	const n, rounds = 4, 5
+	ctx := context.Background()
+	profiles := make([]commtune.Profile, n)
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		cart, err := c.Cart([]int{n}, []bool{true})
+		if err != nil {
+			return err
+		}
+		h, err := commtune.NewHalo(cart, make([]float64, (10+2)*2), []int{10}, 1, 2, commtune.WithHaloImpl(commtune.DefaultHaloImpl))
+		if err != nil {
+			return err
+		}
+		for range rounds {
+			if err := h.Exchange(ctx); err != nil {
+				return err
+			}
+		}
+		if err := h.Start(ctx); err != nil {
+			return err
+		}
+		if err := h.Wait(ctx); err != nil {
+			return err
+		}
+		profiles[c.Rank()] = cart.Comm().Profile()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, p := range profiles {
+		got := map[string]commtune.OpProfile{}
+		for _, o := range p.Ops {
+			got[o.Op] = o
+		}
+		for op, want := range map[string][2]int64{"HaloExchange": {rounds, rounds * 32}, "HaloStart": {1, 32}, "HaloWait": {1, 0}} {
+			if o := got[op]; o.Calls != want[0] || o.Bytes != want[1] {
+				t.Errorf("rank %d: %s: %d calls, %d bytes; want %d, %d (profile %+v)", r, op, o.Calls, o.Bytes, want[0], want[1], p.Ops)
+			}
+		}
+	}
+}

@@ -264,7 +264,7 @@ func (h *Halo) Start(ctx context.Context) error {
 	if h == nil {
 		return errNilHalo
 	}
-	t := h.comm.begin(opHaloStart)
+	t := h.cart.comm.begin(opHaloStart)
 	err := h.start(ctx)
 	h.end(ctx, t, opHaloStart, err)
 	return err
@@ -313,7 +313,7 @@ func (h *Halo) Wait(ctx context.Context) error {
 	if h == nil {
 		return errNilHalo
 	}
-	t := h.comm.begin(opHaloWait)
+	t := h.cart.comm.begin(opHaloWait)
 	err := h.finish(ctx)
 	h.end(ctx, t, opHaloWait, err)
 	return err
@@ -345,7 +345,7 @@ func (h *Halo) Exchange(ctx context.Context) error {
 	if h == nil {
 		return errNilHalo
 	}
-	t := h.comm.begin(opHaloExchange)
+	t := h.cart.comm.begin(opHaloExchange)
 	err := h.start(ctx)
 	if err == nil {
 		err = h.finish(ctx)
@@ -355,13 +355,23 @@ func (h *Halo) Exchange(ctx context.Context) error {
 }
 
 // end ends the observation of a Halo call: its path is the implementation
-// that ran, chosen by the run-time selection ("learned") or fixed.
+// that ran, chosen by the run-time selection ("learned") or fixed; Start's
+// and Exchange's bytes are what the exchange sends to other ranks.
 func (h *Halo) end(ctx context.Context, t observe.Token, op observe.Op, err error) {
+	if !t.On() {
+		return
+	}
 	by := "fixed"
 	if h.sel != nil {
 		by = "learned"
 	}
-	endCall(ctx, h.comm.in, t, op, h.ran, by, err)
+	bytes := -1
+	if h.x != nil && op != opHaloWait { // Start's or Exchange's: what the exchange sends
+		bytes = h.x.SentBytes()
+	}
+	c := h.cart.comm.in // the program's communicator, whose Profile shows it
+	c.Recorder().End(ctx, t, c, &observe.Call{Op: op, Bytes: int64(bytes), Peer: observe.NoRank,
+		WorldPeer: observe.NoRank, WorldRoot: observe.NoRank, Alg: h.ran, By: by, Err: err})
 }
 
 // fail ends a failed exchange and returns its error: what a peer said

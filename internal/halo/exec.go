@@ -27,7 +27,12 @@ type Exec struct {
 
 	connected bool   // Get: the neighbours know where the send boxes lie
 	reads     []read // Get, aao: the reads Start left for Wait
+	sent      int    // bytes an exchange sends to other ranks
 }
+
+// SentBytes is what one exchange sends to other ranks: the boxes of its
+// transfers with them (a periodic wrap onto this rank copies in place).
+func (x *Exec) SentBytes() int { return x.sent }
 
 // xfer is one transfer of the plan with its runs and buffers.
 type xfer struct {
@@ -102,6 +107,11 @@ func NewExec(m Impl, ch Channel, g Grid, s Shape, data []byte, plan Plan, slab *
 			}
 		}
 		x.phases[p] = ts
+		for i := range ts {
+			if ts[i].local < 0 {
+				x.sent += RunsBytes(ts[i].sendRuns)
+			}
+		}
 	}
 	if m.Data == InPlace {
 		for _, ts := range x.phases {
