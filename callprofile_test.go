@@ -3,6 +3,7 @@ package commtune_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"runtime/pprof"
 	"slices"
 	"strings"
@@ -453,6 +454,49 @@ func TestProfileHaloBytes(t *testing.T) {
 			if o := got[op]; o.Calls != want[0] || o.Bytes != want[1] {
 				t.Errorf("rank %d: %s: %d calls, %d bytes; want %d, %d (profile %+v)", r, op, o.Calls, o.Bytes, want[0], want[1], p.Ops)
 			}
+		}
+	}
+}
+
+// TestProfileNeighbor: neighbourhood collectives count on the
+// neighbourhood's communicator, the blocking ones with their wait, the
+// nonblocking ones apart from NeighborWait.
+func TestProfileNeighbor(t *testing.T) {
+	const n = 2
+	ctx := context.Background()
+	profiles := make([]commtune.Profile, n)
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		other := []int{1 - c.Rank()}
+		nb, err := c.Neighborhood(other, other)
+		if err != nil {
+			return err
+		}
+		for range 2 {
+			if err := commtune.NeighborAllgather(ctx, nb, []float64{1}, make([]float64, 1)); err != nil {
+				return err
+			}
+		}
+		q, err := commtune.IneighborAlltoall(nb, []float64{1, 2}, make([]float64, 2))
+		if err != nil {
+			return err
+		}
+		if err := q.Wait(ctx); err != nil {
+			return err
+		}
+		profiles[c.Rank()] = nb.Comm().Profile()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r, p := range profiles {
+		got := map[string][2]int64{}
+		for _, o := range p.Ops {
+			got[o.Op] = [2]int64{o.Calls, o.Bytes}
+		}
+		want := map[string][2]int64{"NeighborAllgather": {2, 16}, "IneighborAlltoall": {1, 16}, "NeighborWait": {1, 0}}
+		if !maps.Equal(got, want) {
+			t.Errorf("rank %d: %v, want %v", r, got, want)
 		}
 	}
 }

@@ -47,6 +47,15 @@ func (q *NeighborRequest) Wait(ctx context.Context) error {
 	if q == nil {
 		return errNilRequest
 	}
+	c := q.n.comm
+	t := c.begin(opNeighborWait)
+	err := q.waitAll(ctx)
+	endCall(ctx, c.in, t, opNeighborWait, "", "", err)
+	return err
+}
+
+// waitAll is Wait, unobserved.
+func (q *NeighborRequest) waitAll(ctx context.Context) error {
 	var errs []error
 	for _, r := range q.reqs {
 		if _, err := r.Wait(ctx); err != nil {
@@ -112,7 +121,7 @@ func (q *NeighborRequest) outcome() (Status, bool, error) {
 
 // wait is Wait, which waits on each message as a point-to-point request
 // does, for the calls over sets of requests (waiter).
-func (q *NeighborRequest) wait(ctx context.Context) error { return q.Wait(ctx) }
+func (q *NeighborRequest) wait(ctx context.Context) error { return q.waitAll(ctx) }
 
 // tags returns the tag of the send to destination slot j and of the
 // receive from source slot i. In a Neighborhood every message has tag 0
@@ -228,8 +237,8 @@ func allgatherBlock(send, kd, recv, ks int) (int, error) {
 	return send, nil
 }
 
-// IneighborAllgather starts NeighborAllgather.
-func IneighborAllgather[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
+// ineighborAllgather starts NeighborAllgather, unobserved.
+func ineighborAllgather[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
 	if n == nil {
 		return nil, errors.New("commtune: nil neighbourhood")
 	}
@@ -248,11 +257,14 @@ func IneighborAllgather[T Number](n *Neighborhood, send, recv []T) (*NeighborReq
 // sources recv must be empty. With no destinations send is not sent and
 // may be empty, the block size then being len(recv) over the sources.
 func NeighborAllgather[T Number](ctx context.Context, n *Neighborhood, send, recv []T) error {
-	return waitNeighbor(ctx)(IneighborAllgather(n, send, recv))
+	_, err := observeNeighbor(ctx, n, opNeighborAllgather, len(send)*elemSize[T](), func() (*NeighborRequest, error) {
+		return ineighborAllgather(n, send, recv)
+	})
+	return err
 }
 
-// IneighborAllgatherv starts NeighborAllgatherv.
-func IneighborAllgatherv[T Number](n *Neighborhood, send, recv []T, counts, displs []int) (*NeighborRequest, error) {
+// ineighborAllgatherv starts NeighborAllgatherv, unobserved.
+func ineighborAllgatherv[T Number](n *Neighborhood, send, recv []T, counts, displs []int) (*NeighborRequest, error) {
 	if n == nil {
 		return nil, errors.New("commtune: nil neighbourhood")
 	}
@@ -270,11 +282,14 @@ func IneighborAllgatherv[T Number](n *Neighborhood, send, recv []T, counts, disp
 // counts and displs have one entry per source: none when there are no
 // sources, and then recv is left as it was.
 func NeighborAllgatherv[T Number](ctx context.Context, n *Neighborhood, send, recv []T, counts, displs []int) error {
-	return waitNeighbor(ctx)(IneighborAllgatherv(n, send, recv, counts, displs))
+	_, err := observeNeighbor(ctx, n, opNeighborAllgatherv, len(send)*elemSize[T](), func() (*NeighborRequest, error) {
+		return ineighborAllgatherv(n, send, recv, counts, displs)
+	})
+	return err
 }
 
-// IneighborAlltoall starts NeighborAlltoall.
-func IneighborAlltoall[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
+// ineighborAlltoall starts NeighborAlltoall, unobserved.
+func ineighborAlltoall[T Number](n *Neighborhood, send, recv []T) (*NeighborRequest, error) {
 	if n == nil {
 		return nil, errors.New("commtune: nil neighbourhood")
 	}
@@ -319,11 +334,14 @@ func alltoallBlock(send, kd, recv, ks int) (int, error) {
 // sources; with no sources recv must be empty and it is len(send) over the
 // destinations; with neither both must be empty.
 func NeighborAlltoall[T Number](ctx context.Context, n *Neighborhood, send, recv []T) error {
-	return waitNeighbor(ctx)(IneighborAlltoall(n, send, recv))
+	_, err := observeNeighbor(ctx, n, opNeighborAlltoall, len(send)*elemSize[T](), func() (*NeighborRequest, error) {
+		return ineighborAlltoall(n, send, recv)
+	})
+	return err
 }
 
-// IneighborAlltoallv starts NeighborAlltoallv.
-func IneighborAlltoallv[T Number](n *Neighborhood, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) (*NeighborRequest, error) {
+// ineighborAlltoallv starts NeighborAlltoallv, unobserved.
+func ineighborAlltoallv[T Number](n *Neighborhood, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) (*NeighborRequest, error) {
 	if n == nil {
 		return nil, errors.New("commtune: nil neighbourhood")
 	}
@@ -345,15 +363,8 @@ func IneighborAlltoallv[T Number](n *Neighborhood, send []T, sendCounts, sendDis
 // displacements have one entry per neighbour: none for an empty list, and
 // then that side's buffer is neither read nor written.
 func NeighborAlltoallv[T Number](ctx context.Context, n *Neighborhood, send []T, sendCounts, sendDispls []int, recv []T, recvCounts, recvDispls []int) error {
-	return waitNeighbor(ctx)(IneighborAlltoallv(n, send, sendCounts, sendDispls, recv, recvCounts, recvDispls))
-}
-
-// waitNeighbor makes a blocking call of a start.
-func waitNeighbor(ctx context.Context) func(*NeighborRequest, error) error {
-	return func(q *NeighborRequest, err error) error {
-		if err != nil {
-			return err
-		}
-		return q.Wait(ctx)
-	}
+	_, err := observeNeighbor(ctx, n, opNeighborAlltoallv, len(send)*elemSize[T](), func() (*NeighborRequest, error) {
+		return ineighborAlltoallv(n, send, sendCounts, sendDispls, recv, recvCounts, recvDispls)
+	})
+	return err
 }
