@@ -3,6 +3,7 @@ package observe
 import (
 	"fmt"
 	"math/bits"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -248,22 +249,113 @@ func (t *tracer) prepareBatches() {
 	}
 }
 
-// write is the writer goroutine: it turns records into spans, naming
-// their call sites, and hands them to the file.
+// write is the writer goroutine. While the rank runs, the full batches
+// beyond heldBatches go to the spill file as they are (a copy of memory,
+// not 170 ns of encoding a span, which would hold the calls back once
+// they come faster than that); once the tracer closes, it turns the
+// spilled records, then the rest, into spans, naming their call sites,
+// and hands them to the file.
 func (t *tracer) write() {
 	defer close(t.done)
 	sites := map[uint32]string{}
+	var sp spillFile
+	defer sp.close()
 	for b := range t.out {
-		at := t.clock.scale()
-		for i := range b {
-			if t.werr != nil {
-				t.dropped.Add(int64(len(b) - i))
-				break
-			}
-			t.werr = t.w.Write(t.span(&b[i], at, sites)) // on error the writer counts what it lost
+		if !t.closed.Load() && sp.put(b) {
+			t.free.Put(b[:0])
+			continue
 		}
+		t.encodeSpilled(&sp, sites)
+		t.encode(b, sites)
 		t.free.Put(b[:0])
 	}
+	t.encodeSpilled(&sp, sites)
+}
+
+// encodeSpilled hands the spans spilled so far to the file.
+func (t *tracer) encodeSpilled(sp *spillFile, sites map[uint32]string) {
+	lost, err := sp.each(func(b []record) { t.encode(b, sites) })
+	if err != nil {
+		t.dropped.Add(lost)
+		if t.werr == nil {
+			t.werr = err
+		}
+	}
+}
+
+// encode hands the spans of b to the file.
+func (t *tracer) encode(b []record, sites map[uint32]string) {
+	at := t.clock.scale()
+	for i := range b {
+		if t.werr != nil {
+			t.dropped.Add(int64(len(b) - i))
+			return
+		}
+		t.werr = t.w.Write(t.span(&b[i], at, sites)) // on error the writer counts what it lost
+	}
+}
+
+// spillFile keeps records, as they are in memory, in a temporary file
+// unlinked at once (nothing is left behind, whatever ends the rank).
+type spillFile struct {
+	f      *os.File
+	n      int64 // records written
+	failed bool  // the file could not be made or written: encode instead
+}
+
+// put appends b's records and reports whether they are kept.
+func (sp *spillFile) put(b []record) bool {
+	if sp.failed || len(b) == 0 {
+		return false
+	}
+	if sp.f == nil {
+		f, err := os.CreateTemp("", "commtune-trace-spill-*")
+		if err != nil {
+			sp.failed = true
+			return false
+		}
+		os.Remove(f.Name())
+		sp.f = f
+	}
+	if _, err := sp.f.WriteAt(recordBytes(b), sp.n*recordSize); err != nil {
+		sp.failed = true
+		return false
+	}
+	sp.n += int64(len(b))
+	return true
+}
+
+// each reads the records back, oldest first, a batch at a time, into f,
+// and forgets them. A read that fails loses the rest: it returns how
+// many, and why.
+func (sp *spillFile) each(f func([]record)) (lost int64, err error) {
+	if sp.n == 0 {
+		return 0, nil
+	}
+	defer func() { sp.n = 0 }()
+	buf := make([]record, batchSpans)
+	for off := int64(0); off < sp.n; off += batchSpans {
+		b := buf[:min(batchSpans, sp.n-off)]
+		if _, err := sp.f.ReadAt(recordBytes(b), off*recordSize); err != nil {
+			return sp.n - off, fmt.Errorf("reading the spans spilled to a temporary file: %w", err)
+		}
+		f(b)
+	}
+	return 0, nil
+}
+
+func (sp *spillFile) close() {
+	if sp.f != nil {
+		sp.f.Close()
+	}
+}
+
+// recordSize is a record's size in memory and in the spill file.
+const recordSize = int64(unsafe.Sizeof(record{}))
+
+// recordBytes views b's records as bytes: they hold no pointers.
+func recordBytes(b []record) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(b))), len(b)*int(recordSize))
 }
 
 // span is the trace's span of r, whose clock readings at turns into Now's;
@@ -296,6 +388,8 @@ func (t *tracer) close(end int64) error {
 	for deadline := Now() + 1e9; t.lanes.used.Load() != 0 && Now() < deadline; {
 		runtime.Gosched() // a call finishing its span
 	}
+	// Oldest first: the full batches held, then the lanes' last ones.
+	t.sendHeld()
 	for i := range t.lanes.bufs {
 		if t.lanes.used.Load()&(1<<i) != 0 {
 			continue // still held: its batch is not ours to take
@@ -311,13 +405,8 @@ func (t *tracer) close(end int64) error {
 	}
 	t.spill = nil
 	t.spillMu.Unlock()
-	// Last: a call recording as close began may have held a batch.
-	t.heldMu.Lock()
-	for _, b := range t.held {
-		t.out <- b // oldest first
-	}
-	t.held = nil
-	t.heldMu.Unlock()
+	// Last: a call still recording after the wait may have held a batch.
+	t.sendHeld()
 	close(t.stop)
 	close(t.out)
 	<-t.done
@@ -329,6 +418,16 @@ func (t *tracer) close(end int64) error {
 		return fmt.Errorf("commtune: the timeline of rank %d misses spans: %w", t.rank, t.werr)
 	}
 	return err
+}
+
+// sendHeld hands the held batches to the writer, oldest first.
+func (t *tracer) sendHeld() {
+	t.heldMu.Lock()
+	defer t.heldMu.Unlock()
+	for _, b := range t.held {
+		t.out <- b
+	}
+	t.held = nil
 }
 
 // site names the program's call among pcs ("file.go:42 pkg.Func"): the
