@@ -279,22 +279,12 @@ func oneSidedAndPersistent(ctx context.Context, c *commtune.Comm) error {
 func TestProfileOneSidedAndPersistent(t *testing.T) {
 	const n = 2
 	ctx := context.Background()
-	profiles := make([]commtune.Profile, n)
-	err := commtune.Local(n, func(c *commtune.Comm) error {
-		if err := oneSidedAndPersistent(ctx, c); err != nil {
-			return err
-		}
-		profiles[c.Rank()] = c.Profile()
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
+	profiles := profilesOf(t, n, func(c *commtune.Comm) (*commtune.Comm, error) { return c, oneSidedAndPersistent(ctx, c) })
 	type line struct{ calls, bytes int64 }
 	for r, p := range profiles {
 		got := map[string]line{}
-		for _, o := range p.Ops {
-			got[o.Op] = line{o.Calls, o.Bytes}
+		for op, o := range opsOf(p) {
+			got[op] = line{o.Calls, o.Bytes}
 		}
 		persistent := line{3, 72} // the sender's at Start, the receiver's at Wait
 		start, wait := persistent, line{3, 0}
@@ -381,24 +371,16 @@ func TestProfileBlockingCollectives(t *testing.T) {
 			return commtune.Alltoallv(ctx, c, make([]float64, 2), []int{1, 1}, []int{0, 1}, make([]float64, 2), []int{1, 1}, []int{0, 1})
 		}},
 	}
-	profiles := make([]commtune.Profile, n)
-	err := commtune.Local(n, func(c *commtune.Comm) error {
+	profiles := profilesOf(t, n, func(c *commtune.Comm) (*commtune.Comm, error) {
 		for _, call := range calls {
 			if err := call.run(c); err != nil {
-				return fmt.Errorf("%s: %w", call.name, err)
+				return nil, fmt.Errorf("%s: %w", call.name, err)
 			}
 		}
-		profiles[c.Rank()] = c.Profile()
-		return nil
+		return c, nil
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for r, p := range profiles {
-		got := map[string]commtune.OpProfile{}
-		for _, o := range p.Ops {
-			got[o.Op] = o
-		}
+		got := opsOf(p)
 		if len(got) != len(calls) {
 			t.Errorf("rank %d: operations %+v, want exactly the %d called", r, p.Ops, len(calls))
 		}
@@ -418,38 +400,27 @@ func TestProfileBlockingCollectives(t *testing.T) {
 func TestProfileHaloBytes(t *testing.T) {
 	const n, rounds = 4, 5
 	ctx := context.Background()
-	profiles := make([]commtune.Profile, n)
-	err := commtune.Local(n, func(c *commtune.Comm) error {
+	profiles := profilesOf(t, n, func(c *commtune.Comm) (*commtune.Comm, error) {
 		cart, err := c.Cart([]int{n}, []bool{true})
 		if err != nil {
-			return err
+			return nil, err
 		}
 		h, err := commtune.NewHalo(cart, make([]float64, (10+2)*2), []int{10}, 1, 2, commtune.WithHaloImpl(commtune.DefaultHaloImpl))
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for range rounds {
 			if err := h.Exchange(ctx); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		if err := h.Start(ctx); err != nil {
-			return err
+			return nil, err
 		}
-		if err := h.Wait(ctx); err != nil {
-			return err
-		}
-		profiles[c.Rank()] = cart.Comm().Profile()
-		return nil
+		return cart.Comm(), h.Wait(ctx)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for r, p := range profiles {
-		got := map[string]commtune.OpProfile{}
-		for _, o := range p.Ops {
-			got[o.Op] = o
-		}
+		got := opsOf(p)
 		for op, want := range map[string][2]int64{"HaloExchange": {rounds, rounds * 32}, "HaloStart": {1, 32}, "HaloWait": {1, 0}} {
 			if o := got[op]; o.Calls != want[0] || o.Bytes != want[1] {
 				t.Errorf("rank %d: %s: %d calls, %d bytes; want %d, %d (profile %+v)", r, op, o.Calls, o.Bytes, want[0], want[1], p.Ops)
@@ -464,39 +435,59 @@ func TestProfileHaloBytes(t *testing.T) {
 func TestProfileNeighbor(t *testing.T) {
 	const n = 2
 	ctx := context.Background()
-	profiles := make([]commtune.Profile, n)
-	err := commtune.Local(n, func(c *commtune.Comm) error {
+	profiles := profilesOf(t, n, func(c *commtune.Comm) (*commtune.Comm, error) {
 		other := []int{1 - c.Rank()}
 		nb, err := c.Neighborhood(other, other)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		for range 2 {
 			if err := commtune.NeighborAllgather(ctx, nb, []float64{1}, make([]float64, 1)); err != nil {
-				return err
+				return nil, err
 			}
 		}
 		q, err := commtune.IneighborAlltoall(nb, []float64{1, 2}, make([]float64, 2))
 		if err != nil {
-			return err
+			return nil, err
 		}
-		if err := q.Wait(ctx); err != nil {
-			return err
-		}
-		profiles[c.Rank()] = nb.Comm().Profile()
-		return nil
+		return nb.Comm(), q.Wait(ctx)
 	})
-	if err != nil {
-		t.Fatal(err)
-	}
 	for r, p := range profiles {
 		got := map[string][2]int64{}
-		for _, o := range p.Ops {
-			got[o.Op] = [2]int64{o.Calls, o.Bytes}
+		for op, o := range opsOf(p) {
+			got[op] = [2]int64{o.Calls, o.Bytes}
 		}
 		want := map[string][2]int64{"NeighborAllgather": {2, 16}, "IneighborAlltoall": {1, 16}, "NeighborWait": {1, 0}}
 		if !maps.Equal(got, want) {
 			t.Errorf("rank %d: %v, want %v", r, got, want)
 		}
 	}
+}
+
+// profilesOf runs program on n goroutine ranks and returns, by rank, the
+// Profile of the communicator it returns, once it has returned.
+func profilesOf(t *testing.T, n int, program func(c *commtune.Comm) (*commtune.Comm, error)) []commtune.Profile {
+	t.Helper()
+	profiles := make([]commtune.Profile, n)
+	err := commtune.Local(n, func(c *commtune.Comm) error {
+		of, err := program(c)
+		if err != nil {
+			return err
+		}
+		profiles[c.Rank()] = of.Profile()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return profiles
+}
+
+// opsOf indexes a Profile's operations by name.
+func opsOf(p commtune.Profile) map[string]commtune.OpProfile {
+	m := map[string]commtune.OpProfile{}
+	for _, o := range p.Ops {
+		m[o.Op] = o
+	}
+	return m
 }

@@ -369,9 +369,7 @@ func (h *Halo) end(ctx context.Context, t observe.Token, op observe.Op, err erro
 	if h.x != nil && op != opHaloWait { // Start's or Exchange's: what the exchange sends
 		bytes = h.x.SentBytes()
 	}
-	c := h.cart.comm.in // the program's communicator, whose Profile shows it
-	c.Recorder().End(ctx, t, c, &observe.Call{Op: op, Bytes: int64(bytes), Peer: observe.NoRank,
-		WorldPeer: observe.NoRank, WorldRoot: observe.NoRank, Alg: h.ran, By: by, Err: err})
+	endOp(ctx, h.cart.comm.in, t, op, bytes, h.ran, by, err) // the program's communicator, whose Profile shows it
 }
 
 // fail ends a failed exchange and returns its error: what a peer said

@@ -38,10 +38,7 @@ func observeNeighbor(ctx context.Context, n *Neighborhood, op observe.Op, bytes 
 		err = q.wait(ctx)
 		q = nil
 	}
-	if t.On() {
-		c.in.Recorder().End(ctx, t, c.in, &observe.Call{Op: op, Bytes: int64(bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank,
-			WorldRoot: observe.NoRank, Alg: neighborPath, By: "table", Err: err})
-	}
+	endOp(ctx, c.in, t, op, bytes, neighborPath, "table", err)
 	return q, err
 }
 

@@ -60,12 +60,18 @@ func (c *Comm) endP2PSlow(ctx context.Context, t observe.Token, op observe.Op, b
 // endCall ends the observation of a call with no peer, root or payload of
 // its own; alg and by name the path it took ("" for none).
 func endCall(ctx context.Context, in *comm.Comm, t observe.Token, op observe.Op, alg, by string, err error) {
+	endOp(ctx, in, t, op, -1, alg, by, err)
+}
+
+// endOp ends the observation of a call with no peer or root that carried
+// bytes of this rank's (<0: none) along alg, chosen by by ("" for none).
+func endOp(ctx context.Context, in *comm.Comm, t observe.Token, op observe.Op, bytes int, alg, by string, err error) {
 	if t.On() {
-		endCallSlow(ctx, in, t, op, alg, by, err)
+		endOpSlow(ctx, in, t, op, bytes, alg, by, err)
 	}
 }
 
-func endCallSlow(ctx context.Context, in *comm.Comm, t observe.Token, op observe.Op, alg, by string, err error) {
-	in.Recorder().End(ctx, t, in, &observe.Call{Op: op, Bytes: -1, Peer: observe.NoRank, WorldPeer: observe.NoRank, WorldRoot: observe.NoRank,
-		Alg: alg, By: by, Err: err})
+func endOpSlow(ctx context.Context, in *comm.Comm, t observe.Token, op observe.Op, bytes int, alg, by string, err error) {
+	in.Recorder().End(ctx, t, in, &observe.Call{Op: op, Bytes: int64(bytes), Peer: observe.NoRank, WorldPeer: observe.NoRank,
+		WorldRoot: observe.NoRank, Alg: alg, By: by, Err: err})
 }

@@ -119,8 +119,7 @@ func (p *Prequest) start() error {
 		err := p.coll.Start()
 		if t.On() {
 			alg, by := p.coll.Path()
-			c.Recorder().End(nil, t, c, &observe.Call{Op: opCollStart, Bytes: int64(p.coll.Bytes()), Peer: observe.NoRank,
-				WorldPeer: observe.NoRank, WorldRoot: observe.NoRank, Alg: alg, By: by, Err: err})
+			endOp(nil, c, t, opCollStart, p.coll.Bytes(), alg, by, err)
 		}
 		if err != nil {
 			return err

@@ -230,6 +230,9 @@ func (c *Comm) coord() *collCoord {
 	co := &collCoord{active: map[uint64]*CallState{}, notes: map[uint64][]callNote{}}
 	co.arrived = c.ep.Eng.Watch(c.collCtx, tagCollControl, func() { c.notesArrived(co) })
 	c.coll.Store(co)
+	if co.arrived.Load() != 0 {
+		c.notesArrived(co) // notes that came before the watch, which did not call back
+	}
 	return co
 }
 
